@@ -1,0 +1,71 @@
+//===- LowerToGPU.h - linalg tasks to GPU kernels ---------------*- C++ -*-===//
+//
+// The entry points of the lowering, shared by the evo-lower-to-gpu pass and by the evolution,
+// which re-lowers single tasks with other knobs.
+//
+//   func (linalg on tensors) --preprocessFunction--> generalized, fused func
+//        --partitionFunction--> tasks (one compute op each, as standalone funcs)
+//        --lowerTask--> kernels + launches over the task's buffers
+//        --lowerFunction--> gpu.module with evo.plan + host function
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EVO_CONVERSION_LOWERTOGPU_H
+#define EVO_CONVERSION_LOWERTOGPU_H
+
+#include "evo/Conversion/Knobs.h"
+#include "evo/Conversion/LaunchPlan.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+namespace evo {
+
+/// Name of the attribute through which an input op overrides the pass's knobs.
+inline constexpr llvm::StringLiteral kOpKnobsAttrName = "evo.knobs";
+
+/// Generalizes named elementwise/reduction ops, turns elementwise arith/math on tensors into
+/// linalg, and (when `fuse`) fuses elementwise producers into consumers. Contractions,
+/// convolutions and softmax stay named.
+mlir::LogicalResult preprocessFunction(mlir::func::FuncOp func, bool fuse);
+
+/// One compute op of a function, extracted as a standalone func on tensors.
+struct Task {
+  /// The task function, owned by the caller's module (or a temporary one).
+  mlir::func::FuncOp func;
+  /// The op of the original function this task came from (for diagnostics and knobs).
+  mlir::Operation *origin = nullptr;
+};
+
+/// What lowering one task produced. Launch arguments index the task's buffers: its arguments,
+/// then its results, then `scratch`.
+struct LoweredTask {
+  TaskFamily family;
+  mlir::DictionaryAttr knobs;
+  llvm::SmallVector<KernelLaunch> launches;
+  llvm::SmallVector<BufferDesc> scratch;
+};
+
+/// The family a task func's compute op belongs to, or a diagnostic if it is not supported.
+mlir::FailureOr<TaskFamily> classifyTask(mlir::func::FuncOp task);
+
+/// Lowers a task func (exactly one compute op plus constants/empties/fills feeding it) into
+/// kernels appended to `module` and named `<kernelPrefix><n>`. Diagnostics go to the compute op.
+mlir::FailureOr<LoweredTask> lowerTask(mlir::func::FuncOp task, const ScheduleKnobs &knobs,
+                                       mlir::gpu::GPUModuleOp module,
+                                       llvm::StringRef kernelPrefix);
+
+struct LowerOptions {
+  ScheduleKnobs knobs;
+  bool fuseElementwise = true;
+};
+
+/// Lowers `func` in place: on success the module holds a `gpu.module @<name>_kernels` carrying the
+/// plan and `func` is replaced by the host function. On failure the module is left unchanged.
+mlir::LogicalResult lowerFunction(mlir::func::FuncOp func, const LowerOptions &options);
+
+/// Prints an op in a form that parses back on its own (used for task and function sources).
+std::string printSource(mlir::Operation *op);
+
+} // namespace evo
+
+#endif // EVO_CONVERSION_LOWERTOGPU_H

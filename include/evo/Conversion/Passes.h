@@ -1,0 +1,27 @@
+//===- Passes.h - evo-opt conversion passes ----------------------*- C++ -*-===//
+
+#ifndef EVO_CONVERSION_PASSES_H
+#define EVO_CONVERSION_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace evo {
+
+#define GEN_PASS_DECL
+#include "evo/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "evo/Conversion/Passes.h.inc"
+
+} // namespace evo
+
+#endif // EVO_CONVERSION_PASSES_H

@@ -1,0 +1,48 @@
+//===- Manifest.h - the JSON that travels with emitted PTX -------*- C++ -*-===//
+//
+// A manifest is everything a runtime needs to launch emitted PTX without evo-opt: the buffers
+// (role, dtype, shape, bytes) in ABI order, the kernels with their parameters, and the ordered
+// launches with grid/block/shared memory. Format documented in docs/architecture.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EVO_TARGET_MANIFEST_H
+#define EVO_TARGET_MANIFEST_H
+
+#include "evo/Conversion/LaunchPlan.h"
+#include "evo/Target/PTXAssembler.h"
+#include "llvm/Support/JSON.h"
+#include <optional>
+
+namespace evo {
+
+inline constexpr llvm::StringLiteral kManifestFormat = "evo-manifest/1";
+
+struct KernelSignature {
+  std::string name;
+  llvm::SmallVector<mlir::MemRefType> params;
+  mlir::DictionaryAttr knobs; // may be null
+};
+
+struct ManifestInfo {
+  std::string name;
+  std::string chip, features;
+  std::string ptxFile;
+  std::string ptx;
+  std::optional<LaunchPlan> plan;
+  llvm::SmallVector<KernelSignature> kernels;
+  /// Present when ptxas assembled the PTX.
+  std::optional<std::string> ptxasPath;
+  llvm::StringMap<KernelResources> resources;
+};
+
+llvm::json::Value attrToJson(mlir::Attribute attr);
+llvm::json::Value buildManifest(const ManifestInfo &info);
+std::string sha256Hex(llvm::StringRef data);
+
+/// The version string evo-opt reports (its own and MLIR's).
+std::string evoVersionString();
+
+} // namespace evo
+
+#endif

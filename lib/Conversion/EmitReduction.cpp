@@ -1,0 +1,297 @@
+//===- EmitReduction.cpp - generics with reduction iterators ---------------===//
+//
+// The parallel dimensions are flattened into output points, the reduction dimensions into
+// reduction points. Strategies:
+//   thread  one thread per output point, a serial loop over the reduction points (the naive
+//           baseline; coalesced when the reduced dimension is the outer one, e.g. column sums)
+//   warp    one warp per output point; lanes stride the reduction, then butterfly shuffles
+//   block   one block per output point; threads stride, warp shuffles, then shared memory
+// `vector_width` reads that many consecutive points of the innermost reduction dimension per
+// access; `accumulators` keeps independent partial results per thread to overlap loads.
+// Parallel strategies need a payload `yield combine(f(ins...), out)` with an associative
+// combiner; narrow floats (f16/bf16) accumulate in f32.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emitters.h"
+#include "KernelBuilder.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+
+namespace evo {
+
+namespace {
+class ReductionEmitter {
+public:
+  ReductionEmitter(const GenericTask &t, const ScheduleKnobs &k, ReductionStrategy strategy)
+      : t(t), k(k), strategy(strategy), op(t.op) {
+    for (unsigned d : t.parallelDims)
+      psizes.push_back(t.loopSizes[d]);
+    for (unsigned d : t.reductionDims)
+      rsizes.push_back(t.loopSizes[d]);
+    numOut = t.numOutputPoints();
+    numRed = t.numReductionPoints();
+    for (unsigned o = 0; o < t.outputs.size(); ++o) {
+      Type elt = getElementTypeOrSelf(op.getDpsInitOperand(o)->get().getType());
+      outTypes.push_back(elt);
+      accTypes.push_back(t.allCombinersKnown() ? accumulatorType(elt) : elt);
+    }
+  }
+
+  FailureOr<LoweredTask> emit(EmitContext &ctx);
+
+private:
+  LogicalResult validate();
+  SmallVector<Value> fullIndices(ArrayRef<Value> pIdx, ArrayRef<Value> rIdx);
+  /// Combines f(point) over the chunks lane, lane+width, ... (chunks of vector_width points).
+  SmallVector<Value> stridedAccumulate(KernelBuilder &kb, ArrayRef<Value> pIdx, Value lane,
+                                       int64_t width);
+  /// The serial loop for payloads whose combiner is not recognized: exact linalg semantics.
+  SmallVector<Value> sequentialPayload(KernelBuilder &kb, ArrayRef<Value> pIdx);
+  Value initValue(KernelBuilder &kb, unsigned o, ArrayRef<Value> ivs);
+
+  const GenericTask &t;
+  const ScheduleKnobs &k;
+  ReductionStrategy strategy;
+  linalg::GenericOp op;
+  SmallVector<int64_t> psizes, rsizes;
+  int64_t numOut, numRed;
+  SmallVector<Type> outTypes, accTypes;
+};
+} // namespace
+
+LogicalResult ReductionEmitter::validate() {
+  const int64_t vw = k.vectorWidth;
+  if (failed(checkVectorWidth(op, vw, rsizes.back(), t.params,
+                              "innermost reduction dimension")))
+    return failure();
+  bool known = t.allCombinersKnown();
+  if (!known && (strategy != ReductionStrategy::Thread || k.accumulators != 1 || vw != 1))
+    return op.emitError()
+           << "reduction=" << stringifyReductionStrategy(strategy) << ", vector_width=" << vw
+           << " and accumulators=" << k.accumulators
+           << " need a payload of the form `yield combine(f(ins), out)` with an associative "
+              "arith combiner; this one only lowers with reduction=thread, vector_width=1, "
+              "accumulators=1";
+  if (strategy != ReductionStrategy::Thread)
+    for (Type acc : accTypes)
+      if (acc.getIntOrFloatBitWidth() != 32 && acc.getIntOrFloatBitWidth() != 64)
+        return op.emitError() << "reduction=" << stringifyReductionStrategy(strategy)
+                              << " needs 32- or 64-bit accumulators, got " << acc;
+  return success();
+}
+
+SmallVector<Value> ReductionEmitter::fullIndices(ArrayRef<Value> pIdx, ArrayRef<Value> rIdx) {
+  SmallVector<Value> ivs(t.loopSizes.size());
+  for (auto [i, d] : llvm::enumerate(t.parallelDims))
+    ivs[d] = pIdx[i];
+  for (auto [i, d] : llvm::enumerate(t.reductionDims))
+    ivs[d] = rIdx[i];
+  return ivs;
+}
+
+Value ReductionEmitter::initValue(KernelBuilder &kb, unsigned o, ArrayRef<Value> ivs) {
+  const ValueSource &src = t.inits[o];
+  AffineMap map = op.getIndexingMapsArray()[op.getNumDpsInputs() + o];
+  return loadLanes(kb, src, map, outTypes[o], ivs, 0, 1).front();
+}
+
+SmallVector<Value> ReductionEmitter::stridedAccumulate(KernelBuilder &kb, ArrayRef<Value> pIdx,
+                                                       Value lane, int64_t width) {
+  const int64_t vw = k.vectorWidth, A = k.accumulators;
+  const unsigned numOutputs = t.outputs.size();
+  const unsigned laneDim = t.reductionDims.back();
+  const int64_t numChunks = numRed / vw;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<Operation *> combinerOps;
+  for (const Combiner &c : t.combiners)
+    combinerOps.push_back(c.op);
+
+  SmallVector<Value> init;
+  for (int64_t a = 0; a < A; ++a)
+    for (unsigned o = 0; o < numOutputs; ++o)
+      init.push_back(combinerIdentity(kb.b, kb.b.getLoc(), t.combiners[o].op, accTypes[o]));
+  // The out block arguments only feed the (skipped) combiners.
+  SmallVector<Value> unusedOuts;
+  for (Type elt : outTypes)
+    unusedOuts.push_back(kb.constant(cast<TypedAttr>(kb.b.getZeroAttr(elt))));
+
+  // Folds one chunk of `vw` points into the accumulator set `accs`.
+  auto accumulateChunk = [&](Value chunk, ValueRange accs) {
+    SmallVector<Value> rIdx = kb.delinearize(kb.mul(chunk, vw), rsizes);
+    SmallVector<Value> ivs = fullIndices(pIdx, rIdx);
+    SmallVector<SmallVector<Value>> inLanes;
+    for (unsigned i = 0; i < op.getNumDpsInputs(); ++i)
+      inLanes.push_back(loadLanes(kb, t.inputs[i], maps[i],
+                                  getElementTypeOrSelf(op.getDpsInputOperand(i)->get().getType()),
+                                  ivs, laneDim, vw));
+    SmallVector<Value> next(accs.begin(), accs.end());
+    for (int64_t l = 0; l < vw; ++l) {
+      SmallVector<Value> args;
+      for (auto &lanes : inLanes)
+        args.push_back(lanes[l]);
+      args.append(unusedOuts);
+      IRMapping map;
+      clonePayload(kb.b, op, args, laneIndices(kb, ivs, laneDim, l), combinerOps, map);
+      for (unsigned o = 0; o < numOutputs; ++o) {
+        const Combiner &c = t.combiners[o];
+        Value x = castTo(kb.b, kb.b.getLoc(),
+                         map.lookupOrDefault(c.op->getOperand(c.valueOperand)), accTypes[o]);
+        next[o] = combine(kb.b, kb.b.getLoc(), c.op, next[o], x);
+      }
+    }
+    return next;
+  };
+
+  const int64_t step = width * A;
+  const bool exact = numChunks % step == 0;
+  SmallVector<Value> accs = kb.forLoop(
+      lane, kb.idx(numChunks), step, init, [&](Value c0, ValueRange carried) {
+        SmallVector<Value> out;
+        for (int64_t a = 0; a < A; ++a) {
+          ValueRange cur = carried.slice(a * numOutputs, numOutputs);
+          Value chunk = kb.add(c0, a * width);
+          SmallVector<Value> next;
+          if (exact || a == 0) {
+            next = accumulateChunk(chunk, cur);
+          } else {
+            next = kb.ifThenElse(
+                kb.lt(chunk, numChunks), cur.getTypes(),
+                [&] { return accumulateChunk(chunk, cur); },
+                [&] { return SmallVector<Value>(cur.begin(), cur.end()); });
+          }
+          out.append(next);
+        }
+        return out;
+      });
+  // Fold the independent accumulators.
+  SmallVector<Value> result(accs.begin(), accs.begin() + numOutputs);
+  for (int64_t a = 1; a < A; ++a)
+    for (unsigned o = 0; o < numOutputs; ++o)
+      result[o] = combine(kb.b, kb.b.getLoc(), t.combiners[o].op, result[o],
+                          accs[a * numOutputs + o]);
+  return result;
+}
+
+SmallVector<Value> ReductionEmitter::sequentialPayload(KernelBuilder &kb, ArrayRef<Value> pIdx) {
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<Value> zeroR(rsizes.size(), kb.idx(0));
+  SmallVector<Value> init;
+  for (unsigned o = 0; o < t.outputs.size(); ++o)
+    init.push_back(initValue(kb, o, fullIndices(pIdx, zeroR)));
+  return kb.forLoop(kb.idx(0), kb.idx(numRed), 1, init, [&](Value r, ValueRange accs) {
+    SmallVector<Value> ivs = fullIndices(pIdx, kb.delinearize(r, rsizes));
+    SmallVector<Value> args;
+    for (unsigned i = 0; i < op.getNumDpsInputs(); ++i)
+      args.push_back(loadLanes(kb, t.inputs[i], maps[i],
+                               getElementTypeOrSelf(op.getDpsInputOperand(i)->get().getType()),
+                               ivs, 0, 1)
+                         .front());
+    args.append(accs.begin(), accs.end());
+    IRMapping map;
+    clonePayload(kb.b, op, args, ivs, {}, map);
+    return payloadResults(op, map);
+  });
+}
+
+FailureOr<LoweredTask> ReductionEmitter::emit(EmitContext &ctx) {
+  if (failed(validate()))
+    return failure();
+  const int64_t bs = k.blockSize;
+  int64_t pointsPerBlock = strategy == ReductionStrategy::Thread ? bs
+                           : strategy == ReductionStrategy::Warp ? bs / 32
+                                                                 : 1;
+  int64_t grid = ceilDiv(numOut, pointsPerBlock);
+  if (grid > std::numeric_limits<int32_t>::max())
+    return op.emitError("evo-lower-to-gpu: grid too large");
+
+  SmallVector<MemRefType> workgroup;
+  if (strategy == ReductionStrategy::Block && bs > 32)
+    for (Type acc : accTypes)
+      workgroup.push_back(workgroupBuffer(op.getContext(), bs / 32, acc));
+  KernelBuilder kb(ctx.module, ctx.kernelName, t.params, workgroup, {bs, 1, 1}, op.getLoc());
+  Value tid = kb.threadId(), bid = kb.blockId();
+  Value point, lane;
+  int64_t width = 1;
+  switch (strategy) {
+  case ReductionStrategy::Thread:
+    point = kb.add(kb.mul(bid, bs), tid);
+    lane = kb.idx(0);
+    break;
+  case ReductionStrategy::Warp:
+    point = kb.add(kb.mul(bid, bs / 32), kb.div(tid, 32));
+    lane = kb.rem(tid, 32);
+    width = 32;
+    break;
+  case ReductionStrategy::Block:
+    point = bid;
+    lane = tid;
+    width = bs;
+    break;
+  }
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+
+  auto body = [&] {
+    SmallVector<Value> pIdx = kb.delinearize(point, psizes);
+    SmallVector<Value> zeroR(rsizes.size(), kb.idx(0));
+    SmallVector<Value> outIvs = fullIndices(pIdx, zeroR);
+    if (!t.allCombinersKnown()) {
+      SmallVector<Value> results = sequentialPayload(kb, pIdx);
+      for (auto [o, v] : llvm::enumerate(results))
+        storeLanes(kb, t.outputs[o], maps[op.getNumDpsInputs() + o], outIvs, 0, {v});
+      return;
+    }
+    SmallVector<Value> partial = stridedAccumulate(kb, pIdx, lane, width);
+    for (unsigned o = 0; o < partial.size(); ++o) {
+      Operation *c = t.combiners[o].op;
+      auto fn = [&](Value a, Value b) { return combine(kb.b, kb.b.getLoc(), c, a, b); };
+      if (strategy == ReductionStrategy::Warp)
+        partial[o] = warpReduce(kb, partial[o], fn);
+      else if (strategy == ReductionStrategy::Block)
+        partial[o] = bs == 32 ? warpReduce(kb, partial[o], fn)
+                              : blockReduce(kb, partial[o], kb.workgroup(o), bs,
+                                            combinerIdentity(kb.b, kb.b.getLoc(), c, accTypes[o]),
+                                            fn);
+    }
+    auto write = [&] {
+      for (unsigned o = 0; o < partial.size(); ++o) {
+        Value result = partial[o];
+        if (t.inits[o].kind != ValueSource::Kind::None) {
+          Value init = castTo(kb.b, kb.b.getLoc(), initValue(kb, o, outIvs), accTypes[o]);
+          result = combine(kb.b, kb.b.getLoc(), t.combiners[o].op, init, result);
+        }
+        storeLanes(kb, t.outputs[o], maps[op.getNumDpsInputs() + o], outIvs, 0,
+                   {castTo(kb.b, kb.b.getLoc(), result, outTypes[o])});
+      }
+    };
+    if (strategy == ReductionStrategy::Thread)
+      write();
+    else
+      kb.ifThen(kb.eq(lane, 0), write);
+  };
+  // The guard is uniform across a warp for the warp strategy, so shuffles stay convergent.
+  if (numOut % pointsPerBlock == 0)
+    body();
+  else
+    kb.ifThen(kb.lt(point, numOut), body);
+  kb.finish();
+
+  LoweredTask lowered;
+  lowered.family = TaskFamily::Reduction;
+  KernelLaunch launch;
+  launch.kernel = ctx.kernelName;
+  launch.grid = {grid, 1, 1};
+  launch.block = {bs, 1, 1};
+  for (unsigned i = 0; i < t.params.size(); ++i)
+    launch.args.push_back(i);
+  lowered.launches.push_back(launch);
+  return lowered;
+}
+
+FailureOr<LoweredTask> emitReduction(const GenericTask &t, const ScheduleKnobs &k,
+                                     EmitContext &ctx) {
+  return ReductionEmitter(t, k, k.reduction).emit(ctx);
+}
+
+} // namespace evo

@@ -1,0 +1,286 @@
+//===- KernelBuilder.cpp - building gpu.func kernels ------------------------===//
+
+#include "KernelBuilder.h"
+#include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+
+namespace evo {
+
+KernelBuilder::KernelBuilder(gpu::GPUModuleOp module, StringRef name, ArrayRef<MemRefType> params,
+                             ArrayRef<MemRefType> workgroup, std::array<int64_t, 3> block,
+                             Location loc)
+    : b(loc, module.getContext()) {
+  b.setInsertionPointToEnd(module.getBody());
+  SmallVector<Type> paramTypes(params.begin(), params.end());
+  SmallVector<Type> wgTypes(workgroup.begin(), workgroup.end());
+  kernel = gpu::GPUFuncOp::create(b, name, b.getFunctionType(paramTypes, {}), wgTypes);
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
+      {static_cast<int32_t>(block[0]), static_cast<int32_t>(block[1]),
+       static_cast<int32_t>(block[2])}));
+  b.setInsertionPointToStart(&kernel.getBody().front());
+}
+
+void KernelBuilder::finish() { gpu::ReturnOp::create(b); }
+
+Value KernelBuilder::idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+Value KernelBuilder::threadId(gpu::Dimension d) { return gpu::ThreadIdOp::create(b, d); }
+Value KernelBuilder::blockId(gpu::Dimension d) { return gpu::BlockIdOp::create(b, d); }
+Value KernelBuilder::add(Value a, Value c) { return arith::AddIOp::create(b, a, c); }
+Value KernelBuilder::add(Value a, int64_t c) { return c == 0 ? a : add(a, idx(c)); }
+Value KernelBuilder::mul(Value a, int64_t c) { return c == 1 ? a : arith::MulIOp::create(b, a, idx(c)); }
+Value KernelBuilder::div(Value a, int64_t c) { return c == 1 ? a : arith::DivUIOp::create(b, a, idx(c)); }
+Value KernelBuilder::rem(Value a, int64_t c) { return arith::RemUIOp::create(b, a, idx(c)); }
+Value KernelBuilder::lt(Value a, int64_t c) {
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, a, idx(c));
+}
+Value KernelBuilder::eq(Value a, int64_t c) {
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, a, idx(c));
+}
+Value KernelBuilder::constant(TypedAttr attr) { return arith::ConstantOp::create(b, attr); }
+
+SmallVector<Value> KernelBuilder::delinearize(Value linear, ArrayRef<int64_t> sizes) {
+  SmallVector<Value> out(sizes.size());
+  Value rest = linear;
+  for (int i = static_cast<int>(sizes.size()) - 1; i >= 0; --i) {
+    if (i == 0) {
+      out[i] = rest; // in range by construction
+    } else if (sizes[i] == 1) {
+      out[i] = idx(0);
+    } else {
+      out[i] = rem(rest, sizes[i]);
+      rest = div(rest, sizes[i]);
+    }
+  }
+  return out;
+}
+
+SmallVector<Value> KernelBuilder::applyMap(AffineMap map, ValueRange ivs) {
+  SmallVector<Value> out;
+  for (AffineExpr e : map.getResults()) {
+    if (auto d = dyn_cast<AffineDimExpr>(e)) {
+      out.push_back(ivs[d.getPosition()]);
+      continue;
+    }
+    if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+      out.push_back(idx(c.getValue()));
+      continue;
+    }
+    out.push_back(affine::expandAffineExpr(b, b.getLoc(), e, ivs, ValueRange()));
+  }
+  return out;
+}
+
+void KernelBuilder::ifThen(Value cond, function_ref<void()> body) {
+  auto ifOp = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  body();
+}
+
+SmallVector<Value> KernelBuilder::ifThenElse(Value cond, TypeRange resultTypes,
+                                             function_ref<SmallVector<Value>()> thenBody,
+                                             function_ref<SmallVector<Value>()> elseBody) {
+  auto ifOp = scf::IfOp::create(b, resultTypes, cond, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    scf::YieldOp::create(b, thenBody());
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    scf::YieldOp::create(b, elseBody());
+  }
+  return SmallVector<Value>(ifOp.getResults());
+}
+
+SmallVector<Value>
+KernelBuilder::forLoop(Value lb, Value ub, int64_t step, ValueRange init,
+                       function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  auto loop = scf::ForOp::create(b, lb, ub, idx(step), init);
+  OpBuilder::InsertionGuard g(b);
+  // Without loop-carried values the builder adds an empty scf.yield: replace it.
+  if (!loop.getBody()->empty())
+    loop.getBody()->getTerminator()->erase();
+  b.setInsertionPointToStart(loop.getBody());
+  SmallVector<Value> next = body(loop.getInductionVar(), loop.getRegionIterArgs());
+  scf::YieldOp::create(b, next);
+  return SmallVector<Value>(loop.getResults());
+}
+
+Access accessAlong(AffineMap map, unsigned dim) {
+  if (!map.isFunctionOfDim(dim))
+    return Access::Invariant;
+  if (map.getNumResults() == 0)
+    return Access::Invariant;
+  auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
+  if (!last || last.getPosition() != dim)
+    return Access::Gather;
+  for (AffineExpr e : map.getResults().drop_back())
+    if (e.isFunctionOfDim(dim))
+      return Access::Gather;
+  return Access::Contiguous;
+}
+
+SmallVector<Value> laneIndices(KernelBuilder &kb, ArrayRef<Value> ivs, unsigned laneDim,
+                               int64_t lane) {
+  SmallVector<Value> out(ivs.begin(), ivs.end());
+  if (lane != 0)
+    out[laneDim] = kb.add(out[laneDim], lane);
+  return out;
+}
+
+/// Byte alignment that a vector access of `lanes` elements may assume: buffers come from
+/// cudaMalloc (256-byte aligned) and the lane dimension's extent is a multiple of `lanes`.
+static int64_t vectorAlignment(Type elementType, int64_t lanes) {
+  int64_t bytes = lanes * (elementType.getIntOrFloatBitWidth() / 8);
+  return bytes >= 1 && bytes <= 16 && (bytes & (bytes - 1)) == 0 ? bytes : 0;
+}
+
+SmallVector<Value> loadLanes(KernelBuilder &kb, const ValueSource &src, AffineMap map,
+                             Type elementType, ArrayRef<Value> ivs, unsigned laneDim,
+                             int64_t lanes) {
+  if (src.kind == ValueSource::Kind::Scalar)
+    return SmallVector<Value>(lanes, kb.constant(src.scalar));
+  Value memref = kb.param(src.buffer);
+  Access access = lanes == 1 ? Access::Invariant : accessAlong(map, laneDim);
+  if (access == Access::Invariant) {
+    Value v = memref::LoadOp::create(kb.b, memref, kb.applyMap(map, ivs));
+    return SmallVector<Value>(lanes, v);
+  }
+  if (access == Access::Contiguous) {
+    auto vecType = VectorType::get({lanes}, elementType);
+    auto load = vector::LoadOp::create(kb.b, vecType, memref, kb.applyMap(map, ivs));
+    if (int64_t align = vectorAlignment(elementType, lanes))
+      load.setAlignment(align);
+    SmallVector<Value> out;
+    for (int64_t l = 0; l < lanes; ++l)
+      out.push_back(vector::ExtractOp::create(kb.b, load, l));
+    return out;
+  }
+  SmallVector<Value> out;
+  for (int64_t l = 0; l < lanes; ++l)
+    out.push_back(memref::LoadOp::create(
+        kb.b, memref, kb.applyMap(map, laneIndices(kb, ivs, laneDim, l))));
+  return out;
+}
+
+void storeLanes(KernelBuilder &kb, unsigned param, AffineMap map, ArrayRef<Value> ivs,
+                unsigned laneDim, ArrayRef<Value> values) {
+  Value memref = kb.param(param);
+  int64_t lanes = values.size();
+  if (lanes > 1 && accessAlong(map, laneDim) == Access::Contiguous) {
+    Type elementType = values.front().getType();
+    auto vec = vector::FromElementsOp::create(kb.b, VectorType::get({lanes}, elementType), values);
+    auto store = vector::StoreOp::create(kb.b, vec, memref, kb.applyMap(map, ivs));
+    if (int64_t align = vectorAlignment(elementType, lanes))
+      store.setAlignment(align);
+    return;
+  }
+  for (int64_t l = 0; l < lanes; ++l)
+    memref::StoreOp::create(kb.b, values[l], memref,
+                            kb.applyMap(map, laneIndices(kb, ivs, laneDim, l)));
+}
+
+void clonePayload(OpBuilder &b, linalg::GenericOp op, ValueRange blockArgs, ValueRange ivs,
+                  ArrayRef<Operation *> skip, IRMapping &map) {
+  Block &body = op.getRegion().front();
+  map.map(body.getArguments(), blockArgs);
+  for (Operation &inner : body.without_terminator()) {
+    if (llvm::is_contained(skip, &inner))
+      continue;
+    if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+      map.map(index.getResult(), ivs[index.getDim()]);
+      continue;
+    }
+    // Constants captured from above the payload are re-created inside the kernel.
+    for (Value operand : inner.getOperands()) {
+      if (map.contains(operand) || op.getRegion().isAncestor(operand.getParentRegion()))
+        continue;
+      map.map(operand, b.clone(*operand.getDefiningOp())->getResult(0));
+    }
+    b.clone(inner, map);
+  }
+}
+
+SmallVector<Value> payloadResults(linalg::GenericOp op, IRMapping &map) {
+  SmallVector<Value> out;
+  for (Value v : op.getRegion().front().getTerminator()->getOperands())
+    out.push_back(map.lookupOrDefault(v));
+  return out;
+}
+
+Type accumulatorType(Type elementType) {
+  if (elementType.isF16() || elementType.isBF16())
+    return Float32Type::get(elementType.getContext());
+  return elementType;
+}
+
+Value castTo(OpBuilder &b, Location loc, Value v, Type to) {
+  Type from = v.getType();
+  if (from == to)
+    return v;
+  if (isa<FloatType>(from) && isa<FloatType>(to))
+    return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
+               ? Value(arith::ExtFOp::create(b, loc, to, v))
+               : Value(arith::TruncFOp::create(b, loc, to, v));
+  llvm_unreachable("accumulator casts are float-only");
+}
+
+Value combinerIdentity(OpBuilder &b, Location loc, Operation *combiner, Type accType) {
+  std::optional<TypedAttr> neutral = arith::getNeutralElement(combiner);
+  assert(neutral && "combiner without a neutral element");
+  if (auto f = dyn_cast<FloatAttr>(*neutral)) {
+    APFloat value = f.getValue();
+    bool losesInfo = false;
+    value.convert(cast<FloatType>(accType).getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                  &losesInfo);
+    return arith::ConstantOp::create(b, loc, FloatAttr::get(accType, value));
+  }
+  return arith::ConstantOp::create(b, loc, *neutral);
+}
+
+Value combine(OpBuilder &b, Location loc, Operation *combiner, Value lhs, Value rhs) {
+  OperationState state(loc, combiner->getName(), ValueRange{lhs, rhs}, TypeRange{lhs.getType()});
+  // Keep flags such as fastmath; the result type follows the (possibly wider) operands.
+  state.propertiesAttr = combiner->getPropertiesAsAttribute();
+  state.addAttributes(llvm::to_vector(combiner->getDiscardableAttrs()));
+  return b.create(state)->getResult(0);
+}
+
+Value warpReduce(KernelBuilder &kb, Value v, function_ref<Value(Value, Value)> combineFn) {
+  for (int32_t offset = 16; offset >= 1; offset /= 2) {
+    auto shuffle = gpu::ShuffleOp::create(kb.b, v, offset, 32, gpu::ShuffleMode::XOR);
+    v = combineFn(v, shuffle.getShuffleResult());
+  }
+  return v;
+}
+
+Value blockReduce(KernelBuilder &kb, Value v, Value smem, int64_t blockSize, Value identity,
+                  function_ref<Value(Value, Value)> combineFn) {
+  int64_t warps = blockSize / 32;
+  Value tid = kb.threadId();
+  gpu::BarrierOp::create(kb.b);
+  v = warpReduce(kb, v, combineFn);
+  if (warps == 1)
+    return v;
+  kb.ifThen(kb.eq(kb.rem(tid, 32), 0),
+            [&] { memref::StoreOp::create(kb.b, v, smem, ValueRange{kb.div(tid, 32)}); });
+  gpu::BarrierOp::create(kb.b);
+  // Every thread folds the per-warp partials itself (broadcast reads): no third barrier.
+  Value acc = identity;
+  for (int64_t w = 0; w < warps; ++w)
+    acc = combineFn(acc, memref::LoadOp::create(kb.b, smem, ValueRange{kb.idx(w)}));
+  return acc;
+}
+
+MemRefType workgroupBuffer(MLIRContext *ctx, int64_t n, Type elementType) {
+  return MemRefType::get({n}, elementType, MemRefLayoutAttrInterface(),
+                         gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+}
+
+} // namespace evo

@@ -1,0 +1,196 @@
+//===- Knobs.cpp - schedule knobs -------------------------------------------===//
+
+#include "evo/Conversion/Knobs.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+
+namespace evo {
+
+StringRef stringifyTaskFamily(TaskFamily family) {
+  switch (family) {
+  case TaskFamily::Elementwise:
+    return "elementwise";
+  case TaskFamily::Reduction:
+    return "reduction";
+  case TaskFamily::Softmax:
+    return "softmax";
+  case TaskFamily::Matmul:
+    return "matmul";
+  }
+  llvm_unreachable("unknown family");
+}
+
+std::optional<TaskFamily> symbolizeTaskFamily(StringRef name) {
+  return llvm::StringSwitch<std::optional<TaskFamily>>(name)
+      .Case("elementwise", TaskFamily::Elementwise)
+      .Case("reduction", TaskFamily::Reduction)
+      .Case("softmax", TaskFamily::Softmax)
+      .Case("matmul", TaskFamily::Matmul)
+      .Default(std::nullopt);
+}
+
+StringRef stringifyReductionStrategy(ReductionStrategy strategy) {
+  switch (strategy) {
+  case ReductionStrategy::Thread:
+    return "thread";
+  case ReductionStrategy::Warp:
+    return "warp";
+  case ReductionStrategy::Block:
+    return "block";
+  }
+  llvm_unreachable("unknown strategy");
+}
+
+std::optional<ReductionStrategy> symbolizeReductionStrategy(StringRef name) {
+  return llvm::StringSwitch<std::optional<ReductionStrategy>>(name)
+      .Case("thread", ReductionStrategy::Thread)
+      .Case("warp", ReductionStrategy::Warp)
+      .Case("block", ReductionStrategy::Block)
+      .Default(std::nullopt);
+}
+
+ArrayRef<StringRef> knownKnobNames() {
+  static const StringRef names[] = {"block_size",   "elements_per_thread", "vector_width",
+                                    "reduction",    "accumulators",        "tile_sizes",
+                                    "thread_tile"};
+  return names;
+}
+
+static bool isPowerOf2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+LogicalResult ScheduleKnobs::verify(function_ref<InFlightDiagnostic()> emitError) const {
+  if (blockSize < 32 || blockSize > 1024 || blockSize % 32 != 0)
+    return emitError() << "block_size must be a multiple of 32 in [32, 1024], got " << blockSize;
+  if (elementsPerThread < 1 || elementsPerThread > 16)
+    return emitError() << "elements_per_thread must be in [1, 16], got " << elementsPerThread;
+  if (!isPowerOf2(vectorWidth) || vectorWidth > 8)
+    return emitError() << "vector_width must be 1, 2, 4 or 8, got " << vectorWidth;
+  if (!isPowerOf2(accumulators) || accumulators > 8)
+    return emitError() << "accumulators must be 1, 2, 4 or 8, got " << accumulators;
+  if (!tileSizes.empty()) {
+    if (tileSizes.size() != 3)
+      return emitError() << "tile_sizes must have 3 entries (M, N, K), got " << tileSizes.size();
+    for (int64_t t : tileSizes)
+      if (t < 1 || t > 512)
+        return emitError() << "tile_sizes entries must be in [1, 512], got " << t;
+  }
+  if (threadTile.size() != 2)
+    return emitError() << "thread_tile must have 2 entries (M, N), got " << threadTile.size();
+  for (int64_t t : threadTile)
+    if (t < 1 || t > 16)
+      return emitError() << "thread_tile entries must be in [1, 16], got " << t;
+  return success();
+}
+
+static FailureOr<int64_t> getInt(NamedAttribute entry,
+                                 function_ref<InFlightDiagnostic()> emitError) {
+  if (auto i = dyn_cast<IntegerAttr>(entry.getValue()))
+    return i.getInt();
+  return emitError() << "knob '" << entry.getName().getValue() << "' must be an integer";
+}
+
+static LogicalResult getIntList(NamedAttribute entry, SmallVectorImpl<int64_t> &out,
+                                function_ref<InFlightDiagnostic()> emitError) {
+  out.clear();
+  if (auto dense = dyn_cast<DenseI64ArrayAttr>(entry.getValue())) {
+    llvm::append_range(out, dense.asArrayRef());
+    return success();
+  }
+  if (auto array = dyn_cast<ArrayAttr>(entry.getValue())) {
+    for (Attribute a : array) {
+      auto i = dyn_cast<IntegerAttr>(a);
+      if (!i)
+        return emitError() << "knob '" << entry.getName().getValue()
+                           << "' must be a list of integers";
+      out.push_back(i.getInt());
+    }
+    return success();
+  }
+  return emitError() << "knob '" << entry.getName().getValue()
+                     << "' must be a list of integers";
+}
+
+LogicalResult ScheduleKnobs::merge(DictionaryAttr dict,
+                                   function_ref<InFlightDiagnostic()> emitError) {
+  if (!dict)
+    return success();
+  for (NamedAttribute entry : dict) {
+    StringRef key = entry.getName().getValue();
+    if (key == "block_size" || key == "elements_per_thread" || key == "vector_width" ||
+        key == "accumulators") {
+      FailureOr<int64_t> v = getInt(entry, emitError);
+      if (failed(v))
+        return failure();
+      int64_t &slot = key == "block_size"            ? blockSize
+                      : key == "elements_per_thread" ? elementsPerThread
+                      : key == "vector_width"        ? vectorWidth
+                                                     : accumulators;
+      slot = *v;
+    } else if (key == "reduction") {
+      auto s = dyn_cast<StringAttr>(entry.getValue());
+      std::optional<ReductionStrategy> strategy =
+          s ? symbolizeReductionStrategy(s.getValue()) : std::nullopt;
+      if (!strategy)
+        return emitError() << "knob 'reduction' must be \"thread\", \"warp\" or \"block\"";
+      reduction = *strategy;
+    } else if (key == "tile_sizes") {
+      if (failed(getIntList(entry, tileSizes, emitError)))
+        return failure();
+    } else if (key == "thread_tile") {
+      if (failed(getIntList(entry, threadTile, emitError)))
+        return failure();
+    } else {
+      return emitError() << "unknown knob '" << key << "' (known: "
+                         << llvm::join(knownKnobNames(), ", ") << ")";
+    }
+  }
+  return verify(emitError);
+}
+
+DictionaryAttr ScheduleKnobs::toAttr(MLIRContext *ctx, TaskFamily family) const {
+  Builder b(ctx);
+  SmallVector<NamedAttribute> entries;
+  auto i64 = [&](StringRef name, int64_t v) {
+    entries.push_back(b.getNamedAttr(name, b.getI64IntegerAttr(v)));
+  };
+  switch (family) {
+  case TaskFamily::Elementwise:
+    i64("block_size", blockSize);
+    i64("elements_per_thread", elementsPerThread);
+    i64("vector_width", vectorWidth);
+    break;
+  case TaskFamily::Reduction:
+  case TaskFamily::Softmax:
+    i64("block_size", blockSize);
+    entries.push_back(
+        b.getNamedAttr("reduction", b.getStringAttr(stringifyReductionStrategy(reduction))));
+    i64("vector_width", vectorWidth);
+    if (family == TaskFamily::Reduction)
+      i64("accumulators", accumulators);
+    break;
+  case TaskFamily::Matmul:
+    if (tileSizes.empty()) {
+      // Naive: the reduction emitter's one-thread-per-output schedule.
+      i64("block_size", blockSize);
+      i64("accumulators", accumulators);
+    } else {
+      entries.push_back(b.getNamedAttr("tile_sizes", b.getDenseI64ArrayAttr(tileSizes)));
+      entries.push_back(b.getNamedAttr("thread_tile", b.getDenseI64ArrayAttr(threadTile)));
+    }
+    break;
+  }
+  return b.getDictionaryAttr(entries);
+}
+
+bool ScheduleKnobs::operator==(const ScheduleKnobs &o) const {
+  return blockSize == o.blockSize && elementsPerThread == o.elementsPerThread &&
+         vectorWidth == o.vectorWidth && reduction == o.reduction &&
+         accumulators == o.accumulators && tileSizes == o.tileSizes &&
+         threadTile == o.threadTile;
+}
+
+} // namespace evo

@@ -1,0 +1,320 @@
+//===- LowerFunction.cpp - preprocessing, task partition, composition -------===//
+
+#include "TaskAnalysis.h"
+#include "evo/Conversion/LowerToGPU.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/Passes.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+
+#define DEBUG_TYPE "evo-lower-to-gpu"
+
+using namespace mlir;
+
+namespace evo {
+
+std::string printSource(Operation *op) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  op->print(os, OpPrintingFlags().useLocalScope());
+  return s;
+}
+
+LogicalResult preprocessFunction(func::FuncOp func, bool fuse) {
+  MLIRContext *ctx = func.getContext();
+  // Elementwise arith/math written directly on tensors becomes linalg.generic.
+  PassManager pm(ctx, func::FuncOp::getOperationName());
+  pm.addPass(createConvertElementwiseToLinalgPass());
+  if (failed(pm.run(func)))
+    return failure();
+
+  // Named elementwise and reduction ops become generics (so that they fuse); contractions,
+  // convolutions and fills stay named: they keep their identity in task sources and reports.
+  IRRewriter rewriter(ctx);
+  SmallVector<linalg::LinalgOp> toGeneralize;
+  func.walk([&](linalg::LinalgOp op) {
+    if (isa<linalg::GenericOp, linalg::FillOp>(op) || linalg::isaContractionOpInterface(op) ||
+        linalg::isaConvolutionOpInterface(op))
+      return;
+    toGeneralize.push_back(op);
+  });
+  for (linalg::LinalgOp op : toGeneralize) {
+    Attribute knobs = op->getAttr(kOpKnobsAttrName);
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::GenericOp> generic = linalg::generalizeNamedOp(rewriter, op);
+    if (failed(generic))
+      return op.emitError("evo-lower-to-gpu: cannot generalize this op");
+    if (knobs)
+      (*generic)->setAttr(kOpKnobsAttrName, knobs);
+  }
+  if (!fuse)
+    return success();
+
+  // An op carrying its own knobs keeps its identity: fusing it would make its knobs ambiguous.
+  linalg::ControlFusionFn control = [](OpOperand *fused) {
+    Operation *producer = fused->get().getDefiningOp();
+    Operation *consumer = fused->getOwner();
+    return producer && !producer->hasAttr(kOpKnobsAttrName) &&
+           !consumer->hasAttr(kOpKnobsAttrName);
+  };
+  RewritePatternSet patterns(ctx);
+  linalg::populateElementwiseOpsFusionPatterns(patterns, control);
+  return applyPatternsGreedily(func, std::move(patterns));
+}
+
+/// Producers that are copied into every task that uses them instead of becoming tasks.
+static bool isCheapProducer(Operation *op) {
+  if (isa<arith::ConstantOp, tensor::EmptyOp>(op))
+    return true;
+  if (auto fill = dyn_cast<linalg::FillOp>(op))
+    return matchPattern(fill.value(), m_Constant());
+  return false;
+}
+
+static LogicalResult checkTensorType(Type t, Operation *where, StringRef what) {
+  auto tensor = dyn_cast<RankedTensorType>(t);
+  if (!tensor)
+    return where->emitError() << "evo-lower-to-gpu supports only tensor " << what << "s, got "
+                              << t;
+  if (!tensor.hasStaticShape())
+    return where->emitError() << "evo-lower-to-gpu needs static shapes, got " << t;
+  Type elt = tensor.getElementType();
+  if (!elt.isIntOrFloat() || elt.isInteger(1))
+    return where->emitError() << "evo-lower-to-gpu supports integer and float elements, got "
+                              << elt;
+  return success();
+}
+
+namespace {
+/// Splits a preprocessed function into tasks and lowers each into one gpu.module.
+class FunctionLowering {
+public:
+  FunctionLowering(func::FuncOp work, const LowerOptions &options, ModuleOp scratch)
+      : work(work), options(options), scratch(scratch), builder(work.getContext()) {}
+
+  FailureOr<LaunchPlan> run(gpu::GPUModuleOp kernels);
+
+private:
+  unsigned bufferFor(Value v, BufferRole role, StringRef name);
+  FailureOr<func::FuncOp> extractTask(Operation *op, unsigned index);
+  void cloneProducers(Value v, OpBuilder &b, IRMapping &map);
+
+  func::FuncOp work;
+  const LowerOptions &options;
+  ModuleOp scratch;
+  OpBuilder builder;
+  LaunchPlan plan;
+  DenseMap<Value, unsigned> buffers;
+  unsigned numScratch = 0;
+};
+} // namespace
+
+unsigned FunctionLowering::bufferFor(Value v, BufferRole role, StringRef name) {
+  auto it = buffers.find(v);
+  if (it != buffers.end())
+    return it->second;
+  auto tensor = cast<RankedTensorType>(v.getType());
+  plan.buffers.push_back(
+      {name.str(), role, MemRefType::get(tensor.getShape(), tensor.getElementType())});
+  buffers[v] = plan.buffers.size() - 1;
+  return plan.buffers.size() - 1;
+}
+
+void FunctionLowering::cloneProducers(Value v, OpBuilder &b, IRMapping &map) {
+  if (map.contains(v))
+    return;
+  Operation *def = v.getDefiningOp();
+  for (Value operand : def->getOperands())
+    cloneProducers(operand, b, map);
+  b.clone(*def, map);
+}
+
+FailureOr<func::FuncOp> FunctionLowering::extractTask(Operation *op, unsigned index) {
+  // Arguments: every operand that is not a cheap producer, once, in operand order.
+  llvm::SetVector<Value> args;
+  for (Value operand : op->getOperands()) {
+    Operation *def = operand.getDefiningOp();
+    if (def && isCheapProducer(def))
+      continue;
+    if (!buffers.count(operand))
+      return op->emitError("evo-lower-to-gpu: an operand is not produced by a supported op");
+    args.insert(operand);
+  }
+  SmallVector<Type> argTypes, resultTypes;
+  for (Value a : args)
+    argTypes.push_back(a.getType());
+  for (Value r : op->getResults()) {
+    if (failed(checkTensorType(r.getType(), op, "result")))
+      return failure();
+    resultTypes.push_back(r.getType());
+  }
+  builder.setInsertionPointToEnd(scratch.getBody());
+  std::string name = (work.getSymName() + "_t" + Twine(index)).str();
+  auto task = func::FuncOp::create(builder, op->getLoc(), name,
+                                   builder.getFunctionType(argTypes, resultTypes));
+  Block *entry = task.addEntryBlock();
+  OpBuilder b = OpBuilder::atBlockEnd(entry);
+  IRMapping map;
+  for (auto [v, arg] : llvm::zip(args, entry->getArguments()))
+    map.map(v, arg);
+  for (Value operand : op->getOperands())
+    cloneProducers(operand, b, map);
+  // Constants captured by the payload (e.g. after fusion) travel with the task.
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(op->getRegions(), captured);
+  for (Value v : captured) {
+    if (!matchPattern(v, m_Constant()))
+      return op->emitError("evo-lower-to-gpu: the payload uses a value defined outside it that "
+                           "is not a constant");
+    cloneProducers(v, b, map);
+  }
+  Operation *clone = b.clone(*op, map);
+  func::ReturnOp::create(b, op->getLoc(), clone->getResults());
+  return task;
+}
+
+FailureOr<LaunchPlan> FunctionLowering::run(gpu::GPUModuleOp kernels) {
+  plan.funcName = work.getSymName().str();
+  Block &body = work.getBody().front();
+  for (BlockArgument arg : body.getArguments())
+    bufferFor(arg, BufferRole::Input, ("arg" + Twine(arg.getArgNumber())).str());
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    if (isa<BlockArgument>(v))
+      return ret.emitError() << "evo-lower-to-gpu: result " << i
+                             << " returns an argument unchanged; every result must be computed "
+                                "by a linalg op";
+    if (buffers.count(v))
+      return ret.emitError() << "evo-lower-to-gpu: result " << i
+                             << " returns a value that is already returned";
+    Operation *def = v.getDefiningOp();
+    if (isa<arith::ConstantOp, tensor::EmptyOp>(def))
+      return ret.emitError() << "evo-lower-to-gpu: result " << i
+                             << " is a constant or an uninitialized tensor";
+    bufferFor(v, BufferRole::Output, ("result" + Twine(i)).str());
+  }
+
+  unsigned kernelIndex = 0;
+  for (Operation &op : body.without_terminator()) {
+    bool returned = llvm::any_of(op.getResults(), [&](Value r) { return buffers.count(r); });
+    if (isCheapProducer(&op) && !returned)
+      continue;
+    if (!isa<linalg::LinalgOp, linalg::SoftmaxOp>(op))
+      return op.emitError() << "'" << op.getName() << "' is not supported by evo-lower-to-gpu";
+    if (isa<arith::ConstantOp, tensor::EmptyOp>(op))
+      return op.emitError("evo-lower-to-gpu: a returned constant is not supported");
+
+    unsigned taskIndex = plan.tasks.size();
+    FailureOr<func::FuncOp> task = extractTask(&op, taskIndex);
+    if (failed(task))
+      return failure();
+    ScheduleKnobs knobs = options.knobs;
+    if (failed(knobs.merge(op.getAttrOfType<DictionaryAttr>(kOpKnobsAttrName),
+                           [&] { return op.emitError(); })))
+      return failure();
+    if (op.hasAttr(kOpKnobsAttrName) && !op.getAttrOfType<DictionaryAttr>(kOpKnobsAttrName))
+      return op.emitError() << "'" << kOpKnobsAttrName << "' must be a dictionary";
+
+    TaskDesc desc;
+    desc.name = task->getSymName().str();
+    desc.source = printSource(*task);
+    for (Value operand : op.getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (def && isCheapProducer(def))
+        continue;
+      unsigned buf = buffers.lookup(operand);
+      if (!llvm::is_contained(desc.buffers, buf))
+        desc.buffers.push_back(buf);
+    }
+    for (Value r : op.getResults())
+      desc.buffers.push_back(
+          bufferFor(r, BufferRole::Scratch, ("tmp" + Twine(numScratch++)).str()));
+
+    std::string kernelName = (plan.funcName + "_k" + Twine(kernelIndex++)).str();
+    FailureOr<LoweredTask> lowered = lowerTask(*task, knobs, kernels, kernelName);
+    if (failed(lowered))
+      return failure();
+    for (BufferDesc s : lowered->scratch) {
+      s.name = ("tmp" + Twine(numScratch++)).str();
+      plan.buffers.push_back(s);
+      desc.buffers.push_back(plan.buffers.size() - 1);
+    }
+    desc.family = lowered->family;
+    desc.knobs = lowered->knobs;
+    for (KernelLaunch launch : lowered->launches) {
+      for (unsigned &a : launch.args)
+        a = desc.buffers[a];
+      launch.task = taskIndex;
+      if (auto k = kernels.lookupSymbol<gpu::GPUFuncOp>(launch.kernel))
+        k->setAttr(kTaskAttrName, builder.getI64IntegerAttr(taskIndex));
+      plan.launches.push_back(launch);
+    }
+    plan.tasks.push_back(std::move(desc));
+  }
+  if (plan.tasks.empty())
+    return work.emitError("evo-lower-to-gpu: the function has no linalg op to lower");
+  return plan;
+}
+
+LogicalResult lowerFunction(func::FuncOp func, const LowerOptions &options) {
+  MLIRContext *ctx = func.getContext();
+  auto parent = func->getParentOfType<ModuleOp>();
+  if (!parent)
+    return func.emitError("evo-lower-to-gpu: the function must be inside a module");
+  for (Type t : func.getArgumentTypes())
+    if (failed(checkTensorType(t, func, "argument")))
+      return failure();
+  for (Type t : func.getResultTypes())
+    if (failed(checkTensorType(t, func, "result")))
+      return failure();
+  if (func.getNumResults() == 0)
+    return func.emitError("evo-lower-to-gpu: the function returns nothing");
+
+  std::string source = printSource(func);
+  // Everything happens on copies in a scratch module; `func` is replaced only on success.
+  OpBuilder builder(ctx);
+  OwningOpRef<ModuleOp> scratch = ModuleOp::create(func.getLoc());
+  builder.setInsertionPointToEnd(scratch->getBody());
+  auto work = cast<func::FuncOp>(builder.clone(*func));
+  if (failed(preprocessFunction(work, options.fuseElementwise)))
+    return failure();
+  builder.setInsertionPointToEnd(scratch->getBody());
+  std::string moduleName = (func.getSymName() + "_kernels").str();
+  auto kernels = gpu::GPUModuleOp::create(builder, func.getLoc(), moduleName);
+
+  FunctionLowering lowering(work, options, *scratch);
+  FailureOr<LaunchPlan> plan = lowering.run(kernels);
+  if (failed(plan))
+    return failure();
+  plan->source = source;
+  // The emitters favour simple code over minimal code; tidy it for readers and later passes.
+  PassManager tidy(ctx, gpu::GPUModuleOp::getOperationName());
+  tidy.addPass(createCanonicalizerPass());
+  tidy.addPass(createCSEPass());
+  if (failed(tidy.run(kernels)))
+    return failure();
+  kernels->setAttr(kPlanAttrName, plan->toAttr(ctx));
+  if (failed(plan->verifyAgainst(kernels)))
+    return failure();
+
+  // Commit: the gpu.module follows the host function, which replaces `func`.
+  if (SymbolTable::lookupSymbolIn(parent, moduleName))
+    return func.emitError() << "evo-lower-to-gpu: symbol '" << moduleName
+                            << "' already exists in the module";
+  kernels->moveAfter(func);
+  builder.setInsertionPoint(func);
+  func::FuncOp host = buildHostFunction(builder, func.getLoc(), *plan, kernels);
+  host.setVisibility(func.getVisibility());
+  func.erase();
+  parent->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), builder.getUnitAttr());
+  return success();
+}
+
+} // namespace evo

@@ -1,0 +1,100 @@
+//===- LowerTask.cpp - one task func to kernels ------------------------------===//
+
+#include "Emitters.h"
+#include "TaskAnalysis.h"
+#include "evo/Conversion/LowerToGPU.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+
+namespace evo {
+
+static TaskFamily familyOf(linalg::LinalgOp op) {
+  if (op.getNumReductionLoops() == 0)
+    return TaskFamily::Elementwise;
+  if (linalg::isaContractionOpInterface(op))
+    return TaskFamily::Matmul;
+  return TaskFamily::Reduction;
+}
+
+FailureOr<TaskFamily> classifyTask(func::FuncOp task) {
+  FailureOr<Operation *> compute = findComputeOp(task);
+  if (failed(compute))
+    return failure();
+  if (isa<linalg::SoftmaxOp>(*compute))
+    return TaskFamily::Softmax;
+  return familyOf(cast<linalg::LinalgOp>(*compute));
+}
+
+FailureOr<LoweredTask> lowerTask(func::FuncOp task, const ScheduleKnobs &knobs,
+                                 gpu::GPUModuleOp module, StringRef kernelName) {
+  // Generalization rewrites the op: work on a copy so the caller's task func stays as written.
+  OwningOpRef<func::FuncOp> copy(task.clone());
+  FailureOr<Operation *> compute = findComputeOp(*copy);
+  if (failed(compute))
+    return failure();
+  if (failed(knobs.verify([&] { return (*compute)->emitError(); })))
+    return failure();
+
+  EmitContext ctx{module, kernelName.str()};
+  FailureOr<LoweredTask> lowered = failure();
+  TaskFamily family;
+  ScheduleKnobs used = knobs;
+  if (auto softmax = dyn_cast<linalg::SoftmaxOp>(*compute)) {
+    family = TaskFamily::Softmax;
+    FailureOr<SoftmaxTask> t = analyzeSoftmax(softmax, *copy);
+    if (failed(t))
+      return failure();
+    lowered = emitSoftmax(*t, used, ctx);
+  } else {
+    auto linalgOp = cast<linalg::LinalgOp>(*compute);
+    family = familyOf(linalgOp);
+    auto generic = dyn_cast<linalg::GenericOp>(*compute);
+    if (!generic) {
+      IRRewriter rewriter(task.getContext());
+      rewriter.setInsertionPoint(linalgOp);
+      FailureOr<linalg::GenericOp> g = linalg::generalizeNamedOp(rewriter, linalgOp);
+      if (failed(g))
+        return linalgOp.emitError("evo-lower-to-gpu: cannot generalize this op");
+      generic = *g;
+    }
+    FailureOr<GenericTask> t = analyzeGeneric(generic, *copy);
+    if (failed(t))
+      return failure();
+    switch (family) {
+    case TaskFamily::Elementwise:
+      lowered = emitElementwise(*t, used, ctx);
+      break;
+    case TaskFamily::Reduction:
+      lowered = emitReduction(*t, used, ctx);
+      break;
+    case TaskFamily::Matmul:
+      if (used.tileSizes.empty()) {
+        // The naive schedule: one thread per output element and a serial loop over K.
+        used.reduction = ReductionStrategy::Thread;
+        used.vectorWidth = 1;
+        lowered = emitReduction(*t, used, ctx);
+      } else {
+        lowered = emitTiledMatmul(*t, used, ctx);
+      }
+      break;
+    case TaskFamily::Softmax:
+      llvm_unreachable("handled above");
+    }
+  }
+  if (failed(lowered))
+    return failure();
+  lowered->family = family;
+  lowered->knobs = used.toAttr(task.getContext(), family);
+  Builder b(task.getContext());
+  for (const KernelLaunch &launch : lowered->launches) {
+    auto kernel = module.lookupSymbol<gpu::GPUFuncOp>(launch.kernel);
+    kernel->setAttr(kKnobsAttrName, lowered->knobs);
+    kernel->setAttr(kFamilyAttrName, b.getStringAttr(stringifyTaskFamily(family)));
+  }
+  return lowered;
+}
+
+} // namespace evo

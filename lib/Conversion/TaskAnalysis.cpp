@@ -1,0 +1,243 @@
+//===- TaskAnalysis.cpp - resolving a task's operands -----------------------===//
+
+#include "TaskAnalysis.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+
+namespace evo {
+
+int64_t GenericTask::numOutputPoints() const {
+  int64_t n = 1;
+  for (unsigned d : parallelDims)
+    n *= loopSizes[d];
+  return n;
+}
+
+int64_t GenericTask::numReductionPoints() const {
+  int64_t n = 1;
+  for (unsigned d : reductionDims)
+    n *= loopSizes[d];
+  return n;
+}
+
+/// Ops a task func may hold besides its compute op: they become constants inside kernels.
+static bool isCheapProducer(Operation *op) {
+  if (isa<arith::ConstantOp, tensor::EmptyOp>(op))
+    return true;
+  if (auto fill = dyn_cast<linalg::FillOp>(op))
+    return matchPattern(fill.value(), m_Constant());
+  return false;
+}
+
+FailureOr<Operation *> findComputeOp(func::FuncOp task) {
+  if (task.isExternal())
+    return task.emitError("evo: task function has no body");
+  auto ret = cast<func::ReturnOp>(task.getBody().front().getTerminator());
+  if (ret.getNumOperands() == 0)
+    return task.emitError("evo: task function returns nothing");
+  Operation *compute = ret.getOperand(0).getDefiningOp();
+  if (!compute)
+    return task.emitError("evo: task function returns its argument unchanged");
+  for (Value v : ret.getOperands())
+    if (v.getDefiningOp() != compute)
+      return ret.emitError("evo: every result of a task must come from one compute op");
+  if (!isa<linalg::LinalgOp, linalg::SoftmaxOp>(compute))
+    return compute->emitError() << "'" << compute->getName()
+                                << "' is not supported by evo-lower-to-gpu";
+  for (Operation &op : task.getBody().front().without_terminator())
+    if (&op != compute && !isCheapProducer(&op))
+      return op.emitError() << "'" << op.getName()
+                            << "' cannot be part of a task (only constants, tensor.empty and "
+                               "fills of constants may feed the compute op)";
+  return compute;
+}
+
+FailureOr<SmallVector<MemRefType>> taskParamTypes(func::FuncOp task) {
+  SmallVector<MemRefType> params;
+  auto add = [&](Type t) -> LogicalResult {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    if (!tensor || !tensor.hasStaticShape())
+      return task.emitError() << "evo-lower-to-gpu needs static shapes, got " << t;
+    Type elt = tensor.getElementType();
+    if (!elt.isIntOrFloat())
+      return task.emitError() << "evo-lower-to-gpu supports integer and float elements, got "
+                              << elt;
+    params.push_back(MemRefType::get(tensor.getShape(), elt));
+    return success();
+  };
+  for (Type t : task.getArgumentTypes())
+    if (failed(add(t)))
+      return failure();
+  for (Type t : task.getResultTypes())
+    if (failed(add(t)))
+      return failure();
+  return params;
+}
+
+/// Resolves a value read by the compute op.
+static ValueSource resolve(Value v, func::FuncOp task) {
+  ValueSource src;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (arg.getOwner() == &task.getBody().front()) {
+      src.kind = ValueSource::Kind::Buffer;
+      src.buffer = arg.getArgNumber();
+    }
+    return src;
+  }
+  Operation *def = v.getDefiningOp();
+  if (isa<tensor::EmptyOp>(def))
+    return src; // None
+  if (auto fill = dyn_cast<linalg::FillOp>(def))
+    return resolve(fill.value(), task);
+  Attribute cst;
+  if (matchPattern(v, m_Constant(&cst))) {
+    if (auto dense = dyn_cast<SplatElementsAttr>(cst)) {
+      src.kind = ValueSource::Kind::Scalar;
+      src.scalar = dense.getSplatValue<TypedAttr>();
+    } else if (auto typed = dyn_cast<TypedAttr>(cst); typed && typed.getType().isIntOrFloat()) {
+      src.kind = ValueSource::Kind::Scalar;
+      src.scalar = typed;
+    }
+  }
+  // Anything else stays Kind::None with scalar == null: the caller reports it.
+  if (src.kind == ValueSource::Kind::None)
+    src.buffer = ~0u;
+  return src;
+}
+
+static bool isUnresolved(const ValueSource &s) {
+  return s.kind == ValueSource::Kind::None && s.buffer == ~0u;
+}
+
+static LogicalResult checkPayloadCaptures(Operation *op, Region &region) {
+  WalkResult r = region.walk([&](Operation *inner) {
+    for (Value operand : inner->getOperands()) {
+      if (region.isAncestor(operand.getParentRegion()))
+        continue;
+      if (!matchPattern(operand, m_Constant())) {
+        op->emitError("evo-lower-to-gpu: the payload uses a value defined outside it that is "
+                      "not a constant");
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  return failure(r.wasInterrupted());
+}
+
+/// Result `i` of the compute op is returned at position `pos`: its kernel parameter follows
+/// the task's arguments.
+static FailureOr<SmallVector<unsigned>> resultParams(Operation *op, func::FuncOp task) {
+  auto ret = cast<func::ReturnOp>(task.getBody().front().getTerminator());
+  SmallVector<unsigned> out;
+  for (Value result : op->getResults()) {
+    auto it = llvm::find(ret.getOperands(), result);
+    if (it == ret.getOperands().end())
+      return op->emitError("evo: every result of a task's compute op must be returned");
+    out.push_back(task.getNumArguments() + std::distance(ret.getOperands().begin(), it));
+  }
+  return out;
+}
+
+static Combiner findCombiner(linalg::GenericOp op, unsigned outIndex) {
+  Block &body = op.getRegion().front();
+  BlockArgument out = body.getArgument(op.getNumDpsInputs() + outIndex);
+  Combiner none;
+  if (!out.hasOneUse())
+    return none;
+  Operation *user = *out.getUsers().begin();
+  if (user->getNumOperands() != 2 || user->getNumResults() != 1 ||
+      user->getOperand(0) == user->getOperand(1) || !arith::getNeutralElement(user))
+    return none;
+  Value result = user->getResult(0);
+  if (!result.hasOneUse())
+    return none;
+  OpOperand &use = *result.getUses().begin();
+  if (!isa<linalg::YieldOp>(use.getOwner()) || use.getOperandNumber() != outIndex)
+    return none;
+  return Combiner{user, user->getOperand(0) == out ? 1u : 0u};
+}
+
+FailureOr<GenericTask> analyzeGeneric(linalg::GenericOp op, func::FuncOp task) {
+  GenericTask t;
+  t.op = op;
+  FailureOr<SmallVector<MemRefType>> params = taskParamTypes(task);
+  if (failed(params))
+    return failure();
+  t.params = *params;
+  if (!op.hasPureTensorSemantics())
+    return op.emitError("evo-lower-to-gpu needs linalg ops on tensors");
+  t.loopSizes = op.getStaticLoopRanges();
+  if (llvm::any_of(t.loopSizes, ShapedType::isDynamic))
+    return op.emitError("evo-lower-to-gpu needs static shapes");
+  if (llvm::any_of(t.loopSizes, [](int64_t s) { return s == 0; }))
+    return op.emitError("evo-lower-to-gpu: empty iteration space");
+  for (auto [i, it] : llvm::enumerate(op.getIteratorTypesArray())) {
+    if (it == utils::IteratorType::parallel)
+      t.parallelDims.push_back(i);
+    else
+      t.reductionDims.push_back(i);
+  }
+  if (failed(checkPayloadCaptures(op, op.getRegion())))
+    return failure();
+
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    ValueSource s = resolve(in->get(), task);
+    if (isUnresolved(s))
+      return op.emitError() << "evo-lower-to-gpu: input " << in->getOperandNumber()
+                            << " is neither a function argument nor a splat constant";
+    if (s.kind == ValueSource::Kind::None)
+      return op.emitError() << "evo-lower-to-gpu: input " << in->getOperandNumber()
+                            << " is an uninitialized tensor (tensor.empty)";
+    t.inputs.push_back(s);
+  }
+  FailureOr<SmallVector<unsigned>> outs = resultParams(op, task);
+  if (failed(outs))
+    return failure();
+  t.outputs = *outs;
+  for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable())) {
+    ValueSource s = resolve(init.get(), task);
+    if (isUnresolved(s))
+      return op.emitError() << "evo-lower-to-gpu: init " << i
+                            << " is neither a function argument, a fill of a constant nor "
+                               "tensor.empty";
+    bool read = op.payloadUsesValueFromOperand(&init);
+    if (read && s.kind == ValueSource::Kind::None)
+      return op.emitError() << "evo-lower-to-gpu: the op reads its output " << i
+                            << ", which is uninitialized (tensor.empty); fill it first";
+    t.inits.push_back(s);
+    t.initRead.push_back(read);
+    t.combiners.push_back(t.reductionDims.empty() ? Combiner() : findCombiner(op, i));
+  }
+  return t;
+}
+
+FailureOr<SoftmaxTask> analyzeSoftmax(linalg::SoftmaxOp op, func::FuncOp task) {
+  SoftmaxTask t;
+  t.op = op;
+  FailureOr<SmallVector<MemRefType>> params = taskParamTypes(task);
+  if (failed(params))
+    return failure();
+  t.params = *params;
+  auto type = cast<RankedTensorType>(op.getInput().getType());
+  if (!type.hasStaticShape())
+    return op.emitError("evo-lower-to-gpu needs static shapes");
+  if (!isa<FloatType>(type.getElementType()))
+    return op.emitError("evo-lower-to-gpu: softmax needs a float element type");
+  t.shape = llvm::to_vector(type.getShape());
+  t.dim = op.getDimension();
+  ValueSource in = resolve(op.getInput(), task);
+  if (in.kind != ValueSource::Kind::Buffer)
+    return op.emitError("evo-lower-to-gpu: softmax input must be a function argument");
+  t.input = in.buffer;
+  FailureOr<SmallVector<unsigned>> outs = resultParams(op, task);
+  if (failed(outs))
+    return failure();
+  t.output = (*outs)[0];
+  return t;
+}
+
+} // namespace evo

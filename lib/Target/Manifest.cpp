@@ -1,0 +1,148 @@
+//===- Manifest.cpp - manifest JSON -------------------------------------------===//
+
+#include "evo/Config.h"
+#include "evo/Target/Manifest.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/SHA256.h"
+
+
+using namespace mlir;
+namespace json = llvm::json;
+
+namespace evo {
+
+std::string evoVersionString() {
+  return std::string("evo-opt ") + EVO_VERSION + " (MLIR/LLVM " LLVM_VERSION_STRING ")";
+}
+
+std::string sha256Hex(StringRef data) {
+  std::array<uint8_t, 32> hash = llvm::SHA256::hash(llvm::arrayRefFromStringRef(data));
+  return llvm::toHex(hash, /*LowerCase=*/true);
+}
+
+json::Value attrToJson(Attribute attr) {
+  if (!attr)
+    return nullptr;
+  if (auto i = dyn_cast<IntegerAttr>(attr))
+    return i.getType().isInteger(1) ? json::Value(i.getValue().getBoolValue())
+                                    : json::Value(i.getInt());
+  if (auto f = dyn_cast<FloatAttr>(attr))
+    return f.getValueAsDouble();
+  if (auto s = dyn_cast<StringAttr>(attr))
+    return s.getValue();
+  if (isa<UnitAttr>(attr))
+    return true;
+  if (auto b = dyn_cast<BoolAttr>(attr))
+    return b.getValue();
+  if (auto a = dyn_cast<DenseI64ArrayAttr>(attr)) {
+    json::Array out;
+    for (int64_t v : a.asArrayRef())
+      out.push_back(v);
+    return out;
+  }
+  if (auto a = dyn_cast<ArrayAttr>(attr)) {
+    json::Array out;
+    for (Attribute e : a)
+      out.push_back(attrToJson(e));
+    return out;
+  }
+  if (auto d = dyn_cast<DictionaryAttr>(attr)) {
+    json::Object out;
+    for (NamedAttribute e : d)
+      out[e.getName().getValue()] = attrToJson(e.getValue());
+    return out;
+  }
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  attr.print(os);
+  return s;
+}
+
+static json::Array shapeOf(MemRefType t) {
+  json::Array a;
+  for (int64_t d : t.getShape())
+    a.push_back(d);
+  return a;
+}
+
+static json::Value resourcesJson(const llvm::StringMap<KernelResources> &resources,
+                                 StringRef kernel) {
+  auto it = resources.find(kernel);
+  if (it == resources.end())
+    return nullptr;
+  const KernelResources &r = it->second;
+  return json::Object{{"registers", r.registers},       {"shared_memory", r.sharedMemory},
+                      {"stack_frame", r.stackFrame},    {"spill_stores", r.spillStores},
+                      {"spill_loads", r.spillLoads},    {"barriers", r.barriers}};
+}
+
+json::Value buildManifest(const ManifestInfo &info) {
+  json::Object m;
+  m["format"] = kManifestFormat;
+  m["name"] = info.name;
+  m["generator"] = evoVersionString();
+  m["target"] = json::Object{{"chip", info.chip}, {"features", info.features}};
+  m["ptx"] = json::Object{{"file", info.ptxFile},
+                          {"sha256", sha256Hex(info.ptx)},
+                          {"bytes", static_cast<int64_t>(info.ptx.size())}};
+  m["abi"] = "bare-pointer: each kernel takes one device pointer per entry of its 'params', in "
+             "order, and nothing else";
+  m["ptxas"] = info.ptxasPath ? json::Value(json::Object{{"path", *info.ptxasPath},
+                                                         {"arch", info.chip}})
+                              : json::Value(nullptr);
+
+  json::Array kernels;
+  for (const KernelSignature &k : info.kernels) {
+    json::Array params;
+    for (MemRefType p : k.params)
+      params.push_back(json::Object{{"dtype", elementTypeName(p.getElementType())},
+                                    {"shape", shapeOf(p)}});
+    kernels.push_back(json::Object{{"name", k.name},
+                                   {"params", std::move(params)},
+                                   {"knobs", attrToJson(k.knobs)},
+                                   {"resources", resourcesJson(info.resources, k.name)}});
+  }
+  m["kernels"] = std::move(kernels);
+
+  json::Array buffers, tasks, launches;
+  if (info.plan) {
+    const LaunchPlan &plan = *info.plan;
+    m["function"] = plan.funcName;
+    for (auto [i, b] : llvm::enumerate(plan.buffers))
+      buffers.push_back(json::Object{{"index", static_cast<int64_t>(i)},
+                                     {"name", b.name},
+                                     {"role", stringifyBufferRole(b.role)},
+                                     {"dtype", elementTypeName(b.type.getElementType())},
+                                     {"shape", shapeOf(b.type)},
+                                     {"bytes", b.sizeInBytes()},
+                                     {"zero_init", b.zeroInit}});
+    for (const TaskDesc &t : plan.tasks) {
+      json::Array bufs;
+      for (unsigned b : t.buffers)
+        bufs.push_back(static_cast<int64_t>(b));
+      tasks.push_back(json::Object{{"name", t.name},
+                                   {"family", stringifyTaskFamily(t.family)},
+                                   {"knobs", attrToJson(t.knobs)},
+                                   {"buffers", std::move(bufs)}});
+    }
+    for (const KernelLaunch &l : plan.launches) {
+      json::Array args;
+      for (unsigned a : l.args)
+        args.push_back(static_cast<int64_t>(a));
+      launches.push_back(json::Object{
+          {"kernel", l.kernel},
+          {"task", static_cast<int64_t>(l.task)},
+          {"grid", json::Array{l.grid[0], l.grid[1], l.grid[2]}},
+          {"block", json::Array{l.block[0], l.block[1], l.block[2]}},
+          {"dynamic_shared_memory", l.dynamicSharedMemory},
+          {"args", std::move(args)}});
+    }
+  }
+  m["buffers"] = std::move(buffers);
+  m["tasks"] = std::move(tasks);
+  m["launches"] = std::move(launches);
+  return m;
+}
+
+} // namespace evo

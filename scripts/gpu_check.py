@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""evo-opt's GPU checks, run on a machine with an NVIDIA GPU (see scripts/gpu-check).
+
+Every case is compiled by evo-opt (--evo-pipeline, real ptxas), loaded through the CUDA driver
+API with the manifest's launch dimensions (python/evo_runtime), run on fresh random inputs with
+outputs poisoned with NaN beforehand, and compared with a float64 PyTorch reference:
+    rel = ||out - ref|| / ||ref||   must be under the output dtype's tolerance,
+    and no NaN/Inf may appear where the reference has none (an unwritten element stays NaN).
+Each case is also timed (CUDA events, median, L2 flushed between runs) next to PyTorch eager.
+The last thing printed is a table; details go to $OUT/gpu_check.json.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+from evo_runtime import EvoModule  # noqa: E402
+
+F = torch.nn.functional
+TOL = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
+
+
+def gelu_tanh(v):
+    return 0.5 * v * (1 + torch.tanh(0.7978845608 * (v + 0.044715 * v ** 3)))
+
+
+# (mlir file, pipeline options, reference on float64 inputs, input dtypes)
+EX = "examples"
+G = "test/GPU/Inputs"
+CASES = [
+    # The examples: their naive baseline, then other schedules.
+    (f"{EX}/softmax.mlir", "", lambda x: torch.softmax(x, 1)),
+    (f"{EX}/softmax.mlir", "reduction-strategy=warp vector-width=4", lambda x: torch.softmax(x, 1)),
+    (f"{EX}/softmax.mlir", "reduction-strategy=block vector-width=4 block-size=256", lambda x: torch.softmax(x, 1)),
+    (f"{EX}/matmul.mlir", "", lambda a, b: a @ b),
+    (f"{EX}/matmul.mlir", "tile-sizes=64,64,16 thread-tile=4,4", lambda a, b: a @ b),
+    (f"{EX}/matmul.mlir", "tile-sizes=128,128,8 thread-tile=8,8", lambda a, b: a @ b),
+    (f"{EX}/bias_gelu.mlir", "", lambda x, b: gelu_tanh(x + b)),
+    (f"{EX}/bias_gelu.mlir", "vector-width=4 elements-per-thread=4 block-size=128", lambda x, b: gelu_tanh(x + b)),
+    (f"{EX}/row_sum.mlir", "", lambda x: x.sum(1)),
+    (f"{EX}/row_sum.mlir", "reduction-strategy=warp vector-width=4 accumulators=2", lambda x: x.sum(1)),
+    (f"{EX}/row_sum.mlir", "reduction-strategy=block block-size=512 vector-width=4", lambda x: x.sum(1)),
+    # Edge cases of each emitter.
+    (f"{G}/tail_tanh.mlir", "", torch.tanh),
+    (f"{G}/tail_tanh.mlir", "elements-per-thread=3 block-size=64", torch.tanh),
+    (f"{G}/add_bias_f16.mlir", "vector-width=8", lambda x, b: x + b),
+    (f"{G}/col_sum.mlir", "", lambda x: x.sum(0)),
+    (f"{G}/col_sum.mlir", "accumulators=4", lambda x: x.sum(0)),
+    (f"{G}/row_max.mlir", "reduction-strategy=warp accumulators=4", lambda x: x.amax(1)),
+    (f"{G}/row_max.mlir", "reduction-strategy=block block-size=96", lambda x: x.amax(1)),
+    (f"{G}/rms_f16.mlir", "reduction-strategy=block vector-width=8", lambda x: (x * x).mean(1)),
+    (f"{G}/rms_f16.mlir", "", lambda x: (x * x).mean(1)),
+    (f"{G}/softmax_dim0.mlir", "reduction-strategy=block block-size=64", lambda x: torch.softmax(x, 0)),
+    (f"{G}/softmax_dim0.mlir", "", lambda x: torch.softmax(x, 0)),
+    (f"{G}/softmax_f16.mlir", "reduction-strategy=warp vector-width=8", lambda x: torch.softmax(x, 1)),
+    (f"{G}/bmm_f16.mlir", "", lambda a, b: torch.bmm(a, b)),
+    (f"{G}/bmm_f16.mlir", "tile-sizes=64,64,32 thread-tile=4,4", lambda a, b: torch.bmm(a, b)),
+    (f"{G}/matmul_odd.mlir", "accumulators=2", lambda a, b: a @ b),
+    (f"{G}/mm_relu.mlir", "", lambda a, b: torch.relu(a @ b)),
+    (f"{G}/mm_relu.mlir", "tile-sizes=32,32,16 thread-tile=2,2 vector-width=4", lambda a, b: torch.relu(a @ b)),
+]
+
+
+def compile_case(evo, path, options, outdir):
+    opts = f"output-dir={outdir}" + (f" {options}" if options else "")
+    cmd = [evo, os.path.join(ROOT, path), f"--evo-pipeline={opts}", "-o", os.devnull]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"evo-opt failed ({r.returncode}):\n{r.stderr}")
+    name = os.path.splitext(os.path.basename(path))[0]
+    return os.path.join(outdir, name + ".json")
+
+
+def make_inputs(module, gen):
+    ins = []
+    for b in module.buffers:
+        if b["role"] != "input":
+            continue
+        dtype = getattr(torch, {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}[b["dtype"]])
+        ins.append(torch.randn(b["shape"], generator=gen, device="cuda", dtype=torch.float32).to(dtype))
+    return ins
+
+
+def check(module, reference, trials, seed):
+    worst = 0.0
+    for t in range(trials):
+        gen = torch.Generator(device="cuda").manual_seed(seed + t)
+        ins = make_inputs(module, gen)
+        outs = module.allocate_outputs(fill=float("nan"))  # poison: unwritten elements stay NaN
+        module(*ins, outputs=outs)
+        torch.cuda.synchronize()
+        refs = reference(*[x.double() for x in ins])
+        refs = refs if isinstance(refs, (tuple, list)) else [refs]
+        for out, ref in zip(outs, refs):
+            finite = torch.isfinite(ref)
+            bad = (~torch.isfinite(out.double())) & finite
+            if bad.any():
+                return float("inf"), f"{int(bad.sum())} elements NaN/Inf or unwritten (trial {t})"
+            rel = (torch.linalg.vector_norm((out.double() - ref)[finite]) /
+                   torch.linalg.vector_norm(ref[finite]).clamp_min(1e-300)).item()
+            worst = max(worst, rel)
+            if rel > TOL[out.dtype]:
+                return rel, f"rel error {rel:.2e} > {TOL[out.dtype]:.0e} (trial {t})"
+    return worst, "ok"
+
+
+_flush = None
+
+
+def bench(fn, reps=50):
+    """Median of `reps` CUDA-event timings; a 256 MiB write between runs flushes L2 (60 MB)."""
+    global _flush
+    if _flush is None:
+        _flush = torch.empty(64 << 20, dtype=torch.float32, device="cuda")
+    for _ in range(3):
+        fn()
+    times = []
+    for _ in range(reps):
+        _flush.zero_()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--evo-opt", default=os.environ.get("EVO_OPT", os.path.join(ROOT, "build/bin/evo-opt")))
+    ap.add_argument("--out", default=os.environ.get("OUT", "gpu-out"))
+    ap.add_argument("--trials", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=1234)
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    props = torch.cuda.get_device_properties(0)
+    print(f"GPU: {props.name}, {props.multi_processor_count} SMs; torch {torch.__version__}; "
+          f"evo-opt: {subprocess.run([args.evo_opt, '--version'], capture_output=True, text=True).stdout.strip()}")
+    rows = []
+    work = tempfile.mkdtemp(prefix="evo-gpu-")
+    for i, (path, options, reference) in enumerate(CASES):
+        outdir = os.path.join(work, str(i))
+        row = {"case": os.path.basename(path), "options": options or "(baseline)"}
+        try:
+            t0 = time.time()
+            manifest = compile_case(args.evo_opt, path, options, outdir)
+            row["compile_s"] = round(time.time() - t0, 2)
+            module = EvoModule(manifest)
+            row["rel_err"], row["reason"] = check(module, reference, args.trials, args.seed)
+            row["verdict"] = "PASS" if row["reason"] == "ok" else "FAIL"
+            gen = torch.Generator(device="cuda").manual_seed(args.seed)
+            ins = make_inputs(module, gen)
+            outs = module.allocate_outputs()
+            row["evo_ms"] = bench(lambda: module(*ins, outputs=outs))
+            row["torch_ms"] = bench(lambda: reference(*ins))
+            row["resources"] = {k["name"]: k["resources"] for k in module.manifest["kernels"]}
+        except Exception as e:  # a failing case must not hide the others
+            row["verdict"], row["reason"] = "FAIL", f"{type(e).__name__}: {e}"
+        rows.append(row)
+        print(f"[{i + 1}/{len(CASES)}] {row['case']} {row['options']}: {row['verdict']} {row['reason']}",
+              flush=True)
+    with open(os.path.join(args.out, "gpu_check.json"), "w") as f:
+        json.dump({"gpu": props.name, "date": time.strftime("%Y-%m-%d"), "rows": rows}, f, indent=1)
+    print()
+    print(f"{'case':20s} {'options':58s} {'verdict':7s} {'rel err':>9s} {'evo ms':>8s} {'torch ms':>9s}")
+    for r in rows:
+        err = f"{r['rel_err']:.1e}" if isinstance(r.get("rel_err"), float) else "-"
+        evo = f"{r['evo_ms']:.3f}" if "evo_ms" in r else "-"
+        tor = f"{r['torch_ms']:.3f}" if "torch_ms" in r else "-"
+        print(f"{r['case']:20s} {r['options'][:58]:58s} {r['verdict']:7s} {err:>9s} {evo:>8s} {tor:>9s}")
+    failed = [r for r in rows if r["verdict"] != "PASS"]
+    print(f"\n{len(rows) - len(failed)} passed, {len(failed)} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

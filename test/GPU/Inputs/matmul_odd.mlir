@@ -1,0 +1,7 @@
+func.func @matmul_odd(%a: tensor<100x70xf32>, %b: tensor<70x30xf32>) -> tensor<100x30xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<100x30xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<100x30xf32>) -> tensor<100x30xf32>
+  %c = linalg.matmul ins(%a, %b : tensor<100x70xf32>, tensor<70x30xf32>) outs(%acc : tensor<100x30xf32>) -> tensor<100x30xf32>
+  return %c : tensor<100x30xf32>
+}
