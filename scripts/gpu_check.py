@@ -66,6 +66,10 @@ CASES = [
     (f"{G}/matmul_odd.mlir", "accumulators=2", lambda a, b: a @ b),
     (f"{G}/mm_relu.mlir", "", lambda a, b: torch.relu(a @ b)),
     (f"{G}/mm_relu.mlir", "tile-sizes=32,32,16 thread-tile=2,2 vector-width=4", lambda a, b: torch.relu(a @ b)),
+    (f"{G}/matvec.mlir", "", lambda a, x: a @ x),
+    (f"{G}/conv2d.mlir", "", lambda x, w: F.conv2d(x, w)),
+    (f"{G}/conv2d.mlir", "accumulators=2 block-size=128", lambda x, w: F.conv2d(x, w)),
+    (f"{G}/maxpool2d.mlir", "", lambda x: F.max_pool2d(x, 2)),
 ]
 
 

@@ -146,6 +146,8 @@ SmallVector<Value> loadLanes(KernelBuilder &kb, const ValueSource &src, AffineMa
                              int64_t lanes) {
   if (src.kind == ValueSource::Kind::Scalar)
     return SmallVector<Value>(lanes, kb.constant(src.scalar));
+  if (src.kind == ValueSource::Kind::None) // never read by the payload
+    return SmallVector<Value>(lanes, kb.constant(cast<TypedAttr>(kb.b.getZeroAttr(elementType))));
   Value memref = kb.param(src.buffer);
   Access access = lanes == 1 ? Access::Invariant : accessAlong(map, laneDim);
   if (access == Access::Invariant) {

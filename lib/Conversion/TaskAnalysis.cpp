@@ -189,7 +189,8 @@ FailureOr<GenericTask> analyzeGeneric(linalg::GenericOp op, func::FuncOp task) {
     if (isUnresolved(s))
       return op.emitError() << "evo-lower-to-gpu: input " << in->getOperandNumber()
                             << " is neither a function argument nor a splat constant";
-    if (s.kind == ValueSource::Kind::None)
+    // An input the payload never reads (a pooling window's shape operand) may be anything.
+    if (s.kind == ValueSource::Kind::None && op.payloadUsesValueFromOperand(in))
       return op.emitError() << "evo-lower-to-gpu: input " << in->getOperandNumber()
                             << " is an uninitialized tensor (tensor.empty)";
     t.inputs.push_back(s);

@@ -402,6 +402,45 @@ func.func @max_select(%x: tensor<16x64xf32>, %init: tensor<16xf32>) -> tensor<16
 
 // -----
 
+// Convolutions and pooling lower through the general reduction emitter: affine indexing maps
+// (h + kh) are evaluated with index arithmetic; the pooling window operand is never read.
+
+// CHECK-LABEL: func.func @conv
+// CHECK:         gpu.func @conv_k0(%[[X:.*]]: memref<2x8x18x18xf32>, %[[W:.*]]: memref<16x8x3x3xf32>, %{{.*}}: memref<2x16x16x16xf32>)
+// CHECK-SAME:      evo.family = "reduction"
+// CHECK:           scf.for
+// CHECK:             arith.addi
+// CHECK:             memref.load %[[X]]
+// CHECK:             memref.load %[[W]]
+func.func @conv(%x: tensor<2x8x18x18xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<2x16x16x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x16x16x16xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<2x16x16x16xf32>) -> tensor<2x16x16x16xf32>
+  %r = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<2x8x18x18xf32>, tensor<16x8x3x3xf32>)
+                                outs(%acc : tensor<2x16x16x16xf32>) -> tensor<2x16x16x16xf32>
+  return %r : tensor<2x16x16x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @pool
+// CHECK-SAME:    (%{{.*}}: memref<2x8x32x32xf32>, %{{.*}}: memref<2x8x16x16xf32>)
+// CHECK:         gpu.func @pool_k0(%[[X:.*]]: memref<2x8x32x32xf32>, %[[Y:.*]]: memref<2x8x16x16xf32>)
+// CHECK:           scf.for
+// CHECK:             memref.load %[[X]]
+// CHECK:             arith.maximumf
+func.func @pool(%x: tensor<2x8x32x32xf32>) -> tensor<2x8x16x16xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<2x8x16x16xf32>
+  %acc = linalg.fill ins(%ninf : f32) outs(%e : tensor<2x8x16x16xf32>) -> tensor<2x8x16x16xf32>
+  %win = tensor.empty() : tensor<2x2xf32>
+  %r = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+     ins(%x, %win : tensor<2x8x32x32xf32>, tensor<2x2xf32>) outs(%acc : tensor<2x8x16x16xf32>) -> tensor<2x8x16x16xf32>
+  return %r : tensor<2x8x16x16xf32>
+}
+
+// -----
+
 // Functions without linalg ops (host code) are left alone.
 
 // CHECK-LABEL: func.func @host_only
