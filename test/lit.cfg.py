@@ -8,7 +8,8 @@ import lit.formats
 from lit.llvm import llvm_config
 
 config.name = "EVO"
-config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+# lit's internal shell everywhere (its `not`, `rm`, `mkdir` builtins), also on GPU hosts.
+config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".test"]
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
