@@ -139,17 +139,8 @@ def bench(fn, reps=50):
     return times[len(times) // 2]
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--evo-opt", default=os.environ.get("EVO_OPT", os.path.join(ROOT, "build/bin/evo-opt")))
-    ap.add_argument("--out", default=os.environ.get("OUT", "gpu-out"))
-    ap.add_argument("--trials", type=int, default=3)
-    ap.add_argument("--seed", type=int, default=1234)
-    args = ap.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    props = torch.cuda.get_device_properties(0)
-    print(f"GPU: {props.name}, {props.multi_processor_count} SMs; torch {torch.__version__}; "
-          f"evo-opt: {subprocess.run([args.evo_opt, '--version'], capture_output=True, text=True).stdout.strip()}")
+def run_emitters(args, rows_out):
+    """Issue 2's matrix: every emitter and schedule, checked against PyTorch in float64."""
     rows = []
     work = tempfile.mkdtemp(prefix="evo-gpu-")
     for i, (path, options, reference) in enumerate(CASES):
@@ -171,20 +162,142 @@ def main():
         except Exception as e:  # a failing case must not hide the others
             row["verdict"], row["reason"] = "FAIL", f"{type(e).__name__}: {e}"
         rows.append(row)
-        print(f"[{i + 1}/{len(CASES)}] {row['case']} {row['options']}: {row['verdict']} {row['reason']}",
+        print(f"[emitters {i + 1}/{len(CASES)}] {row['case']} {row['options']}: {row['verdict']} {row['reason']}",
               flush=True)
-    with open(os.path.join(args.out, "gpu_check.json"), "w") as f:
-        json.dump({"gpu": props.name, "date": time.strftime("%Y-%m-%d"), "rows": rows}, f, indent=1)
-    print()
-    print(f"{'case':20s} {'options':58s} {'verdict':7s} {'rel err':>9s} {'evo ms':>8s} {'torch ms':>9s}")
+    rows_out["emitters"] = rows
+    table = [f"{'case':20s} {'options':58s} {'verdict':7s} {'rel err':>9s} {'evo ms':>8s} {'torch ms':>9s}"]
     for r in rows:
         err = f"{r['rel_err']:.1e}" if isinstance(r.get("rel_err"), float) else "-"
         evo = f"{r['evo_ms']:.3f}" if "evo_ms" in r else "-"
         tor = f"{r['torch_ms']:.3f}" if "torch_ms" in r else "-"
-        print(f"{r['case']:20s} {r['options'][:58]:58s} {r['verdict']:7s} {err:>9s} {evo:>8s} {tor:>9s}")
-    failed = [r for r in rows if r["verdict"] != "PASS"]
-    print(f"\n{len(rows) - len(failed)} passed, {len(failed)} failed")
-    return 1 if failed else 0
+        table.append(f"{r['case']:20s} {r['options'][:58]:58s} {r['verdict']:7s} {err:>9s} {evo:>8s} {tor:>9s}")
+    return [r for r in rows if r["verdict"] != "PASS"], table
+
+
+ADVERSARIAL = os.path.join(ROOT, "test/Evaluation/verify-adversarial.mlir")
+
+
+def run_adversarial(args, rows_out):
+    """Each case of the adversarial suite in its own evo-opt, with the verdict, reason and time."""
+    import re
+    text = open(ADVERSARIAL).read()
+    cases = text.split("// -----")
+    rows = []
+    work = tempfile.mkdtemp(prefix="evo-adv-")
+    for i, case in enumerate(cases):
+        titles = [m.group(1) for m in re.finditer(r"^// ([A-Za-z][A-Za-z0-9 -]*): ", case, re.M)]
+        name = titles[0] if titles else f"case {i}"
+        exp = re.search(r"expected-(error|remark) @\+2 \{\{(.*)\}\}", case)
+        want = ("valid" if exp and exp.group(1) == "remark" else "rejected", exp.group(2) if exp else "")
+        path = os.path.join(work, f"case{i}.mlir")
+        report = os.path.join(work, f"case{i}.json")
+        open(path, "w").write(case)
+        t0 = time.time()
+        r = subprocess.run([args.evo_opt, path, "--evo-emit-ptx=output-dir=-",
+                            f"--evo-verify=timing=false timeout=5 fail-on-invalid=false output={report}",
+                            "-o", os.devnull], capture_output=True, text=True)
+        seconds = time.time() - t0
+        row = {"case": name, "expected": want[0], "expected_reason": want[1], "seconds": round(seconds, 2)}
+        try:
+            res = json.load(open(report))["results"][0]
+            row["verdict"], row["reason"] = res["verdict"], res["reason"]
+        except Exception as e:
+            row["verdict"], row["reason"] = "error", (r.stderr or str(e)).strip()[-300:]
+        # "is crashed: <reason>" in an expectation names the verdict, then the reason.
+        m = re.match(r"is (\w+)(?:: (.*))?$", want[1])
+        wanted_verdict, fragment = (m.group(1), m.group(2) or "") if m else (None, want[1])
+        if want[0] == "valid":
+            ok = row["verdict"] == "valid"
+        else:
+            ok = row["verdict"] != "valid" and (wanted_verdict in (None, row["verdict"])) and \
+                fragment in (row["reason"] or "")
+        row["ok"] = ok and r.returncode == 0
+        rows.append(row)
+        print(f"[adversarial {i + 1}/{len(cases)}] {name}: {row['verdict']} ({'as expected' if row['ok'] else 'UNEXPECTED'})", flush=True)
+    rows_out["adversarial"] = rows
+    table = [f"{'adversarial case':28s} {'verdict':9s} {'s':>5s}  reason"]
+    for r in rows:
+        table.append(f"{r['case'][:28]:28s} {r['verdict']:9s} {r['seconds']:5.1f}  {(r['reason'] or '-')[:110]}"
+                     + ("" if r["ok"] else "   <-- UNEXPECTED"))
+    return [r for r in rows if not r["ok"]], table
+
+
+VERIFY = [
+    ("examples/softmax.mlir", ""),
+    ("examples/softmax.mlir", "reduction-strategy=block vector-width=4"),
+    ("examples/matmul.mlir", ""),
+    ("examples/matmul.mlir", "tile-sizes=64,64,16 thread-tile=4,4"),
+    ("examples/bias_gelu.mlir", ""),
+    ("examples/bias_gelu.mlir", "vector-width=4"),
+    ("examples/row_sum.mlir", ""),
+    ("examples/row_sum.mlir", "reduction-strategy=warp vector-width=4 accumulators=2"),
+]
+
+
+def run_verify(args, rows_out):
+    """evo-verify with timing on the examples: the verifier's own numbers, and their stability."""
+    rows = []
+    work = tempfile.mkdtemp(prefix="evo-verify-")
+    for i, (path, options) in enumerate(VERIFY):
+        report = os.path.join(work, f"v{i}.json")
+        opts = "output-dir=" + work + (" " + options if options else "")
+        t0 = time.time()
+        r = subprocess.run([args.evo_opt, os.path.join(ROOT, path), f"--evo-pipeline={opts}",
+                            f"--evo-verify=output={report}", "-o", os.devnull], capture_output=True, text=True)
+        row = {"case": os.path.basename(path), "options": options or "(baseline)", "seconds": round(time.time() - t0, 1)}
+        try:
+            doc = json.load(open(report))
+            res = doc["results"][0]
+            rows_out["ceilings"] = doc.get("ceilings")
+            row.update(verdict=res["verdict"], reason=res["reason"], timing=res.get("timing", {}),
+                       roofline=res.get("roofline", {}), trials=res.get("trials", []))
+        except Exception as e:
+            row.update(verdict="error", reason=(r.stderr or str(e)).strip()[-300:])
+        rows.append(row)
+        print(f"[verify {i + 1}/{len(VERIFY)}] {row['case']} {row['options']}: {row['verdict']} {row.get('reason', '')}", flush=True)
+    rows_out["verify"] = rows
+    table = [f"{'evo-verify':16s} {'options':52s} {'verdict':8s} {'median ms':>10s} {'GB/s':>7s} {'%copy':>6s} {'TFLOP/s':>8s} {'spread':>7s}"]
+    for r in rows:
+        t, rf = r.get("timing", {}), r.get("roofline", {})
+        med = f"{t['median_ms']:.4f}" if "median_ms" in t else "-"
+        gb = f"{rf['achieved_gbps']:.0f}" if "achieved_gbps" in rf else "-"
+        pc = f"{100 * rf['fraction_of_copy']:.0f}%" if "fraction_of_copy" in rf else "-"
+        tf = f"{rf['achieved_tflops']:.2f}" if "achieved_tflops" in rf else "-"
+        sp = f"{100 * t['repeat_spread']:.1f}%" if "repeat_spread" in t else "-"
+        table.append(f"{r['case']:16s} {r['options'][:52]:52s} {r['verdict']:8s} {med:>10s} {gb:>7s} {pc:>6s} {tf:>8s} {sp:>7s}")
+    return [r for r in rows if r["verdict"] != "valid"], table
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--evo-opt", default=os.environ.get("EVO_OPT", os.path.join(ROOT, "build/bin/evo-opt")))
+    ap.add_argument("--out", default=os.environ.get("OUT", "gpu-out"))
+    ap.add_argument("--trials", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--sections", default="emitters,adversarial,verify")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    props = torch.cuda.get_device_properties(0)
+    print(f"GPU: {props.name}, {props.multi_processor_count} SMs; torch {torch.__version__}; "
+          f"evo-opt: {subprocess.run([args.evo_opt, '--version'], capture_output=True, text=True).stdout.strip()}")
+    results = {"gpu": props.name, "date": time.strftime("%Y-%m-%d")}
+    sections = {"emitters": run_emitters, "adversarial": run_adversarial, "verify": run_verify}
+    failures, tables = [], []
+    for name in args.sections.split(","):
+        f, t = sections[name](args, results)
+        failures += f
+        tables.append(t)
+    with open(os.path.join(args.out, "gpu_check.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    if results.get("ceilings"):
+        c = results["ceilings"]
+        print(f"\nceilings: copy {c['copy_gbps']:.0f} GB/s, FP32 {c['fp32_tflops']:.1f} TFLOP/s, "
+              f"f16 mma.sync {c['f16_mma_tflops']:.0f} TFLOP/s ({c['device']})")
+    for t in tables:
+        print()
+        print("\n".join(t))
+    print(f"\n{len(failures)} unexpected results")
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":

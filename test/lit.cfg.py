@@ -24,6 +24,23 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.evo_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(["evo-opt"], [config.evo_tools_dir])
 
+# Runtime libraries and the JIT runner for the integration tests (test/Integration, docs/runtime.md).
+# $EVO_LIB_DIR points a GPU host at libraries copied elsewhere.
+_evo_lib_dir = os.environ.get("EVO_LIB_DIR") or config.evo_lib_dir
+config.substitutions.append(("%evo_cuda_runtime", os.path.join(_evo_lib_dir, "libevo_cuda_runtime.so")))
+config.substitutions.append(("%evo_runner_utils", os.path.join(_evo_lib_dir, "libevo_runner_utils.so")))
+config.substitutions.append(("%evo_tools_dir", config.evo_tools_dir))
+llvm_config.add_tool_substitutions(["evo-runner"], [config.evo_tools_dir])
+# Upstream's mlir-runner where LLVM is installed, else evo-opt's runner personality.
+_mlir_runner = os.path.join(config.llvm_tools_dir, "mlir-runner")
+if not os.access(_mlir_runner, os.X_OK):
+    _mlir_runner = os.path.join(config.evo_tools_dir, "evo-runner")
+config.substitutions.append(("%mlir_runner", _mlir_runner))
+# The driver library and the GPUs the tests may use, where the caller chose them.
+for _var in ["EVO_LIBCUDA", "CUDA_VISIBLE_DEVICES"]:
+    if _var in os.environ:
+        config.environment[_var] = os.environ[_var]
+
 # ptxas: assembling emitted PTX needs the CUDA toolkit, not a GPU.
 if config.evo_ptxas and os.access(config.evo_ptxas, os.X_OK):
     config.available_features.add("ptxas")

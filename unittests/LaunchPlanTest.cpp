@@ -125,15 +125,23 @@ TEST_F(LaunchPlanTest, HostFunctionAllocatesScratchAndLaunchesInOrder) {
   for (Operation &op : host.getBody().front())
     if (!isa<arith::ConstantOp>(op))
       ops.push_back(&op);
-  ASSERT_EQ(ops.size(), 5u);
-  EXPECT_TRUE(isa<gpu::AllocOp>(ops[0]));
-  EXPECT_TRUE(isa<gpu::MemsetOp>(ops[1])); // zero_init
-  auto launch = dyn_cast<gpu::LaunchFuncOp>(ops[2]);
+  // wait, alloc, memset (zero_init), wait | launch | wait, dealloc, wait | return: the async
+  // forms upstream's gpu-to-llvm lowers.
+  ASSERT_EQ(ops.size(), 9u);
+  EXPECT_TRUE(isa<gpu::WaitOp>(ops[0]));
+  auto alloc = dyn_cast<gpu::AllocOp>(ops[1]);
+  ASSERT_TRUE(alloc);
+  EXPECT_TRUE(alloc.getAsyncToken());
+  EXPECT_TRUE(isa<gpu::MemsetOp>(ops[2]));
+  EXPECT_TRUE(isa<gpu::WaitOp>(ops[3]));
+  auto launch = dyn_cast<gpu::LaunchFuncOp>(ops[4]);
   ASSERT_TRUE(launch);
-  EXPECT_EQ(launch.getKernelOperands()[1], ops[0]->getResult(0));
+  EXPECT_EQ(launch.getKernelOperands()[1], alloc.getMemref());
   EXPECT_EQ(launch.getKernelOperands()[2], host.getArgument(1));
-  EXPECT_TRUE(isa<gpu::DeallocOp>(ops[3]));
-  EXPECT_TRUE(isa<func::ReturnOp>(ops[4]));
+  EXPECT_TRUE(isa<gpu::WaitOp>(ops[5]));
+  EXPECT_TRUE(isa<gpu::DeallocOp>(ops[6]));
+  EXPECT_TRUE(isa<gpu::WaitOp>(ops[7]));
+  EXPECT_TRUE(isa<func::ReturnOp>(ops[8]));
 }
 
 TEST_F(LaunchPlanTest, PlansThatDoNotMatchTheirKernelsAreRejected) {

@@ -259,23 +259,32 @@ func::FuncOp buildHostFunction(OpBuilder &builder, Location loc, const LaunchPla
   SmallVector<Value> bufferValues;
   SmallVector<Value> scratch;
   unsigned nextArg = 0;
+  // Scratch buffers use the async forms (what upstream's gpu-to-llvm lowers), joined by a
+  // gpu.wait before the first launch.
+  auto tokenType = gpu::AsyncTokenType::get(builder.getContext());
+  Value token;
   for (const BufferDesc &buf : plan.buffers) {
     if (buf.role != BufferRole::Scratch) {
       bufferValues.push_back(entry->getArgument(nextArg++));
       continue;
     }
-    auto alloc = gpu::AllocOp::create(builder, loc, buf.type, /*asyncToken=*/Type(),
-                                      /*asyncDependencies=*/ValueRange(),
+    if (!token)
+      token = gpu::WaitOp::create(builder, loc, tokenType, ValueRange()).getAsyncToken();
+    auto alloc = gpu::AllocOp::create(builder, loc, buf.type, tokenType, ValueRange{token},
                                       /*dynamicSizes=*/ValueRange(), /*symbolOperands=*/ValueRange());
+    token = alloc.getAsyncToken();
     if (buf.zeroInit) {
       Value zero = arith::ConstantOp::create(
           builder, loc, builder.getZeroAttr(buf.type.getElementType()));
-      gpu::MemsetOp::create(builder, loc, /*asyncToken=*/Type(), ValueRange(), alloc.getMemref(),
-                            zero);
+      token = gpu::MemsetOp::create(builder, loc, tokenType, ValueRange{token}, alloc.getMemref(),
+                                    zero)
+                  .getAsyncToken();
     }
     bufferValues.push_back(alloc.getMemref());
     scratch.push_back(alloc.getMemref());
   }
+  if (token)
+    gpu::WaitOp::create(builder, loc, Type(), ValueRange{token});
 
   llvm::DenseMap<int64_t, Value> indexConstants;
   auto idx = [&](int64_t v) -> Value {
@@ -296,8 +305,12 @@ func::FuncOp buildHostFunction(OpBuilder &builder, Location loc, const LaunchPla
       smem = arith::ConstantIntOp::create(builder, loc, launch.dynamicSharedMemory, 32);
     gpu::LaunchFuncOp::create(builder, loc, kernel, grid, block, smem, args);
   }
-  for (Value s : scratch)
-    gpu::DeallocOp::create(builder, loc, /*asyncToken=*/Type(), ValueRange(), s);
+  if (!scratch.empty()) {
+    Value t = gpu::WaitOp::create(builder, loc, tokenType, ValueRange()).getAsyncToken();
+    for (Value s : scratch)
+      t = gpu::DeallocOp::create(builder, loc, tokenType, ValueRange{t}, s).getAsyncToken();
+    gpu::WaitOp::create(builder, loc, Type(), ValueRange{t});
+  }
   func::ReturnOp::create(builder, loc);
   return func;
 }

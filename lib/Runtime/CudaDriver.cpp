@@ -85,6 +85,9 @@ Loaded load() {
   bind(lib, d.cuEventRecord, "cuEventRecord", missing);
   bind(lib, d.cuEventSynchronize, "cuEventSynchronize", missing);
   bind(lib, d.cuEventElapsedTime, "cuEventElapsedTime", missing);
+  // Optional: thread block clusters (CUDA 11.8+ drivers).
+  d.cuLaunchKernelEx =
+      reinterpret_cast<decltype(d.cuLaunchKernelEx)>(dlsym(lib, "cuLaunchKernelEx"));
   if (!missing.empty()) {
     l.why = std::string(name) + " lacks entry points evo needs: " + missing;
     return l;

@@ -358,10 +358,14 @@ func.func @bmm_f16(%a: tensor<8x128x256xf16>, %b: tensor<8x256x256xf16>) -> tens
 
 // CHECK-LABEL: func.func @mm_relu
 // CHECK-SAME:    (%[[A:.*]]: memref<64x32xf32>, %[[B:.*]]: memref<32x64xf32>, %[[Y:.*]]: memref<64x64xf32>)
-// CHECK:         %[[TMP:.*]] = gpu.alloc () : memref<64x64xf32>
+// CHECK:         %[[T0:.*]] = gpu.wait async
+// CHECK:         %[[TMP:.*]], %[[T1:.*]] = gpu.alloc async [%[[T0]]] () : memref<64x64xf32>
+// CHECK:         gpu.wait [%[[T1]]]
 // CHECK:         gpu.launch_func @mm_relu_kernels::@mm_relu_k0 {{.*}} args(%[[A]] : memref<64x32xf32>, %[[B]] : memref<32x64xf32>, %[[TMP]] : memref<64x64xf32>)
 // CHECK:         gpu.launch_func @mm_relu_kernels::@mm_relu_k1 {{.*}} args(%[[TMP]] : memref<64x64xf32>, %[[Y]] : memref<64x64xf32>)
-// CHECK:         gpu.dealloc %[[TMP]] : memref<64x64xf32>
+// CHECK:         %[[T2:.*]] = gpu.wait async
+// CHECK:         %[[T3:.*]] = gpu.dealloc async [%[[T2]]] %[[TMP]] : memref<64x64xf32>
+// CHECK:         gpu.wait [%[[T3]]]
 // CHECK:       gpu.module @mm_relu_kernels attributes {evo.plan = {buffers = [{{.*}}{name = "tmp0", role = "scratch", type = memref<64x64xf32>}]
 // CHECK:         gpu.func @mm_relu_k0
 // CHECK-SAME:      evo.family = "matmul"

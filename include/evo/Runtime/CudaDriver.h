@@ -27,6 +27,7 @@ using CUevent = struct CUevent_st *;
 
 inline constexpr CUresult CUDA_SUCCESS = 0;
 inline constexpr CUresult CUDA_ERROR_NOT_READY = 600;
+inline constexpr CUresult CUDA_ERROR_DEINITIALIZED = 4;
 // CUdevice_attribute values used by evo.
 inline constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
 inline constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
@@ -37,12 +38,45 @@ inline constexpr int CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE = 36;
 inline constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
 // CUfunction_attribute
 inline constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+inline constexpr int CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14;
+// CUjit_option
+inline constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
+inline constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
+inline constexpr int CU_JIT_OPTIMIZATION_LEVEL = 7;
+// CUlaunchAttributeID
+inline constexpr int CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4;
 // Flags
 inline constexpr unsigned CU_MEMHOSTREGISTER_PORTABLE = 1;
+inline constexpr unsigned CU_MEMHOSTREGISTER_DEVICEMAP = 2;
 inline constexpr unsigned CU_MEM_ATTACH_GLOBAL = 1;
 inline constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
 inline constexpr unsigned CU_EVENT_DEFAULT = 0;
 inline constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
+
+/// cuda.h's CUlaunchAttribute: the id padded to 8 bytes, then a 64-byte value union of which evo
+/// only uses the cluster dimensions.
+struct CUlaunchAttribute {
+  int id = 0;
+  char pad[4] = {};
+  union {
+    char bytes[64];
+    struct {
+      unsigned x, y, z;
+    } clusterDim;
+  } value = {};
+};
+static_assert(sizeof(CUlaunchAttribute) == 72, "layout of cuda.h's CUlaunchAttribute");
+
+/// cuda.h's CUlaunchConfig (the argument of cuLaunchKernelEx).
+struct CUlaunchConfig {
+  unsigned gridDimX = 1, gridDimY = 1, gridDimZ = 1;
+  unsigned blockDimX = 1, blockDimY = 1, blockDimZ = 1;
+  unsigned sharedMemBytes = 0;
+  CUstream hStream = nullptr;
+  CUlaunchAttribute *attrs = nullptr;
+  unsigned numAttrs = 0;
+};
+static_assert(sizeof(CUlaunchConfig) == 56, "layout of cuda.h's CUlaunchConfig");
 
 /// The entry points evo uses. Pointers are null until `Driver::get()` succeeds.
 struct Driver {
@@ -94,6 +128,8 @@ struct Driver {
   CUresult (*cuEventRecord)(CUevent, CUstream) = nullptr;
   CUresult (*cuEventSynchronize)(CUevent) = nullptr;
   CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent) = nullptr;
+  // Optional (null when the driver lacks them; `get()` still succeeds).
+  CUresult (*cuLaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **) = nullptr;
 
   /// Loads the driver once per process ($EVO_LIBCUDA overrides the library name). Returns null
   /// with the reason in `whyNot` when there is no usable driver or no device.

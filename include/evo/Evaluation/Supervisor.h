@@ -1,0 +1,74 @@
+//===- Supervisor.h - running GPU work in isolated worker processes -*- C++ -*-===//
+//
+// Every candidate kernel runs inside evo-eval-worker, never inside evo-opt. The Supervisor writes
+// a request, starts a worker, follows the JSON lines it writes, and enforces a wall-clock limit
+// per candidate. When a worker dies (a kernel faulted, trapped or hung and was killed, or the
+// worker aborted), the candidate it was running gets the reason, and a fresh worker - a fresh
+// CUDA context - continues with the candidates not yet evaluated. The parent never waits without
+// a bound.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EVO_EVALUATION_SUPERVISOR_H
+#define EVO_EVALUATION_SUPERVISOR_H
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+#include <string>
+#include <vector>
+
+namespace evo {
+
+/// Exit codes of evo-eval-worker.
+enum WorkerExit { kWorkerOk = 0, kWorkerBadRequest = 2, kWorkerFatalCuda = 3, kWorkerNoGpu = 4 };
+
+struct WorkerOptions {
+  /// The worker executable (see findWorker).
+  std::string workerPath;
+  /// Wall-clock limit for one candidate, from its "begin" to its "result".
+  double candidateTimeoutSeconds = 60;
+  /// Limit for a worker to report its device.
+  double startupTimeoutSeconds = 60;
+  /// Where request, result and log files go; a fresh temporary directory when empty.
+  std::string workDir;
+  /// Extra arguments to the worker (tests use them to drive stand-in workers).
+  std::vector<std::string> extraArgs;
+};
+
+enum class Verdict { Valid, Invalid, Crashed, Timeout, NotRun };
+llvm::StringRef stringifyVerdict(Verdict v);
+
+struct CandidateOutcome {
+  std::string id;
+  Verdict verdict = Verdict::NotRun;
+  std::string reason;
+  /// The worker's "result" object (trials, timing), when there is one.
+  llvm::json::Object result;
+};
+
+struct EvaluationRun {
+  /// The worker's "device" event.
+  llvm::json::Object device;
+  /// One per candidate of the request, in request order.
+  std::vector<CandidateOutcome> outcomes;
+  unsigned workersStarted = 0;
+};
+
+/// Finds evo-eval-worker: $EVO_EVAL_WORKER, then next to the running executable, then PATH.
+llvm::Expected<std::string> findWorker(llvm::StringRef explicitPath = "");
+
+/// Evaluates the request's "candidates" (an evo-eval-request/1 in "evaluate" mode), restarting
+/// workers after crashes. A reference candidate ("reference": true) is rerun by every new worker
+/// (later candidates are compared with its outputs); if it is itself not valid, the others are
+/// NotRun. Errors are for failures to run workers at all (no GPU, bad request, no progress).
+llvm::Expected<EvaluationRun> evaluateCandidates(const llvm::json::Object &request,
+                                                 const WorkerOptions &options);
+
+/// Runs a one-shot request ("probe", "ceilings") and returns its events.
+llvm::Expected<std::vector<llvm::json::Object>> runWorkerOnce(const llvm::json::Object &request,
+                                                              const WorkerOptions &options,
+                                                              double timeoutSeconds);
+
+} // namespace evo
+
+#endif

@@ -1,0 +1,155 @@
+//===- InputGenerator.cpp - the verifier's inputs on the CPU ------------------===//
+//
+// Compiled with -ffp-contract=off (see CMakeLists.txt): `lo + span * u` must be two roundings, as
+// on the GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "evo/Evaluation/InputGenerator.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/StringSwitch.h"
+#include <cmath>
+
+using namespace mlir;
+
+namespace evo {
+
+ElementKind elementKindOf(Type type) {
+  if (type.isF64())
+    return ElementKind::F64;
+  if (type.isF32())
+    return ElementKind::F32;
+  if (type.isF16())
+    return ElementKind::F16;
+  if (type.isBF16())
+    return ElementKind::BF16;
+  if (auto i = dyn_cast<IntegerType>(type)) {
+    switch (i.getWidth()) {
+    case 64:
+      return ElementKind::I64;
+    case 32:
+      return ElementKind::I32;
+    case 16:
+      return ElementKind::I16;
+    case 8:
+      return ElementKind::I8;
+    default:
+      break;
+    }
+  }
+  if (isa<IndexType>(type))
+    return ElementKind::I64;
+  return ElementKind::Unsupported;
+}
+
+StringRef elementKindName(ElementKind kind) {
+  switch (kind) {
+  case ElementKind::F64:
+    return "f64";
+  case ElementKind::F32:
+    return "f32";
+  case ElementKind::F16:
+    return "f16";
+  case ElementKind::BF16:
+    return "bf16";
+  case ElementKind::I64:
+    return "i64";
+  case ElementKind::I32:
+    return "i32";
+  case ElementKind::I16:
+    return "i16";
+  case ElementKind::I8:
+    return "i8";
+  case ElementKind::Unsupported:
+    break;
+  }
+  return "unsupported";
+}
+
+std::optional<ElementKind> symbolizeElementKind(StringRef name) {
+  ElementKind k = llvm::StringSwitch<ElementKind>(name)
+                      .Case("f64", ElementKind::F64)
+                      .Case("f32", ElementKind::F32)
+                      .Case("f16", ElementKind::F16)
+                      .Case("bf16", ElementKind::BF16)
+                      .Case("i64", ElementKind::I64)
+                      .Case("i32", ElementKind::I32)
+                      .Case("i16", ElementKind::I16)
+                      .Case("i8", ElementKind::I8)
+                      .Default(ElementKind::Unsupported);
+  if (k == ElementKind::Unsupported)
+    return std::nullopt;
+  return k;
+}
+
+InputRange defaultRange(ElementKind kind) {
+  return contract::isFloat(kind) ? InputRange{-1.0, 1.0} : InputRange{-8.0, 8.0};
+}
+
+FailureOr<SmallVector<InputRange>> argumentRanges(func::FuncOp func) {
+  SmallVector<InputRange> ranges;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    Type elt = getElementTypeOrSelf(func.getArgumentTypes()[i]);
+    InputRange r = defaultRange(elementKindOf(elt));
+    if (Attribute a = func.getArgAttr(i, kRangeAttrName)) {
+      auto array = dyn_cast<ArrayAttr>(a);
+      auto number = [](Attribute x) -> std::optional<double> {
+        if (auto f = dyn_cast<FloatAttr>(x))
+          return f.getValueAsDouble();
+        if (auto n = dyn_cast<IntegerAttr>(x))
+          return static_cast<double>(n.getInt());
+        return std::nullopt;
+      };
+      std::optional<double> lo, hi;
+      if (array && array.size() == 2) {
+        lo = number(array[0]);
+        hi = number(array[1]);
+      }
+      if (!lo || !hi || !(*lo < *hi) || !std::isfinite(*lo) || !std::isfinite(*hi))
+        return func.emitError() << "argument " << i << ": '" << kRangeAttrName
+                                << "' must be [lo, hi] with finite lo < hi";
+      r = {*lo, *hi};
+    }
+    ranges.push_back(r);
+  }
+  return ranges;
+}
+
+static double roundThroughFloat(double v, const llvm::fltSemantics &sem) {
+  // double -> f32 (round to nearest even), then f32 -> the narrow type, as the GPU does.
+  llvm::APFloat f(static_cast<float>(v));
+  bool lost = false;
+  f.convert(sem, llvm::APFloat::rmNearestTiesToEven, &lost);
+  f.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven, &lost);
+  return f.convertToDouble();
+}
+
+double generatedValue(uint64_t seed, unsigned buffer, uint64_t index, ElementKind kind,
+                      InputRange range) {
+  double u = contract::unitInterval(contract::hashElement(seed, buffer, index));
+  if (contract::isFloat(kind)) {
+    double span = range.hi - range.lo;
+    double scaled = span * u;
+    double v = range.lo + scaled;
+    switch (kind) {
+    case ElementKind::F64:
+      return v;
+    case ElementKind::F32:
+      return static_cast<double>(static_cast<float>(v));
+    case ElementKind::F16:
+      return roundThroughFloat(v, llvm::APFloat::IEEEhalf());
+    case ElementKind::BF16:
+      return roundThroughFloat(v, llvm::APFloat::BFloat());
+    default:
+      break;
+    }
+  }
+  double lo = std::ceil(range.lo), hi = std::floor(range.hi);
+  double v = lo + std::floor(u * (hi - lo + 1.0));
+  return v > hi ? hi : v;
+}
+
+} // namespace evo

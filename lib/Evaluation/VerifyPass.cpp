@@ -1,0 +1,159 @@
+//===- VerifyPass.cpp - the evo-verify pass --------------------------------===//
+
+#include "evo/Conversion/LaunchPlan.h"
+#include "evo/Evaluation/Passes.h"
+#include "evo/Evaluation/Verifier.h"
+#include "evo/Runtime/CudaDriver.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace evo {
+#define GEN_PASS_DEF_EVOVERIFYPASS
+#include "evo/Evaluation/Passes.h.inc"
+} // namespace evo
+
+#define DEBUG_TYPE "evo-verify"
+
+using namespace mlir;
+namespace json = llvm::json;
+
+namespace {
+struct EvoVerifyPass final : evo::impl::EvoVerifyPassBase<EvoVerifyPass> {
+  using Base::Base;
+  void runOnOperation() override;
+};
+} // namespace
+
+void EvoVerifyPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  SmallVector<gpu::BinaryOp> binaries;
+  for (auto bin : module.getOps<gpu::BinaryOp>())
+    if (bin->hasAttr(evo::kPlanAttrName))
+      binaries.push_back(bin);
+  if (binaries.empty()) {
+    if (!module.getOps<gpu::GPUModuleOp>().empty())
+      module.emitError("evo-verify: the kernels are not compiled yet; run evo-emit-ptx first "
+                       "(or use --evo-pipeline)");
+    else
+      module.emitError("evo-verify: no gpu.binary with an evo.plan to verify");
+    return signalPassFailure();
+  }
+  // Fail early and clearly on machines without a GPU.
+  std::string why;
+  if (!evo::cuda::Driver::get(&why)) {
+    module.emitError() << "evo-verify: no GPU to run on: " << why;
+    return signalPassFailure();
+  }
+
+  evo::VerifyOptions opts;
+  opts.trials = trials;
+  opts.seed = seed;
+  opts.maxSamples = samples;
+  opts.timing = timing;
+  opts.runs = runs;
+  opts.warmup = warmup;
+  opts.device = device;
+  opts.worker.candidateTimeoutSeconds = timeout;
+  llvm::Expected<std::string> workerPath = evo::findWorker(worker);
+  if (!workerPath) {
+    module.emitError() << "evo-verify: " << llvm::toString(workerPath.takeError());
+    return signalPassFailure();
+  }
+  opts.worker.workerPath = *workerPath;
+  if (trials < 1) {
+    module.emitError("evo-verify: trials must be at least 1");
+    return signalPassFailure();
+  }
+
+  std::optional<evo::Ceilings> ceilings;
+  if (timing) {
+    llvm::Expected<evo::Ceilings> c = evo::deviceCeilings(opts.worker, device);
+    if (!c) {
+      module.emitError() << "evo-verify: " << llvm::toString(c.takeError());
+      return signalPassFailure();
+    }
+    ceilings = *c;
+  }
+
+  json::Array reports;
+  bool anyInvalid = false;
+  Builder b(&getContext());
+  for (gpu::BinaryOp bin : binaries) {
+    FailureOr<evo::LaunchPlan> plan = evo::LaunchPlan::fromAttr(
+        bin->getAttrOfType<DictionaryAttr>(evo::kPlanAttrName), [&] { return bin.emitError(); });
+    if (failed(plan))
+      return signalPassFailure();
+    std::string ptx;
+    for (Attribute a : bin.getObjects())
+      if (auto obj = dyn_cast<gpu::ObjectAttr>(a))
+        if (obj.getFormat() == gpu::CompilationTarget::Assembly)
+          ptx = obj.getObject().getValue().str();
+    if (ptx.empty()) {
+      bin.emitError("evo-verify: the binary holds no PTX (emit with evo-emit-ptx)");
+      return signalPassFailure();
+    }
+    FailureOr<std::unique_ptr<evo::FunctionVerifier>> verifier =
+        evo::FunctionVerifier::create(*plan, &getContext(), bin.getLoc(), opts);
+    if (failed(verifier))
+      return signalPassFailure();
+    evo::Variant variant{plan->funcName, ptx, plan->launches, /*reference=*/true};
+    llvm::Expected<std::vector<evo::VariantReport>> result =
+        (*verifier)->evaluate({variant}, ceilings ? &*ceilings : nullptr);
+    if (!result) {
+      bin.emitError() << "evo-verify: " << llvm::toString(result.takeError());
+      return signalPassFailure();
+    }
+    const evo::VariantReport &r = result->front();
+    json::Object report = r.toJson();
+    report["function"] = plan->funcName;
+    report["checked_elements_per_trial"] = static_cast<int64_t>((*verifier)->getNumChecked());
+    report["bytes"] = (*verifier)->getCost().bytes;
+    report["flops"] = (*verifier)->getCost().flops;
+    reports.push_back(std::move(report));
+
+    SmallVector<NamedAttribute> attrs = {
+        b.getNamedAttr("verdict", b.getStringAttr(evo::stringifyVerdict(r.verdict))),
+        b.getNamedAttr("trials", b.getI64IntegerAttr(trials))};
+    if (!r.reason.empty())
+      attrs.push_back(b.getNamedAttr("reason", b.getStringAttr(r.reason)));
+    if (r.medianMs > 0)
+      attrs.push_back(b.getNamedAttr("median_ms", b.getF64FloatAttr(r.medianMs)));
+    if (r.roofline) {
+      attrs.push_back(b.getNamedAttr("gbps", b.getF64FloatAttr(r.roofline->achievedGBps)));
+      attrs.push_back(
+          b.getNamedAttr("fraction_of_copy", b.getF64FloatAttr(r.roofline->fractionOfCopy)));
+    }
+    bin->setAttr("evo.verify", b.getDictionaryAttr(attrs));
+    if (r.verdict == evo::Verdict::Valid) {
+      auto remark = bin.emitRemark() << "evo-verify: '" << plan->funcName << "' is valid ("
+                                     << trials << " trials";
+      if (r.roofline)
+        remark << llvm::formatv(", {0:f4} ms, {1:f0} GB/s = {2:p} of copy, {3:f2} TFLOP/s",
+                                r.medianMs, r.roofline->achievedGBps, r.roofline->fractionOfCopy,
+                                r.roofline->achievedTFlops)
+                      .str();
+      remark << ")";
+    } else {
+      anyInvalid = true;
+      InFlightDiagnostic d = failOnInvalid ? bin.emitError() : bin.emitWarning();
+      d << "evo-verify: '" << plan->funcName << "' is " << evo::stringifyVerdict(r.verdict) << ": "
+        << r.reason;
+    }
+  }
+
+  if (!output.empty()) {
+    json::Object doc{{"format", "evo-verify/1"}, {"results", std::move(reports)}};
+    if (ceilings)
+      doc["ceilings"] = ceilings->toJson();
+    if (llvm::Error e = llvm::writeToOutput(output, [&](llvm::raw_ostream &os) {
+          os << llvm::formatv("{0:2}", json::Value(std::move(doc))) << "\n";
+          return llvm::Error::success();
+        })) {
+      module.emitError() << "evo-verify: " << llvm::toString(std::move(e));
+      return signalPassFailure();
+    }
+  }
+  if (anyInvalid && failOnInvalid)
+    signalPassFailure();
+}

@@ -1,0 +1,126 @@
+// evo-verify on evo's own kernels: every op family, several schedules and element kinds, all
+// proven equal to the oracle on 5 seeds and timed.
+//
+// REQUIRES: cuda
+// RUN: evo-opt %s -split-input-file -verify-diagnostics --evo-pipeline="output-dir=-" \
+// RUN:   --evo-verify="runs=20 warmup=3" -o /dev/null
+//
+// The JSON report of one function.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: evo-opt %evo_src_root/examples/softmax.mlir --evo-pipeline="output-dir=%t reduction-strategy=block vector-width=4" \
+// RUN:   --evo-verify="output=%t/verify.json runs=20" -o /dev/null
+// RUN: FileCheck %s --input-file=%t/verify.json --check-prefix=JSON
+// JSON:      "ceilings": {
+// JSON:        "copy_gbps": {{[0-9.]+}},
+// JSON:      "format": "evo-verify/1",
+// JSON:      "bytes": 33554432,
+// JSON:      "function": "softmax",
+// JSON:      "roofline": {
+// JSON:        "below_floor": false,
+// JSON:      "timing": {
+// JSON:        "median_ms": {{[0-9.]+}},
+// JSON:        "repeat_medians_ms": [
+// JSON:      "trials": [
+// JSON-COUNT-5: "seed": {{[0-9]+}}
+// JSON:      "verdict": "valid"
+
+// expected-remark @below {{evo-verify: 'softmax_block' is valid (5 trials, }}
+func.func @softmax_block(%x: tensor<1024x4096xf32>) -> tensor<1024x4096xf32> {
+  %e = tensor.empty() : tensor<1024x4096xf32>
+  %r = linalg.softmax {evo.knobs = {reduction = "block", vector_width = 4}} dimension(1)
+         ins(%x : tensor<1024x4096xf32>) outs(%e : tensor<1024x4096xf32>) -> tensor<1024x4096xf32>
+  return %r : tensor<1024x4096xf32>
+}
+
+// -----
+
+// expected-remark @below {{evo-verify: 'row_sum_warp' is valid (5 trials, }}
+func.func @row_sum_warp(%x: tensor<4096x2048xf32>) -> tensor<4096xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4096xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<4096xf32>) -> tensor<4096xf32>
+  %r = linalg.reduce ins(%x : tensor<4096x2048xf32>) outs(%acc : tensor<4096xf32>) dimensions = [1]
+         {evo.knobs = {reduction = "warp", vector_width = 4, accumulators = 2}}
+    (%in: f32, %init: f32) {
+      %s = arith.addf %in, %init : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<4096xf32>
+}
+
+// -----
+
+// expected-remark @below {{evo-verify: 'matmul_tiled' is valid (5 trials, }}
+func.func @matmul_tiled(%a: tensor<512x256xf32>, %b: tensor<256x384xf32>) -> tensor<512x384xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<512x384xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<512x384xf32>) -> tensor<512x384xf32>
+  %c = linalg.matmul {evo.knobs = {tile_sizes = [64, 64, 16], thread_tile = [4, 4]}}
+         ins(%a, %b : tensor<512x256xf32>, tensor<256x384xf32>) outs(%acc : tensor<512x384xf32>) -> tensor<512x384xf32>
+  return %c : tensor<512x384xf32>
+}
+
+// -----
+
+// f16 operands, f32 accumulation: checked at f32's tolerance.
+// expected-remark @below {{evo-verify: 'bmm_f16' is valid (5 trials, }}
+func.func @bmm_f16(%a: tensor<4x128x256xf16>, %b: tensor<4x256x128xf16>) -> tensor<4x128x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x128x128xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<4x128x128xf32>) -> tensor<4x128x128xf32>
+  %c = linalg.batch_matmul ins(%a, %b : tensor<4x128x256xf16>, tensor<4x256x128xf16>)
+                           outs(%acc : tensor<4x128x128xf32>) -> tensor<4x128x128xf32>
+  return %c : tensor<4x128x128xf32>
+}
+
+// -----
+
+// bf16 elementwise with a broadcast bias.
+// expected-remark @below {{evo-verify: 'add_bf16' is valid (5 trials, }}
+func.func @add_bf16(%x: tensor<512x1024xbf16>, %b: tensor<1024xbf16>) -> tensor<512x1024xbf16> {
+  %e = tensor.empty() : tensor<512x1024xbf16>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      {evo.knobs = {vector_width = 8}}
+      ins(%x, %b : tensor<512x1024xbf16>, tensor<1024xbf16>) outs(%e : tensor<512x1024xbf16>) {
+  ^bb0(%u: bf16, %v: bf16, %o: bf16):
+    %s = arith.addf %u, %v : bf16
+    linalg.yield %s : bf16
+  } -> tensor<512x1024xbf16>
+  return %r : tensor<512x1024xbf16>
+}
+
+// -----
+
+// Integers are compared exactly.
+// expected-remark @below {{evo-verify: 'muladd_i32' is valid (5 trials, }}
+func.func @muladd_i32(%a: tensor<1000x1000xi32>, %b: tensor<1000x1000xi32>) -> tensor<1000x1000xi32> {
+  %e = tensor.empty() : tensor<1000x1000xi32>
+  %m = arith.muli %a, %b : tensor<1000x1000xi32>
+  %r = arith.addi %m, %a : tensor<1000x1000xi32>
+  return %r : tensor<1000x1000xi32>
+}
+
+// -----
+
+// log needs positive inputs: the argument's evo.range says so.
+// expected-remark @below {{evo-verify: 'log_sqrt' is valid (5 trials, }}
+func.func @log_sqrt(%x: tensor<2048x2048xf32> {evo.range = [0.01, 100.0]}) -> tensor<2048x2048xf32> {
+  %l = math.log %x : tensor<2048x2048xf32>
+  %s = math.sqrt %x : tensor<2048x2048xf32>
+  %r = arith.addf %l, %s : tensor<2048x2048xf32>
+  return %r : tensor<2048x2048xf32>
+}
+
+// -----
+
+// Two tasks and a scratch buffer.
+// expected-remark @below {{evo-verify: 'mm_relu' is valid (5 trials, }}
+func.func @mm_relu(%a: tensor<256x64xf32>, %b: tensor<64x128xf32>) -> tensor<256x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x128xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<256x128xf32>) -> tensor<256x128xf32>
+  %c = linalg.matmul ins(%a, %b : tensor<256x64xf32>, tensor<64x128xf32>) outs(%acc : tensor<256x128xf32>) -> tensor<256x128xf32>
+  %r = linalg.max ins(%c, %acc : tensor<256x128xf32>, tensor<256x128xf32>) outs(%e : tensor<256x128xf32>) -> tensor<256x128xf32>
+  return %r : tensor<256x128xf32>
+}

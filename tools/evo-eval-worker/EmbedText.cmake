@@ -1,0 +1,11 @@
+# Turns a text file into a C++ string literal (concatenated raw-string chunks) for #include.
+file(READ ${IN} text)
+string(LENGTH "${text}" len)
+set(out "")
+set(pos 0)
+while(pos LESS len)
+  string(SUBSTRING "${text}" ${pos} 8000 chunk)
+  string(APPEND out "R\"evo_embed(${chunk})evo_embed\"\n")
+  math(EXPR pos "${pos} + 8000")
+endwhile()
+file(WRITE ${OUT} "${out}")

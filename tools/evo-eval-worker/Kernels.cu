@@ -1,0 +1,261 @@
+// Device helpers of evo-eval-worker: filling inputs per the buffer contract, poisoning outputs,
+// checking red zones, checksums, comparison with a reference, sampling, and the ceiling
+// microbenchmarks. Written in CUDA C and compiled by nvcc (not by evo-opt's own lowering), so the
+// harness shares no code with what it verifies. Built to PTX and embedded in the worker.
+
+#include "evo/Runtime/BufferContract.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+using namespace evo::contract;
+
+namespace {
+
+__device__ double loadAsDouble(const void *p, uint64_t i, int kind) {
+  switch (static_cast<ElementKind>(kind)) {
+  case ElementKind::F64: return static_cast<const double *>(p)[i];
+  case ElementKind::F32: return static_cast<const float *>(p)[i];
+  case ElementKind::F16: return __half2float(static_cast<const __half *>(p)[i]);
+  case ElementKind::BF16: return __bfloat162float(static_cast<const __nv_bfloat16 *>(p)[i]);
+  case ElementKind::I64: return static_cast<double>(static_cast<const int64_t *>(p)[i]);
+  case ElementKind::I32: return static_cast<const int32_t *>(p)[i];
+  case ElementKind::I16: return static_cast<const int16_t *>(p)[i];
+  case ElementKind::I8: return static_cast<const int8_t *>(p)[i];
+  default: return 0.0;
+  }
+}
+
+__device__ uint64_t loadBits(const void *p, uint64_t i, int kind) {
+  switch (elementBytes(static_cast<ElementKind>(kind))) {
+  case 8: return static_cast<const uint64_t *>(p)[i];
+  case 4: return static_cast<const uint32_t *>(p)[i];
+  case 2: return static_cast<const uint16_t *>(p)[i];
+  default: return static_cast<const uint8_t *>(p)[i];
+  }
+}
+
+__device__ uint64_t poisonBits(int kind) {
+  switch (static_cast<ElementKind>(kind)) {
+  case ElementKind::F64: return kPoisonF64;
+  case ElementKind::F32: return kPoisonF32;
+  case ElementKind::F16: return kPoisonF16;
+  case ElementKind::BF16: return kPoisonBF16;
+  case ElementKind::I64: return kPoisonI64;
+  case ElementKind::I32: return kPoisonI32;
+  case ElementKind::I16: return kPoisonI16;
+  default: return kPoisonI8;
+  }
+}
+
+__device__ uint64_t globalThread() { return uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; }
+__device__ uint64_t globalStride() { return uint64_t(gridDim.x) * blockDim.x; }
+
+// Non-negative doubles order like their bit patterns: atomicMax on the bits.
+__device__ void atomicMaxNonNegative(unsigned long long *slot, double v) {
+  atomicMax(slot, static_cast<unsigned long long>(__double_as_longlong(v)));
+}
+
+} // namespace
+
+extern "C" {
+
+/// Inputs per the buffer contract: float kinds get lo + span*u (two roundings) rounded to f32
+/// then to the narrow type; integer kinds get ilo + floor(u*ispan) clamped to ihi.
+__global__ void evo_fill(void *dst, uint64_t n, int kind, uint64_t seed, uint32_t buffer,
+                         double lo, double span, double ilo, double ihi, double ispan) {
+  for (uint64_t i = globalThread(); i < n; i += globalStride()) {
+    double u = unitInterval(hashElement(seed, buffer, i));
+    ElementKind k = static_cast<ElementKind>(kind);
+    if (isFloat(k)) {
+      double v = __dadd_rn(lo, __dmul_rn(span, u));
+      float f = __double2float_rn(v);
+      switch (k) {
+      case ElementKind::F64: static_cast<double *>(dst)[i] = v; break;
+      case ElementKind::F32: static_cast<float *>(dst)[i] = f; break;
+      case ElementKind::F16: static_cast<__half *>(dst)[i] = __float2half_rn(f); break;
+      default: static_cast<__nv_bfloat16 *>(dst)[i] = __float2bfloat16_rn(f); break;
+      }
+    } else {
+      double v = __dadd_rn(ilo, floor(__dmul_rn(u, ispan)));
+      if (v > ihi)
+        v = ihi;
+      int64_t x = static_cast<int64_t>(v);
+      switch (k) {
+      case ElementKind::I64: static_cast<int64_t *>(dst)[i] = x; break;
+      case ElementKind::I32: static_cast<int32_t *>(dst)[i] = static_cast<int32_t>(x); break;
+      case ElementKind::I16: static_cast<int16_t *>(dst)[i] = static_cast<int16_t>(x); break;
+      default: static_cast<int8_t *>(dst)[i] = static_cast<int8_t>(x); break;
+      }
+    }
+  }
+}
+
+/// Writes the kind's poison pattern into every element.
+__global__ void evo_poison(void *dst, uint64_t n, int kind) {
+  uint64_t bits = poisonBits(kind);
+  int bytes = elementBytes(static_cast<ElementKind>(kind));
+  for (uint64_t i = globalThread(); i < n; i += globalStride()) {
+    switch (bytes) {
+    case 8: static_cast<uint64_t *>(dst)[i] = bits; break;
+    case 4: static_cast<uint32_t *>(dst)[i] = static_cast<uint32_t>(bits); break;
+    case 2: static_cast<uint16_t *>(dst)[i] = static_cast<uint16_t>(bits); break;
+    default: static_cast<uint8_t *>(dst)[i] = static_cast<uint8_t>(bits); break;
+    }
+  }
+}
+
+/// Counts bytes that differ from `byte` (red-zone check).
+__global__ void evo_count_not_equal(const uint8_t *p, uint64_t n, uint8_t byte,
+                                    unsigned long long *count) {
+  unsigned long long local = 0;
+  for (uint64_t i = globalThread(); i < n; i += globalStride())
+    local += p[i] != byte;
+  if (local)
+    atomicAdd(count, local);
+}
+
+/// A position-dependent checksum of `nbytes` bytes: sum of word_i * (2i + 1) mod 2^64 over 8-byte
+/// words, the tail bytes folded in by thread 0.
+__global__ void evo_checksum(const uint8_t *p, uint64_t nbytes, unsigned long long *sum) {
+  const uint64_t *words = reinterpret_cast<const uint64_t *>(p);
+  uint64_t nwords = nbytes / 8;
+  unsigned long long local = 0;
+  for (uint64_t i = globalThread(); i < nwords; i += globalStride())
+    local += words[i] * (2 * i + 1);
+  if (globalThread() == 0)
+    for (uint64_t b = nwords * 8; b < nbytes; ++b)
+      local += uint64_t(p[b]) * (2 * (nwords + b) + 1);
+  atomicAdd(sum, local);
+}
+
+/// counts[0] poison (never written), counts[1] NaN, counts[2] +-Inf.
+__global__ void evo_scan(const void *out, uint64_t n, int kind, unsigned long long *counts) {
+  uint64_t poison = poisonBits(kind);
+  unsigned long long c[3] = {0, 0, 0};
+  for (uint64_t i = globalThread(); i < n; i += globalStride()) {
+    if (loadBits(out, i, kind) == poison) {
+      ++c[0];
+      continue;
+    }
+    double v = loadAsDouble(out, i, kind);
+    c[1] += isnan(v);
+    c[2] += isinf(v);
+  }
+  for (int j = 0; j < 3; ++j)
+    if (c[j])
+      atomicAdd(&counts[j], c[j]);
+}
+
+/// Sum of squares of the finite elements (for the reference's RMS, which scales atol).
+__global__ void evo_sum_squares(const void *p, uint64_t n, int kind, double *sum) {
+  double local = 0;
+  for (uint64_t i = globalThread(); i < n; i += globalStride()) {
+    double v = loadAsDouble(p, i, kind);
+    if (isfinite(v))
+      local += v * v;
+  }
+  atomicAdd(sum, local);
+}
+
+/// Element-wise comparison of `out` with `ref` (same kind):
+///   stats[0] failing elements   (|o - r| > atol + rtol*|r| for finite r; class mismatch otherwise)
+///   stats[1] poison elements in `out`
+///   stats[2] first failing index (initialized to ~0 by the host)
+///   stats[3] max |o - r| over finite pairs (double bits)
+///   stats[4] sum (o - r)^2 over finite pairs (double)
+///   stats[5] sum r^2 over finite r (double)
+__global__ void evo_compare(const void *out, const void *ref, uint64_t n, int kind, double rtol,
+                            double atol, unsigned long long *stats) {
+  uint64_t poison = poisonBits(kind);
+  unsigned long long fails = 0, poisoned = 0;
+  double maxErr = 0, sq = 0, refSq = 0;
+  for (uint64_t i = globalThread(); i < n; i += globalStride()) {
+    bool bad;
+    if (loadBits(out, i, kind) == poison) {
+      ++poisoned;
+      bad = true;
+    } else {
+      double o = loadAsDouble(out, i, kind), r = loadAsDouble(ref, i, kind);
+      if (isfinite(r)) {
+        double d = fabs(o - r);
+        bad = !isfinite(o) || d > atol + rtol * fabs(r);
+        if (isfinite(o)) {
+          maxErr = fmax(maxErr, d);
+          sq += d * d;
+        }
+        refSq += r * r;
+      } else {
+        bad = !(isnan(r) ? isnan(o) : o == r);
+      }
+    }
+    if (bad) {
+      ++fails;
+      atomicMin(&stats[2], static_cast<unsigned long long>(i));
+    }
+  }
+  if (fails)
+    atomicAdd(&stats[0], fails);
+  if (poisoned)
+    atomicAdd(&stats[1], poisoned);
+  atomicMaxNonNegative(&stats[3], maxErr);
+  atomicAdd(reinterpret_cast<double *>(&stats[4]), sq);
+  atomicAdd(reinterpret_cast<double *>(&stats[5]), refSq);
+}
+
+/// Raw bits of the elements at `indices` (decoded on the host, which can tell poison apart).
+__global__ void evo_gather(const void *p, int kind, const uint64_t *indices, uint64_t m,
+                           uint64_t *bits) {
+  for (uint64_t j = globalThread(); j < m; j += globalStride())
+    bits[j] = loadBits(p, indices[j], kind);
+}
+
+// --- ceilings ---------------------------------------------------------------------------
+
+/// Device-memory copy bandwidth: 16-byte loads and stores, grid-stride.
+__global__ void evo_copy(const float4 *in, float4 *out, uint64_t n) {
+  for (uint64_t i = globalThread(); i < n; i += globalStride())
+    out[i] = in[i];
+}
+
+/// FP32 FMA rate: 8 independent dependency chains per thread.
+__global__ void evo_fma_peak(float *out, int iterations, float seed) {
+  float a[8];
+  for (int j = 0; j < 8; ++j)
+    a[j] = seed + j + threadIdx.x;
+  const float m = 0.999999f, c = 1e-7f;
+  for (int it = 0; it < iterations; ++it) {
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      a[j] = fmaf(a[j], m, c);
+  }
+  float s = 0;
+  for (int j = 0; j < 8; ++j)
+    s += a[j];
+  if (s == 12345.678f) // practically never: keeps the chains alive
+    out[globalThread()] = s;
+}
+
+/// f16 tensor-core rate through mma.sync m16n8k16 (f32 accumulate), 4 independent accumulators
+/// per warp. (wgmma can go faster on Hopper; evo does not emit it.)
+__global__ void evo_mma_peak(float *out, int iterations) {
+  unsigned a[4] = {0x3c003c00u ^ threadIdx.x, 0x3c003c00u, 0x3c003c00u, 0x3c003c00u};
+  unsigned b[2] = {0x3c003c00u, 0x3c003c00u ^ threadIdx.x};
+  float acc[4][4] = {};
+  for (int it = 0; it < iterations; ++it) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                   "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                   : "+f"(acc[j][0]), "+f"(acc[j][1]), "+f"(acc[j][2]), "+f"(acc[j][3])
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+  float s = 0;
+  for (int j = 0; j < 4; ++j)
+    s += acc[j][0] + acc[j][1] + acc[j][2] + acc[j][3];
+  if (s == 12345.678f)
+    out[globalThread()] = s;
+}
+
+} // extern "C"

@@ -1,0 +1,83 @@
+//===- FakeWorker.cpp - a stand-in for evo-eval-worker in CI -----------------===//
+//
+// Speaks the worker's protocol without a GPU, and misbehaves on purpose according to each
+// candidate's id, so the Supervisor's crash and timeout handling is tested where CI runs:
+//   ok        a valid result          segv     dies from SIGSEGV     abort   abort()
+//   bad       an invalid result       hang     never answers         fatal   a sticky CUDA error
+//   garbage   writes a non-JSON line and exits 1
+//   nogpu     (as the first id) exits like a worker on a machine without a GPU
+//
+//===----------------------------------------------------------------------===//
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <unistd.h>
+
+using namespace llvm;
+
+static FILE *out;
+
+static void emitObject(json::Object o) {
+  std::string s;
+  raw_string_ostream os(s);
+  os << json::Value(std::move(o));
+  std::fprintf(out, "%s\n", s.c_str());
+  std::fflush(out);
+}
+
+int main(int argc, char **argv) {
+  if (argc != 3)
+    return 2;
+  out = std::fopen(argv[2], "w");
+  auto buf = MemoryBuffer::getFile(argv[1]);
+  if (!buf || !out)
+    return 2;
+  Expected<json::Value> req = json::parse((*buf)->getBuffer());
+  if (!req)
+    return 2;
+  json::Object &r = *req->getAsObject();
+  json::Array *cands = r.getArray("candidates");
+  if (cands && !cands->empty() &&
+      (*cands)[0].getAsObject()->getString("id") == StringRef("nogpu")) {
+    emitObject(json::Object{{"event", "fatal"}, {"candidate", -1}, {"reason", "no CUDA driver: stand-in"}});
+    return 4;
+  }
+  emitObject(json::Object{{"event", "device"}, {"name", "Stand-in GPU"}, {"uuid", "00"}});
+  if (r.getString("mode") == StringRef("probe")) {
+    emitObject(json::Object{{"event", "done"}});
+    return 0;
+  }
+  for (size_t i = 0; cands && i < cands->size(); ++i) {
+    StringRef id = *(*cands)[i].getAsObject()->getString("id");
+    emitObject(json::Object{{"event", "begin"}, {"candidate", int64_t(i)}, {"id", id}});
+    if (id.starts_with("ok"))
+      emitObject(json::Object{{"event", "result"}, {"candidate", int64_t(i)}, {"id", id}, {"verdict", "valid"},
+            {"reason", ""}, {"timing", json::Object{{"median_ms", 1.5}}}});
+    else if (id.starts_with("bad"))
+      emitObject(json::Object{{"event", "result"}, {"candidate", int64_t(i)}, {"id", id}, {"verdict", "invalid"},
+            {"reason", "3 of 8 elements of 'result0' were never written (trial 0)"}});
+    else if (id.starts_with("segv"))
+      std::raise(SIGSEGV);
+    else if (id.starts_with("abort"))
+      std::abort();
+    else if (id.starts_with("hang"))
+      while (true)
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+    else if (id.starts_with("fatal")) {
+      emitObject(json::Object{{"event", "fatal"}, {"candidate", int64_t(i)},
+            {"reason", "cuStreamSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS: illegal memory access"}});
+      _exit(3);
+    } else if (id.starts_with("garbage")) {
+      std::fprintf(out, "this is not json\n");
+      std::fflush(out);
+      _exit(1);
+    }
+  }
+  emitObject(json::Object{{"event", "done"}});
+  return 0;
+}

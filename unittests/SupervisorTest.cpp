@@ -1,0 +1,129 @@
+//===- SupervisorTest.cpp - worker isolation, with a stand-in worker ---------===//
+
+#include "evo/Evaluation/Supervisor.h"
+#include "gtest/gtest.h"
+#include <chrono>
+
+using namespace evo;
+namespace json = llvm::json;
+
+#ifndef EVO_FAKE_WORKER
+#error "EVO_FAKE_WORKER must name the stand-in worker"
+#endif
+
+namespace {
+json::Object request(std::initializer_list<const char *> ids, const char *reference = nullptr) {
+  json::Array cands;
+  for (const char *id : ids)
+    cands.push_back(json::Object{{"id", id},
+                                 {"reference", reference && std::string(id) == reference},
+                                 {"launches", json::Array()}});
+  return json::Object{{"format", "evo-eval-request/1"},
+                      {"mode", "evaluate"},
+                      {"candidates", std::move(cands)}};
+}
+
+WorkerOptions options() {
+  WorkerOptions o;
+  o.workerPath = EVO_FAKE_WORKER;
+  o.candidateTimeoutSeconds = 1.5;
+  o.startupTimeoutSeconds = 10;
+  return o;
+}
+} // namespace
+
+TEST(SupervisorTest, ValidAndInvalidResultsComeBackInOrder) {
+  llvm::Expected<EvaluationRun> run = evaluateCandidates(request({"ok1", "bad1", "ok2"}), options());
+  ASSERT_TRUE(static_cast<bool>(run)) << llvm::toString(run.takeError());
+  ASSERT_EQ(run->outcomes.size(), 3u);
+  EXPECT_EQ(run->outcomes[0].verdict, Verdict::Valid);
+  EXPECT_EQ(run->outcomes[1].verdict, Verdict::Invalid);
+  EXPECT_NE(run->outcomes[1].reason.find("never written"), std::string::npos);
+  EXPECT_EQ(run->outcomes[2].verdict, Verdict::Valid);
+  EXPECT_EQ(run->outcomes[2].result.getObject("timing")->getNumber("median_ms"), 1.5);
+  EXPECT_EQ(run->workersStarted, 1u);
+  EXPECT_EQ(run->device.getString("name"), llvm::StringRef("Stand-in GPU"));
+}
+
+TEST(SupervisorTest, CrashesAreBlamedOnTheRunningCandidateAndTheRestContinue) {
+  llvm::Expected<EvaluationRun> run =
+      evaluateCandidates(request({"ok1", "segv", "ok2", "abort", "fatal", "ok3"}), options());
+  ASSERT_TRUE(static_cast<bool>(run)) << llvm::toString(run.takeError());
+  const auto &o = run->outcomes;
+  EXPECT_EQ(o[0].verdict, Verdict::Valid);
+  EXPECT_EQ(o[1].verdict, Verdict::Crashed);
+  EXPECT_NE(o[1].reason.find("SIGSEGV"), std::string::npos) << o[1].reason;
+  EXPECT_EQ(o[2].verdict, Verdict::Valid);
+  EXPECT_EQ(o[3].verdict, Verdict::Crashed);
+  EXPECT_NE(o[3].reason.find("SIGABRT"), std::string::npos) << o[3].reason;
+  EXPECT_EQ(o[4].verdict, Verdict::Crashed);
+  EXPECT_NE(o[4].reason.find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << o[4].reason;
+  EXPECT_EQ(o[5].verdict, Verdict::Valid);
+  // One fresh worker (a fresh context) after each crash.
+  EXPECT_EQ(run->workersStarted, 4u);
+}
+
+TEST(SupervisorTest, AHangIsKilledAtTheTimeoutAndTheParentSurvives) {
+  auto start = std::chrono::steady_clock::now();
+  llvm::Expected<EvaluationRun> run = evaluateCandidates(request({"hang", "ok1"}), options());
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(static_cast<bool>(run)) << llvm::toString(run.takeError());
+  EXPECT_EQ(run->outcomes[0].verdict, Verdict::Timeout);
+  EXPECT_NE(run->outcomes[0].reason.find("killed"), std::string::npos);
+  EXPECT_EQ(run->outcomes[1].verdict, Verdict::Valid);
+  EXPECT_LT(seconds, 10.0);
+}
+
+TEST(SupervisorTest, GarbageOutputIsACrashWithWhatWasWritten) {
+  llvm::Expected<EvaluationRun> run = evaluateCandidates(request({"garbage", "ok1"}), options());
+  ASSERT_TRUE(static_cast<bool>(run)) << llvm::toString(run.takeError());
+  EXPECT_EQ(run->outcomes[0].verdict, Verdict::Crashed);
+  EXPECT_NE(run->outcomes[0].reason.find("this is not json"), std::string::npos)
+      << run->outcomes[0].reason;
+  EXPECT_EQ(run->outcomes[1].verdict, Verdict::Valid);
+}
+
+TEST(SupervisorTest, AReferenceThatFailsStopsTheOthers) {
+  llvm::Expected<EvaluationRun> run =
+      evaluateCandidates(request({"bad-ref", "ok1", "ok2"}, "bad-ref"), options());
+  ASSERT_TRUE(static_cast<bool>(run)) << llvm::toString(run.takeError());
+  EXPECT_EQ(run->outcomes[0].verdict, Verdict::Invalid);
+  EXPECT_EQ(run->outcomes[1].verdict, Verdict::NotRun);
+  EXPECT_NE(run->outcomes[1].reason.find("the reference 'bad-ref' is invalid"), std::string::npos);
+}
+
+TEST(SupervisorTest, TheReferenceIsRerunByEveryNewWorker) {
+  llvm::Expected<EvaluationRun> run =
+      evaluateCandidates(request({"ok-ref", "segv", "ok2"}, "ok-ref"), options());
+  ASSERT_TRUE(static_cast<bool>(run)) << llvm::toString(run.takeError());
+  EXPECT_EQ(run->outcomes[0].verdict, Verdict::Valid);
+  EXPECT_EQ(run->outcomes[1].verdict, Verdict::Crashed);
+  EXPECT_EQ(run->outcomes[2].verdict, Verdict::Valid);
+  EXPECT_EQ(run->workersStarted, 2u);
+}
+
+TEST(SupervisorTest, NoGpuIsAnErrorNotAVerdict) {
+  llvm::Expected<EvaluationRun> run = evaluateCandidates(request({"nogpu", "ok1"}), options());
+  ASSERT_FALSE(static_cast<bool>(run));
+  EXPECT_NE(llvm::toString(run.takeError()).find("no CUDA driver"), std::string::npos);
+}
+
+TEST(SupervisorTest, AMissingWorkerIsAnError) {
+  llvm::Expected<std::string> w = findWorker("/nonexistent/evo-eval-worker");
+  ASSERT_FALSE(static_cast<bool>(w));
+  EXPECT_NE(llvm::toString(w.takeError()).find("not executable"), std::string::npos);
+  WorkerOptions o = options();
+  o.workerPath = "/nonexistent/evo-eval-worker";
+  llvm::Expected<EvaluationRun> run = evaluateCandidates(request({"ok1"}), o);
+  ASSERT_FALSE(static_cast<bool>(run));
+  llvm::consumeError(run.takeError());
+}
+
+TEST(SupervisorTest, OneShotModesReturnTheirEvents) {
+  json::Object probe{{"format", "evo-eval-request/1"}, {"mode", "probe"}};
+  llvm::Expected<std::vector<json::Object>> events = runWorkerOnce(probe, options(), 10);
+  ASSERT_TRUE(static_cast<bool>(events)) << llvm::toString(events.takeError());
+  ASSERT_EQ(events->size(), 2u);
+  EXPECT_EQ((*events)[0].getString("event"), llvm::StringRef("device"));
+}
