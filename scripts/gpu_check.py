@@ -185,7 +185,8 @@ def run_adversarial(args, rows_out):
     rows = []
     work = tempfile.mkdtemp(prefix="evo-adv-")
     for i, case in enumerate(cases):
-        titles = [m.group(1) for m in re.finditer(r"^// ([A-Za-z][A-Za-z0-9 -]*): ", case, re.M)]
+        titles = [m.group(1) for m in re.finditer(r"^// ([A-Za-z][A-Za-z0-9 -]*): ", case, re.M)
+                  if m.group(1) not in ("RUN", "REQUIRES")]
         name = titles[0] if titles else f"case {i}"
         exp = re.search(r"expected-(error|remark) @\+2 \{\{(.*)\}\}", case)
         want = ("valid" if exp and exp.group(1) == "remark" else "rejected", exp.group(2) if exp else "")

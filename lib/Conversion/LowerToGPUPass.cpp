@@ -2,7 +2,9 @@
 
 #include "evo/Conversion/LowerToGPU.h"
 #include "evo/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 
 namespace evo {
 #define GEN_PASS_DEF_EVOLOWERTOGPUPASS
@@ -20,14 +22,17 @@ struct EvoLowerToGPUPass final : evo::impl::EvoLowerToGPUPassBase<EvoLowerToGPUP
 };
 } // namespace
 
-/// A function is a target when its body holds linalg ops; others (host code the user already
-/// wrote, declarations) are left alone.
+/// A function is a target when its body computes on tensors with linalg ops or with elementwise
+/// arith/math ops; others (host code the user already wrote, declarations) are left alone.
 static bool isTarget(func::FuncOp func) {
   if (func.isExternal())
     return false;
   bool found = false;
   func.walk([&](Operation *op) {
-    if (isa<linalg::LinalgOp, linalg::SoftmaxOp>(op))
+    if (isa<linalg::LinalgOp, linalg::SoftmaxOp>(op) ||
+        (isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) &&
+         !isa<arith::ConstantOp>(op) && op->getNumResults() == 1 &&
+         isa<RankedTensorType>(op->getResult(0).getType())))
       found = true;
   });
   return found;

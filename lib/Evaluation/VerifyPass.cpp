@@ -114,7 +114,7 @@ void EvoVerifyPass::runOnOperation() {
 
     SmallVector<NamedAttribute> attrs = {
         b.getNamedAttr("verdict", b.getStringAttr(evo::stringifyVerdict(r.verdict))),
-        b.getNamedAttr("trials", b.getI64IntegerAttr(trials))};
+        b.getNamedAttr("trials", b.getI64IntegerAttr(opts.trials))};
     if (!r.reason.empty())
       attrs.push_back(b.getNamedAttr("reason", b.getStringAttr(r.reason)));
     if (r.medianMs > 0)
@@ -127,7 +127,7 @@ void EvoVerifyPass::runOnOperation() {
     bin->setAttr("evo.verify", b.getDictionaryAttr(attrs));
     if (r.verdict == evo::Verdict::Valid) {
       auto remark = bin.emitRemark() << "evo-verify: '" << plan->funcName << "' is valid ("
-                                     << trials << " trials";
+                                     << opts.trials << " trials";
       if (r.roofline)
         remark << llvm::formatv(", {0:f4} ms, {1:f0} GB/s = {2:p} of copy, {3:f2} TFLOP/s",
                                 r.medianMs, r.roofline->achievedGBps, r.roofline->fractionOfCopy,

@@ -213,9 +213,21 @@ __global__ void evo_gather(const void *p, int kind, const uint64_t *indices, uin
 
 // --- ceilings ---------------------------------------------------------------------------
 
-/// Device-memory copy bandwidth: 16-byte loads and stores, grid-stride.
-__global__ void evo_copy(const float4 *in, float4 *out, uint64_t n) {
-  for (uint64_t i = globalThread(); i < n; i += globalStride())
+/// Device-memory copy bandwidth: 16-byte loads and stores, `unroll` independent ones in flight
+/// per thread, grid-stride. The worker tries several shapes and keeps the best.
+__global__ void evo_copy(const float4 *in, float4 *out, uint64_t n, int unroll) {
+  uint64_t stride = globalStride();
+  uint64_t i = globalThread();
+  if (unroll == 4) {
+    for (; i + 3 * stride < n; i += 4 * stride) {
+      float4 a = in[i], b = in[i + stride], c = in[i + 2 * stride], d = in[i + 3 * stride];
+      out[i] = a;
+      out[i + stride] = b;
+      out[i + 2 * stride] = c;
+      out[i + 3 * stride] = d;
+    }
+  }
+  for (; i < n; i += stride)
     out[i] = in[i];
 }
 
