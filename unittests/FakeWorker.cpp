@@ -42,8 +42,7 @@ int main(int argc, char **argv) {
     return 2;
   json::Object &r = *req->getAsObject();
   json::Array *cands = r.getArray("candidates");
-  if (cands && !cands->empty() &&
-      (*cands)[0].getAsObject()->getString("id") == StringRef("nogpu")) {
+  if (r.getString("stand_in") == StringRef("nogpu")) {
     emitObject(json::Object{{"event", "fatal"}, {"candidate", -1}, {"reason", "no CUDA driver: stand-in"}});
     return 4;
   }
@@ -52,16 +51,54 @@ int main(int argc, char **argv) {
     emitObject(json::Object{{"event", "done"}});
     return 0;
   }
-  for (size_t i = 0; cands && i < cands->size(); ++i) {
-    StringRef id = *(*cands)[i].getAsObject()->getString("id");
+  // The request's candidates, then those appended to the queue file until {"end": true}.
+  std::vector<json::Object> all;
+  for (size_t i = 0; cands && i < cands->size(); ++i)
+    all.push_back(*(*cands)[i].getAsObject());
+  std::string queue = r.getString("queue").value_or("").str();
+  size_t consumed = 0, next = 0;
+  while (true) {
+    if (next == all.size()) {
+      if (queue.empty())
+        break;
+      auto q = MemoryBuffer::getFile(queue);
+      StringRef text = q ? (*q)->getBuffer() : StringRef();
+      bool ended = false;
+      while (text.size() > consumed) {
+        size_t nl = text.find('\n', consumed);
+        if (nl == StringRef::npos)
+          break;
+        StringRef line = text.slice(consumed, nl);
+        consumed = nl + 1;
+        Expected<json::Value> v = json::parse(line);
+        if (!v) {
+          consumeError(v.takeError());
+          continue;
+        }
+        if (v->getAsObject()->getBoolean("end").value_or(false))
+          ended = true;
+        else
+          all.push_back(*v->getAsObject());
+      }
+      if (ended && next == all.size())
+        break;
+      if (next == all.size()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        continue;
+      }
+    }
+    size_t i = next++;
+    StringRef id = *all[i].getString("id");
     emitObject(json::Object{{"event", "begin"}, {"candidate", int64_t(i)}, {"id", id}});
     if (id.starts_with("ok"))
       emitObject(json::Object{{"event", "result"}, {"candidate", int64_t(i)}, {"id", id}, {"verdict", "valid"},
             {"reason", ""}, {"timing", json::Object{{"median_ms", 1.5}}}});
-    else if (id.starts_with("bad"))
+    else if (id.starts_with("bad")) {
       emitObject(json::Object{{"event", "result"}, {"candidate", int64_t(i)}, {"id", id}, {"verdict", "invalid"},
             {"reason", "3 of 8 elements of 'result0' were never written (trial 0)"}});
-    else if (id.starts_with("segv"))
+      if (all[i].getBoolean("reference").value_or(false))
+        break; // like the real worker: nothing is evaluated after a failed reference
+    } else if (id.starts_with("segv"))
       std::raise(SIGSEGV);
     else if (id.starts_with("abort"))
       std::abort();

@@ -12,7 +12,8 @@ namespace json = llvm::json;
 #endif
 
 namespace {
-json::Object request(std::initializer_list<const char *> ids, const char *reference = nullptr) {
+json::Object request(std::initializer_list<const char *> ids, const char *reference = nullptr,
+                     const char *standIn = "") {
   json::Array cands;
   for (const char *id : ids)
     cands.push_back(json::Object{{"id", id},
@@ -20,6 +21,7 @@ json::Object request(std::initializer_list<const char *> ids, const char *refere
                                  {"launches", json::Array()}});
   return json::Object{{"format", "evo-eval-request/1"},
                       {"mode", "evaluate"},
+                      {"stand_in", standIn},
                       {"candidates", std::move(cands)}};
 }
 
@@ -104,7 +106,7 @@ TEST(SupervisorTest, TheReferenceIsRerunByEveryNewWorker) {
 }
 
 TEST(SupervisorTest, NoGpuIsAnErrorNotAVerdict) {
-  llvm::Expected<EvaluationRun> run = evaluateCandidates(request({"nogpu", "ok1"}), options());
+  llvm::Expected<EvaluationRun> run = evaluateCandidates(request({"ok1"}, nullptr, "nogpu"), options());
   ASSERT_FALSE(static_cast<bool>(run));
   EXPECT_NE(llvm::toString(run.takeError()).find("no CUDA driver"), std::string::npos);
 }
@@ -126,4 +128,33 @@ TEST(SupervisorTest, OneShotModesReturnTheirEvents) {
   ASSERT_TRUE(static_cast<bool>(events)) << llvm::toString(events.takeError());
   ASSERT_EQ(events->size(), 2u);
   EXPECT_EQ((*events)[0].getString("event"), llvm::StringRef("device"));
+}
+
+TEST(SupervisorTest, ASessionStreamsCandidatesToOneWorker) {
+  json::Object base{{"format", "evo-eval-request/1"}, {"mode", "evaluate"}};
+  json::Object ref{{"id", "ok-ref"}, {"reference", true}, {"launches", json::Array()}};
+  auto session = EvaluationSession::start(base, ref, options());
+  ASSERT_TRUE(static_cast<bool>(session)) << llvm::toString(session.takeError());
+  auto r = (*session)->referenceOutcome();
+  ASSERT_TRUE(static_cast<bool>(r)) << llvm::toString(r.takeError());
+  EXPECT_EQ(r->verdict, Verdict::Valid);
+  std::vector<std::optional<CandidateOutcome>> got(6);
+  const char *ids[] = {"ok1", "bad1", "ok2", "segv", "ok3", "ok4"};
+  for (int round = 0; round < 2; ++round) {
+    for (int k = 0; k < 3; ++k)
+      (*session)->submit(json::Object{{"id", ids[round * 3 + k]}, {"launches", json::Array()}});
+    while ((*session)->pending() > 0) {
+      auto done = (*session)->poll(5);
+      ASSERT_TRUE(static_cast<bool>(done)) << llvm::toString(done.takeError());
+      for (auto &[ticket, o] : *done)
+        got[ticket] = o;
+    }
+  }
+  EXPECT_EQ(got[0]->verdict, Verdict::Valid);
+  EXPECT_EQ(got[1]->verdict, Verdict::Invalid);
+  EXPECT_EQ(got[3]->verdict, Verdict::Crashed);
+  EXPECT_EQ(got[3]->id, "segv");
+  EXPECT_EQ(got[5]->verdict, Verdict::Valid);
+  // One worker for everything before the crash, one after it.
+  EXPECT_EQ((*session)->workersStarted(), 2u);
 }

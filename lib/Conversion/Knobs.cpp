@@ -2,6 +2,8 @@
 
 #include "evo/Conversion/Knobs.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -151,39 +153,90 @@ LogicalResult ScheduleKnobs::merge(DictionaryAttr dict,
   return verify(emitError);
 }
 
-DictionaryAttr ScheduleKnobs::toAttr(MLIRContext *ctx, TaskFamily family) const {
-  Builder b(ctx);
-  SmallVector<NamedAttribute> entries;
-  auto i64 = [&](StringRef name, int64_t v) {
-    entries.push_back(b.getNamedAttr(name, b.getI64IntegerAttr(v)));
+llvm::json::Object ScheduleKnobs::toJson(TaskFamily family) const {
+  llvm::json::Object o;
+  auto list = [](ArrayRef<int64_t> v) {
+    return llvm::json::Array(llvm::map_range(v, [](int64_t x) { return llvm::json::Value(x); }));
   };
   switch (family) {
   case TaskFamily::Elementwise:
-    i64("block_size", blockSize);
-    i64("elements_per_thread", elementsPerThread);
-    i64("vector_width", vectorWidth);
+    o["block_size"] = blockSize;
+    o["elements_per_thread"] = elementsPerThread;
+    o["vector_width"] = vectorWidth;
     break;
   case TaskFamily::Reduction:
   case TaskFamily::Softmax:
-    i64("block_size", blockSize);
-    entries.push_back(
-        b.getNamedAttr("reduction", b.getStringAttr(stringifyReductionStrategy(reduction))));
-    i64("vector_width", vectorWidth);
+    o["block_size"] = blockSize;
+    o["reduction"] = stringifyReductionStrategy(reduction);
+    o["vector_width"] = vectorWidth;
     if (family == TaskFamily::Reduction)
-      i64("accumulators", accumulators);
+      o["accumulators"] = accumulators;
     break;
   case TaskFamily::Matmul:
     if (tileSizes.empty()) {
       // Naive: the reduction emitter's one-thread-per-output schedule.
-      i64("block_size", blockSize);
-      i64("accumulators", accumulators);
+      o["block_size"] = blockSize;
+      o["accumulators"] = accumulators;
     } else {
-      entries.push_back(b.getNamedAttr("tile_sizes", b.getDenseI64ArrayAttr(tileSizes)));
-      entries.push_back(b.getNamedAttr("thread_tile", b.getDenseI64ArrayAttr(threadTile)));
+      o["tile_sizes"] = list(tileSizes);
+      o["thread_tile"] = list(threadTile);
     }
     break;
   }
+  return o;
+}
+
+DictionaryAttr ScheduleKnobs::toAttr(MLIRContext *ctx, TaskFamily family) const {
+  Builder b(ctx);
+  SmallVector<NamedAttribute> entries;
+  for (const auto &[k, v] : toJson(family)) {
+    Attribute a;
+    if (std::optional<int64_t> i = v.getAsInteger())
+      a = b.getI64IntegerAttr(*i);
+    else if (std::optional<StringRef> s = v.getAsString())
+      a = b.getStringAttr(*s);
+    else
+      a = b.getDenseI64ArrayAttr(llvm::to_vector(llvm::map_range(
+          *v.getAsArray(), [](const llvm::json::Value &x) { return *x.getAsInteger(); })));
+    entries.push_back(b.getNamedAttr(k.str(), a));
+  }
   return b.getDictionaryAttr(entries);
+}
+
+LogicalResult ScheduleKnobs::mergeJson(const llvm::json::Object &o, std::string *error) {
+  MLIRContext ctx(MLIRContext::Threading::DISABLED);
+  Builder b(&ctx);
+  SmallVector<NamedAttribute> entries;
+  for (const auto &[k, v] : o) {
+    Attribute a;
+    if (std::optional<int64_t> i = v.getAsInteger())
+      a = b.getI64IntegerAttr(*i);
+    else if (std::optional<StringRef> s = v.getAsString())
+      a = b.getStringAttr(*s);
+    else if (const llvm::json::Array *arr = v.getAsArray()) {
+      SmallVector<int64_t> vals;
+      for (const llvm::json::Value &x : *arr)
+        vals.push_back(x.getAsInteger().value_or(0));
+      a = b.getDenseI64ArrayAttr(vals);
+    }
+    if (!a) {
+      if (error)
+        *error = "knob '" + k.str() + "' has an unsupported JSON value";
+      return failure();
+    }
+    entries.push_back(b.getNamedAttr(k.str(), a));
+  }
+  std::string msg;
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
+    msg = d.str();
+    return success();
+  });
+  if (failed(merge(b.getDictionaryAttr(entries), [&] { return emitError(UnknownLoc::get(&ctx)); }))) {
+    if (error)
+      *error = msg;
+    return failure();
+  }
+  return success();
 }
 
 bool ScheduleKnobs::operator==(const ScheduleKnobs &o) const {

@@ -48,7 +48,7 @@ void EvoLowerToGPUPass::runOnOperation() {
   std::optional<evo::ReductionStrategy> strategy =
       evo::symbolizeReductionStrategy(reductionStrategy);
   if (!strategy) {
-    module.emitError() << "evo-lower-to-gpu: reduction-strategy must be thread, warp or block, "
+    emitError(module.getLoc()) << "evo-lower-to-gpu: reduction-strategy must be thread, warp or block, "
                           "got '"
                        << reductionStrategy << "'";
     return signalPassFailure();
@@ -59,7 +59,7 @@ void EvoLowerToGPUPass::runOnOperation() {
     options.knobs.threadTile.assign(threadTile.begin(), threadTile.end());
   options.fuseElementwise = fuseElementwise;
   if (failed(options.knobs.verify([&] {
-        return module.emitError() << "evo-lower-to-gpu: invalid option: ";
+        return emitError(module.getLoc()) << "evo-lower-to-gpu: invalid option: ";
       })))
     return signalPassFailure();
 

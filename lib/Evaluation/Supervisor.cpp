@@ -13,6 +13,7 @@
 #include <csignal>
 #include <cstring>
 #include <sys/wait.h>
+#include <deque>
 #include <thread>
 
 using namespace llvm;
@@ -206,167 +207,340 @@ Expected<std::string> workDirFor(const WorkerOptions &opts) {
   return dir.str().str();
 }
 
-Error fatalError(const json::Object &event, const WorkerProcess &w) {
+Error fatalError(const json::Object &event) {
   std::string reason = event.getString("reason").value_or("").str();
   return createStringError(inconvertibleErrorCode(), "evo-eval-worker: " + reason);
 }
 
+CandidateOutcome outcomeFromResult(const json::Object &ev) {
+  CandidateOutcome o;
+  o.id = ev.getString("id").value_or("").str();
+  StringRef v = ev.getString("verdict").value_or("invalid");
+  o.verdict = v == "valid" ? Verdict::Valid : Verdict::Invalid;
+  o.reason = ev.getString("reason").value_or("").str();
+  o.result = ev;
+  return o;
+}
+
 } // namespace
+
+struct EvaluationSession::Impl {
+  WorkerOptions options;
+  std::string dir;
+  json::Object request;
+  std::optional<json::Object> reference;
+  std::optional<CandidateOutcome> referenceResult;
+  std::vector<json::Object> tickets;
+  std::vector<std::optional<CandidateOutcome>> outcomes;
+  std::vector<std::pair<size_t, CandidateOutcome>> ready;
+
+  // The current worker: its queue file and how its candidate numbers map to tickets (-1 is the
+  // reference).
+  std::unique_ptr<WorkerProcess> worker;
+  std::string queuePath;
+  std::vector<long> ticketOf;
+  std::optional<size_t> running;
+  Clock::time_point runningSince, workerStart;
+  bool sawDevice = false;
+  bool progress = false;
+  unsigned idleStarts = 0;
+  std::optional<std::string> fatalReason;
+
+  void append(const json::Value &line) {
+    std::error_code ec;
+    raw_fd_ostream os(queuePath, ec, sys::fs::OF_Append);
+    os << line << "\n";
+  }
+  void resolve(size_t ticket, CandidateOutcome o) {
+    if (outcomes[ticket])
+      return;
+    if (o.id.empty())
+      o.id = tickets[ticket].getString("id").value_or("").str();
+    outcomes[ticket] = o;
+    ready.push_back({ticket, std::move(o)});
+  }
+  void failPending(Verdict v, const std::string &reason) {
+    for (size_t t = 0; t < tickets.size(); ++t)
+      if (!outcomes[t]) {
+        CandidateOutcome o;
+        o.verdict = v;
+        o.reason = reason;
+        resolve(t, std::move(o));
+      }
+  }
+  bool referenceFailed() const {
+    return referenceResult && referenceResult->verdict != Verdict::Valid;
+  }
+};
+
+Expected<std::unique_ptr<EvaluationSession>>
+EvaluationSession::start(const json::Object &request, std::optional<json::Object> reference,
+                         const WorkerOptions &options) {
+  std::unique_ptr<EvaluationSession> s(new EvaluationSession());
+  s->impl = std::make_unique<Impl>();
+  Impl &m = *s->impl;
+  m.options = options;
+  Expected<std::string> dir = workDirFor(options);
+  if (!dir)
+    return dir.takeError();
+  m.dir = *dir;
+  m.request = request;
+  m.reference = std::move(reference);
+  if (Error e = s->startWorker())
+    return std::move(e);
+  return s;
+}
+
+Error EvaluationSession::startWorker() {
+  Impl &m = *impl;
+  SmallString<256> q(m.dir);
+  sys::path::append(q, "queue" + std::to_string(starts) + ".jsonl");
+  m.queuePath = q.str().str();
+  {
+    std::error_code ec;
+    raw_fd_ostream os(m.queuePath, ec); // an empty queue
+    if (ec)
+      return errorCodeToError(ec);
+  }
+  json::Object req = m.request;
+  json::Array cands;
+  m.ticketOf.clear();
+  if (m.reference) {
+    cands.push_back(json::Object(*m.reference));
+    m.ticketOf.push_back(-1);
+  }
+  req["candidates"] = std::move(cands);
+  req["queue"] = m.queuePath;
+  m.worker = std::make_unique<WorkerProcess>();
+  if (Error e = m.worker->start(m.options, req, m.dir, starts++))
+    return e;
+  m.workerStart = Clock::now();
+  m.sawDevice = false;
+  m.progress = false;
+  m.running.reset();
+  m.fatalReason.reset();
+  // Whatever is still unfinished goes to the new worker, in submission order.
+  for (size_t t = 0; t < m.tickets.size(); ++t)
+    if (!m.outcomes[t]) {
+      m.append(json::Object(m.tickets[t]));
+      m.ticketOf.push_back(static_cast<long>(t));
+    }
+  return Error::success();
+}
+
+size_t EvaluationSession::submit(json::Object candidate) {
+  Impl &m = *impl;
+  size_t ticket = m.tickets.size();
+  m.tickets.push_back(candidate);
+  m.outcomes.emplace_back();
+  if (m.referenceFailed()) {
+    m.failPending(Verdict::NotRun, "not run: the reference '" + m.referenceResult->id + "' is " +
+                                       stringifyVerdict(m.referenceResult->verdict).str() + ": " +
+                                       m.referenceResult->reason);
+    return ticket;
+  }
+  m.append(json::Value(std::move(candidate)));
+  m.ticketOf.push_back(static_cast<long>(ticket));
+  return ticket;
+}
+
+size_t EvaluationSession::pending() const {
+  size_t n = 0;
+  for (const auto &o : impl->outcomes)
+    n += !o;
+  return n;
+}
+
+Error EvaluationSession::step(std::vector<std::pair<size_t, CandidateOutcome>> &done) {
+  Impl &m = *impl;
+  WorkerProcess &w = *m.worker;
+  auto handle = [&](json::Object &ev) -> Error {
+    StringRef kind = ev.getString("event").value_or("");
+    std::optional<int64_t> c = ev.getInteger("candidate");
+    bool known = c && *c >= 0 && size_t(*c) < m.ticketOf.size();
+    if (kind == "device") {
+      m.sawDevice = true;
+      deviceInfo = ev;
+    } else if (kind == "begin" && known) {
+      m.running = *c;
+      m.runningSince = Clock::now();
+    } else if (kind == "result" && known) {
+      long ticket = m.ticketOf[*c];
+      CandidateOutcome o = outcomeFromResult(ev);
+      if (ticket < 0) {
+        if (!m.referenceResult || o.verdict != Verdict::Valid)
+          m.referenceResult = o;
+      } else {
+        m.resolve(ticket, std::move(o));
+      }
+      m.running.reset();
+      m.progress = true;
+    } else if (kind == "fatal") {
+      if (!c || *c < 0)
+        return fatalError(ev);
+      m.fatalReason = ev.getString("reason").value_or("").str();
+    }
+    return Error::success();
+  };
+  for (json::Object &ev : w.poll())
+    if (Error e = handle(ev))
+      return e;
+
+  bool died = false, timedOut = false;
+  if (w.exited()) {
+    for (json::Object &ev : w.poll())
+      if (Error e = handle(ev))
+        return e;
+    died = true;
+  } else if (!m.sawDevice && std::chrono::duration<double>(Clock::now() - m.workerStart).count() >
+                                 m.options.startupTimeoutSeconds) {
+    w.kill();
+    return createStringError(inconvertibleErrorCode(),
+                             "evo-eval-worker did not report its device within " +
+                                 std::to_string(int(m.options.startupTimeoutSeconds)) + " s");
+  } else if (m.running && std::chrono::duration<double>(Clock::now() - m.runningSince).count() >
+                              m.options.candidateTimeoutSeconds) {
+    w.kill();
+    died = timedOut = true;
+  }
+
+  if (died) {
+    if (w.exitCode == kWorkerNoGpu || w.exitCode == kWorkerBadRequest)
+      return createStringError(inconvertibleErrorCode(), "evo-eval-worker: " + w.howItEnded() +
+                                                             ": " + w.tailOfLog());
+    if (m.running) {
+      // The worker stopped in the middle of this candidate: it is the one to blame.
+      CandidateOutcome o;
+      if (timedOut) {
+        o.verdict = Verdict::Timeout;
+        o.reason = "no result within " + std::to_string(int(m.options.candidateTimeoutSeconds)) +
+                   " s (an infinite loop or a hang); the worker was killed";
+      } else {
+        o.verdict = Verdict::Crashed;
+        o.reason = m.fatalReason ? *m.fatalReason : w.howItEnded();
+        if (!m.fatalReason && !w.garbage.empty())
+          o.reason += "; last output: " + w.garbage;
+      }
+      long ticket = m.ticketOf[*m.running];
+      if (ticket < 0) {
+        o.id = m.reference->getString("id").value_or("").str();
+        m.referenceResult = o;
+      } else {
+        m.resolve(ticket, std::move(o));
+      }
+      m.idleStarts = 0;
+    } else if (!m.progress && pending() > 0 && !m.referenceFailed()) {
+      // Nobody to blame and nothing done: do not restart forever.
+      if (++m.idleStarts >= 2) {
+        std::string why = w.howItEnded();
+        if (!w.garbage.empty())
+          why += "; it wrote '" + w.garbage + "'";
+        m.failPending(Verdict::Crashed, "evo-eval-worker made no progress: " + why);
+      }
+    } else {
+      m.idleStarts = 0;
+    }
+    if (m.referenceFailed())
+      m.failPending(Verdict::NotRun, "not run: the reference '" + m.referenceResult->id +
+                                         "' is " +
+                                         stringifyVerdict(m.referenceResult->verdict).str() +
+                                         ": " + m.referenceResult->reason);
+    if (pending() > 0)
+      if (Error e = startWorker())
+        return e;
+  }
+  done.insert(done.end(), std::make_move_iterator(m.ready.begin()),
+              std::make_move_iterator(m.ready.end()));
+  m.ready.clear();
+  return Error::success();
+}
+
+Expected<CandidateOutcome> EvaluationSession::referenceOutcome() {
+  Impl &m = *impl;
+  if (!m.reference)
+    return createStringError(inconvertibleErrorCode(), "the session has no reference");
+  std::vector<std::pair<size_t, CandidateOutcome>> done;
+  while (!m.referenceResult) {
+    if (Error e = step(done))
+      return std::move(e);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  m.ready.insert(m.ready.begin(), std::make_move_iterator(done.begin()),
+                 std::make_move_iterator(done.end()));
+  return *m.referenceResult;
+}
+
+Expected<std::vector<std::pair<size_t, CandidateOutcome>>>
+EvaluationSession::poll(double seconds) {
+  std::vector<std::pair<size_t, CandidateOutcome>> done;
+  Clock::time_point deadline =
+      Clock::now() + std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6));
+  while (true) {
+    if (Error e = step(done))
+      return std::move(e);
+    if (!done.empty() || pending() == 0 || Clock::now() >= deadline)
+      return done;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+EvaluationSession::~EvaluationSession() {
+  if (!impl || !impl->worker)
+    return;
+  impl->append(json::Object{{"end", true}});
+  Clock::time_point until = Clock::now() + std::chrono::seconds(3);
+  while (!impl->worker->exited() && Clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  impl->worker->kill();
+}
 
 Expected<EvaluationRun> evaluateCandidates(const json::Object &request,
                                            const WorkerOptions &options) {
   const json::Array *cands = request.getArray("candidates");
   if (!cands || cands->empty())
     return createStringError(inconvertibleErrorCode(), "evaluation request without candidates");
-  Expected<std::string> dir = workDirFor(options);
-  if (!dir)
-    return dir.takeError();
-
-  EvaluationRun run;
-  std::optional<size_t> reference;
+  std::optional<size_t> refIndex;
   for (size_t i = 0; i < cands->size(); ++i) {
     const json::Object *c = (*cands)[i].getAsObject();
     if (!c)
       return createStringError(inconvertibleErrorCode(), "candidates must be objects");
-    CandidateOutcome o;
-    o.id = c->getString("id").value_or("").str();
-    run.outcomes.push_back(std::move(o));
-    if (c->getBoolean("reference").value_or(false))
-      reference = i;
+    if (c->getBoolean("reference").value_or(false) && !refIndex)
+      refIndex = i;
   }
-  std::vector<size_t> pending;
-  for (size_t i = 0; i < cands->size(); ++i)
-    pending.push_back(i);
-
-  unsigned idleStarts = 0;
-  while (!pending.empty()) {
-    if (reference && run.outcomes[*reference].verdict != Verdict::NotRun &&
-        run.outcomes[*reference].verdict != Verdict::Valid)
-      break;
-    // This worker's candidates: the reference (again, for its outputs) and the pending ones.
-    std::vector<size_t> batch;
-    if (reference && !llvm::is_contained(pending, *reference))
-      batch.push_back(*reference);
-    batch.insert(batch.end(), pending.begin(), pending.end());
-    json::Object sub = request;
-    json::Array subCands;
-    for (size_t i : batch)
-      subCands.push_back((*cands)[i]);
-    sub["candidates"] = std::move(subCands);
-
-    WorkerProcess worker;
-    if (Error e = worker.start(options, sub, *dir, run.workersStarted++))
-      return std::move(e);
-    Clock::time_point started = Clock::now(), candidateStart;
-    std::optional<size_t> current; // index into `batch`
-    bool sawDevice = false;
-    size_t completedBefore = pending.size();
-    std::optional<std::string> fatalReason;
-    bool timedOut = false;
-
-    auto handle = [&](json::Object &ev) -> Error {
-      StringRef kind = ev.getString("event").value_or("");
-      std::optional<int64_t> c = ev.getInteger("candidate");
-      if (kind == "device") {
-        sawDevice = true;
-        run.device = ev;
-      } else if (kind == "begin" && c && *c >= 0 && size_t(*c) < batch.size()) {
-        current = *c;
-        candidateStart = Clock::now();
-      } else if (kind == "result" && c && *c >= 0 && size_t(*c) < batch.size()) {
-        size_t orig = batch[*c];
-        bool rerunOfReference = reference && orig == *reference &&
-                                run.outcomes[orig].verdict != Verdict::NotRun;
-        if (!rerunOfReference) {
-          CandidateOutcome &o = run.outcomes[orig];
-          StringRef v = ev.getString("verdict").value_or("invalid");
-          o.verdict = v == "valid" ? Verdict::Valid : Verdict::Invalid;
-          o.reason = ev.getString("reason").value_or("").str();
-          o.result = ev;
-        }
-        llvm::erase(pending, orig);
-        current.reset();
-      } else if (kind == "fatal") {
-        if (!c || *c < 0)
-          return fatalError(ev, worker);
-        fatalReason = ev.getString("reason").value_or("").str();
-      }
-      return Error::success();
-    };
-
-    while (true) {
-      for (json::Object &ev : worker.poll())
-        if (Error e = handle(ev))
-          return std::move(e);
-      if (worker.exited()) {
-        for (json::Object &ev : worker.poll())
-          if (Error e = handle(ev))
-            return std::move(e);
-        break;
-      }
-      double sinceStart = std::chrono::duration<double>(Clock::now() - started).count();
-      if (!sawDevice && sinceStart > options.startupTimeoutSeconds) {
-        worker.kill();
-        return createStringError(inconvertibleErrorCode(),
-                                 "evo-eval-worker did not report its device within " +
-                                     std::to_string(int(options.startupTimeoutSeconds)) + " s");
-      }
-      if (current && std::chrono::duration<double>(Clock::now() - candidateStart).count() >
-                         options.candidateTimeoutSeconds) {
-        worker.kill();
-        timedOut = true;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-
-    if (worker.exitCode == kWorkerNoGpu || worker.exitCode == kWorkerBadRequest)
-      return createStringError(inconvertibleErrorCode(),
-                               "evo-eval-worker: " + worker.howItEnded() + ": " +
-                                   worker.tailOfLog());
-    if (current) {
-      // The worker stopped in the middle of this candidate: it is the one to blame.
-      size_t orig = batch[*current];
-      CandidateOutcome &o = run.outcomes[orig];
-      if (timedOut) {
-        o.verdict = Verdict::Timeout;
-        o.reason = "no result within " + std::to_string(int(options.candidateTimeoutSeconds)) +
-                   " s (an infinite loop or a hang); the worker was killed";
-      } else {
-        o.verdict = Verdict::Crashed;
-        o.reason = fatalReason ? *fatalReason : worker.howItEnded();
-        if (!fatalReason && !worker.garbage.empty())
-          o.reason += "; last output: " + worker.garbage;
-      }
-      llvm::erase(pending, orig);
-    } else if (!pending.empty() && pending.size() == completedBefore) {
-      // No progress and nobody to blame: do not loop forever.
-      if (++idleStarts >= 2) {
-        std::string why = worker.howItEnded();
-        if (!worker.garbage.empty())
-          why += "; it wrote '" + worker.garbage + "'";
-        for (size_t i : pending) {
-          run.outcomes[i].verdict = Verdict::Crashed;
-          run.outcomes[i].reason = "evo-eval-worker made no progress: " + why;
-        }
-        break;
-      }
+  json::Object base = request;
+  base.erase("candidates");
+  std::optional<json::Object> reference;
+  if (refIndex)
+    reference = *(*cands)[*refIndex].getAsObject();
+  Expected<std::unique_ptr<EvaluationSession>> session =
+      EvaluationSession::start(base, reference, options);
+  if (!session)
+    return session.takeError();
+  EvaluationRun run;
+  run.outcomes.resize(cands->size());
+  std::vector<size_t> original; // ticket -> request index
+  for (size_t i = 0; i < cands->size(); ++i) {
+    run.outcomes[i].id = (*cands)[i].getAsObject()->getString("id").value_or("").str();
+    if (refIndex && i == *refIndex)
       continue;
-    }
-    idleStarts = 0;
+    (*session)->submit(*(*cands)[i].getAsObject());
+    original.push_back(i);
   }
-  // Nothing is trusted after a reference that is not valid: later candidates were compared with
-  // nothing (or were not run at all).
-  if (reference && run.outcomes[*reference].verdict != Verdict::Valid)
-    for (size_t i = 0; i < run.outcomes.size(); ++i)
-      if (i != *reference) {
-        run.outcomes[i].verdict = Verdict::NotRun;
-        run.outcomes[i].reason = "not run: the reference '" + run.outcomes[*reference].id +
-                                 "' is " +
-                                 stringifyVerdict(run.outcomes[*reference].verdict).str() + ": " +
-                                 run.outcomes[*reference].reason;
-        run.outcomes[i].result = json::Object();
-      }
+  if (refIndex) {
+    Expected<CandidateOutcome> ref = (*session)->referenceOutcome();
+    if (!ref)
+      return ref.takeError();
+    run.outcomes[*refIndex] = *ref;
+  }
+  while ((*session)->pending() > 0) {
+    auto done = (*session)->poll(1.0);
+    if (!done)
+      return done.takeError();
+    for (auto &[ticket, outcome] : *done)
+      run.outcomes[original[ticket]] = std::move(outcome);
+  }
+  run.device = (*session)->device();
+  run.workersStarted = (*session)->workersStarted();
   return run;
 }
 
@@ -396,7 +570,7 @@ Expected<std::vector<json::Object>> runWorkerOnce(const json::Object &request,
     events.push_back(std::move(ev));
   for (json::Object &ev : events)
     if (ev.getString("event") == StringRef("fatal"))
-      return fatalError(ev, worker);
+      return fatalError(ev);
   if (worker.exitCode != kWorkerOk)
     return createStringError(inconvertibleErrorCode(),
                              "evo-eval-worker: " + worker.howItEnded() + ": " + worker.tailOfLog());

@@ -33,16 +33,16 @@ void EvoVerifyPass::runOnOperation() {
       binaries.push_back(bin);
   if (binaries.empty()) {
     if (!module.getOps<gpu::GPUModuleOp>().empty())
-      module.emitError("evo-verify: the kernels are not compiled yet; run evo-emit-ptx first "
+      emitError(module.getLoc(), "evo-verify: the kernels are not compiled yet; run evo-emit-ptx first "
                        "(or use --evo-pipeline)");
     else
-      module.emitError("evo-verify: no gpu.binary with an evo.plan to verify");
+      emitError(module.getLoc(), "evo-verify: no gpu.binary with an evo.plan to verify");
     return signalPassFailure();
   }
   // Fail early and clearly on machines without a GPU.
   std::string why;
   if (!evo::cuda::Driver::get(&why)) {
-    module.emitError() << "evo-verify: no GPU to run on: " << why;
+    emitError(module.getLoc()) << "evo-verify: no GPU to run on: " << why;
     return signalPassFailure();
   }
 
@@ -57,12 +57,12 @@ void EvoVerifyPass::runOnOperation() {
   opts.worker.candidateTimeoutSeconds = timeout;
   llvm::Expected<std::string> workerPath = evo::findWorker(worker);
   if (!workerPath) {
-    module.emitError() << "evo-verify: " << llvm::toString(workerPath.takeError());
+    emitError(module.getLoc()) << "evo-verify: " << llvm::toString(workerPath.takeError());
     return signalPassFailure();
   }
   opts.worker.workerPath = *workerPath;
   if (trials < 1) {
-    module.emitError("evo-verify: trials must be at least 1");
+    emitError(module.getLoc(), "evo-verify: trials must be at least 1");
     return signalPassFailure();
   }
 
@@ -70,7 +70,7 @@ void EvoVerifyPass::runOnOperation() {
   if (timing) {
     llvm::Expected<evo::Ceilings> c = evo::deviceCeilings(opts.worker, device);
     if (!c) {
-      module.emitError() << "evo-verify: " << llvm::toString(c.takeError());
+      emitError(module.getLoc()) << "evo-verify: " << llvm::toString(c.takeError());
       return signalPassFailure();
     }
     ceilings = *c;
@@ -150,7 +150,7 @@ void EvoVerifyPass::runOnOperation() {
           os << llvm::formatv("{0:2}", json::Value(std::move(doc))) << "\n";
           return llvm::Error::success();
         })) {
-      module.emitError() << "evo-verify: " << llvm::toString(std::move(e));
+      emitError(module.getLoc()) << "evo-verify: " << llvm::toString(std::move(e));
       return signalPassFailure();
     }
   }

@@ -1,6 +1,7 @@
 //===- EmitPTXPass.cpp - the evo-emit-ptx pass ---------------------------------===//
 
 #include "evo/Conversion/LaunchPlan.h"
+#include "evo/Target/Compile.h"
 #include "evo/Target/Manifest.h"
 #include "evo/Target/PTXAssembler.h"
 #include "evo/Target/Passes.h"
@@ -53,29 +54,20 @@ void EvoEmitPTXPass::runOnOperation() {
   if (ptxas != "none") {
     llvm::Expected<std::optional<std::string>> found = evo::findPtxas(ptxas);
     if (!found) {
-      module.emitError() << "evo-emit-ptx: " << llvm::toString(found.takeError());
+      emitError(module.getLoc()) << "evo-emit-ptx: " << llvm::toString(found.takeError());
       return signalPassFailure();
     }
     ptxasPath = *found;
   }
-  if (optLevel < 0 || optLevel > 3) {
-    module.emitError() << "evo-emit-ptx: opt-level must be 0-3, got " << static_cast<int>(optLevel);
+  evo::PTXOptions ptxOptions;
+  ptxOptions.chip = chip;
+  ptxOptions.features = features;
+  ptxOptions.optLevel = optLevel;
+  ptxOptions.cudaPath = cudaPath;
+  FailureOr<Attribute> target = evo::nvvmTarget(
+      ctx, ptxOptions, [&] { return emitError(module.getLoc()) << "evo-emit-ptx: "; });
+  if (failed(target))
     return signalPassFailure();
-  }
-  std::string chipName = chip, featureString = features;
-  auto emitTargetError = [&] { return module.emitError() << "evo-emit-ptx: "; };
-  if (failed(NVVM::NVVMTargetAttr::verify(emitTargetError, optLevel, "nvptx64-nvidia-cuda",
-                                          chipName, featureString, DictionaryAttr(), ArrayAttr(),
-                                          true)))
-    return signalPassFailure();
-  auto target = NVVM::NVVMTargetAttr::get(ctx, optLevel, "nvptx64-nvidia-cuda", chipName,
-                                          featureString);
-  if (!StringRef(chip).starts_with("sm_")) {
-    module.emitError() << "evo-emit-ptx: chip must look like sm_90 or sm_90a, got '" << chip
-                       << "'";
-    return signalPassFailure();
-  }
-  std::string toolkit = cudaPath.empty() ? evo::defaultCudaPath() : std::string(cudaPath);
 
   SmallVector<PendingModule, 2> pending;
   llvm::StringSet<llvm::MallocAllocator> names;
@@ -117,25 +109,13 @@ void EvoEmitPTXPass::runOnOperation() {
       sig.knobs = func->getAttrOfType<DictionaryAttr>(evo::kKnobsAttrName);
       p.info.kernels.push_back(std::move(sig));
     }
-    gm.setTargetsAttr(ArrayAttr::get(ctx, ArrayRef<Attribute>{Attribute(target)}));
+    gm.setTargetsAttr(ArrayAttr::get(ctx, ArrayRef<Attribute>{*target}));
     pending.push_back(std::move(p));
   }
 
   // NVVM lowering with the bare-pointer ABI, then LLVM's NVPTX backend to PTX text.
   OpPassManager pm(ModuleOp::getOperationName());
-  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
-  kernels.addPass(createLowerAffinePass());
-  kernels.addPass(createSCFToControlFlowPass());
-  ConvertGpuOpsToNVVMOpsOptions nvvm;
-  nvvm.useBarePtrCallConv = true;
-  kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
-  kernels.addPass(createCanonicalizerPass());
-  kernels.addPass(createCSEPass());
-  kernels.addPass(createReconcileUnrealizedCastsPass());
-  GpuModuleToBinaryPassOptions binary;
-  binary.compilationTarget = "isa";
-  binary.toolkitPath = toolkit;
-  pm.addPass(createGpuModuleToBinaryPass(binary));
+  evo::buildKernelsToPTXPipeline(pm, ptxOptions);
   if (failed(runPipeline(pm, module)))
     return signalPassFailure();
 
@@ -166,7 +146,7 @@ void EvoEmitPTXPass::runOnOperation() {
   if (outputDir == "-")
     return;
   if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
-    module.emitError() << "evo-emit-ptx: cannot create output directory '" << outputDir
+    emitError(module.getLoc()) << "evo-emit-ptx: cannot create output directory '" << outputDir
                        << "': " << ec.message();
     return signalPassFailure();
   }

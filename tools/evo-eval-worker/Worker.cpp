@@ -8,7 +8,8 @@
 // starts a fresh one, with a fresh CUDA context, for the remaining candidates.
 //
 // Modes: "probe" (device facts), "ceilings" (copy bandwidth, FP32 FMA and f16 mma.sync rates),
-// "evaluate" (candidates: correctness checks, then timing). Results are JSON lines, flushed as they happen:
+// "evaluate" (candidates: correctness checks, then timing; more may stream in through a queue
+// file), "time" (interleaved re-measurement of validated finalists). Results are JSON lines, flushed as they happen:
 // {"event": "device" | "begin" | "result" | "fatal" | "ceilings" | "done", ...}.
 //
 // Plain C++ on the dlopen'ed driver (evo/Runtime/CudaDriver.h) and nlohmann/json: no LLVM, so it
@@ -280,9 +281,13 @@ struct Launch {
 
 struct Candidate {
   std::string id;
-  std::string ptx;
+  /// PTX text, or a cubin when `binary`.
+  std::string image;
+  bool binary = false;
   std::vector<Launch> launches;
   bool reference = false;
+  /// Scratch buffers of this candidate only (numbered after the request's buffers).
+  std::vector<BufferSpec> scratch;
 };
 
 struct Sample {
@@ -306,8 +311,56 @@ struct Request {
   bool timing = true;
   int warmup = 10, runs = 100, repeats = 2;
   uint64_t flushBytes = 256ull << 20;
+  /// "evaluate": a file the parent appends more candidates to (one JSON object per line, then
+  /// {"end": true}); "time": interleaved timing rounds.
+  std::string queue;
+  int rounds = 1;
   json raw;
 };
+
+std::string readFile(const std::string &path);
+
+Candidate parseCandidate(const json &c, size_t numBuffers) {
+  // numBuffers grows by the candidate's own scratch buffers below.
+  Candidate k;
+  k.id = c.at("id").get<std::string>();
+  if (c.contains("cubin_file")) {
+    k.image = readFile(c["cubin_file"].get<std::string>());
+    k.binary = true;
+  } else {
+    k.image = c.contains("ptx_file") ? readFile(c["ptx_file"].get<std::string>())
+                                     : c.at("ptx").get<std::string>();
+  }
+  k.reference = c.value("reference", false);
+  for (const json &b : c.value("scratch", json::array())) {
+    BufferSpec s;
+    s.name = b.value("name", "scratch");
+    s.role = "scratch";
+    s.kind = kindFromName(b.at("kind").get<std::string>());
+    s.elements = b.at("elements").get<uint64_t>();
+    s.zeroInit = b.value("zero_init", false);
+    k.scratch.push_back(s);
+  }
+  numBuffers += k.scratch.size();
+  for (const json &l : c.at("launches")) {
+    Launch L;
+    L.kernel = l.at("kernel").get<std::string>();
+    for (int d = 0; d < 3; ++d) {
+      L.grid[d] = l.at("grid")[d].get<unsigned>();
+      L.block[d] = l.at("block")[d].get<unsigned>();
+    }
+    L.smem = l.value("dynamic_shared_memory", 0u);
+    for (const json &a : l.at("args")) {
+      unsigned idx = a.get<unsigned>();
+      if (idx >= numBuffers)
+        throw std::invalid_argument("launch of '" + L.kernel + "' names buffer " +
+                                    std::to_string(idx));
+      L.args.push_back(idx);
+    }
+    k.launches.push_back(L);
+  }
+  return k;
+}
 
 std::string readFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
@@ -340,31 +393,10 @@ Request parseRequest(const json &j) {
       throw std::invalid_argument("buffer '" + s.name + "' has unknown role '" + s.role + "'");
     r.buffers.push_back(s);
   }
-  for (const json &c : j.value("candidates", json::array())) {
-    Candidate k;
-    k.id = c.at("id").get<std::string>();
-    k.ptx = c.contains("ptx_file") ? readFile(c["ptx_file"].get<std::string>())
-                                   : c.at("ptx").get<std::string>();
-    k.reference = c.value("reference", false);
-    for (const json &l : c.at("launches")) {
-      Launch L;
-      L.kernel = l.at("kernel").get<std::string>();
-      for (int d = 0; d < 3; ++d) {
-        L.grid[d] = l.at("grid")[d].get<unsigned>();
-        L.block[d] = l.at("block")[d].get<unsigned>();
-      }
-      L.smem = l.value("dynamic_shared_memory", 0u);
-      for (const json &a : l.at("args")) {
-        unsigned idx = a.get<unsigned>();
-        if (idx >= r.buffers.size())
-          throw std::invalid_argument("launch of '" + L.kernel + "' names buffer " +
-                                      std::to_string(idx));
-        L.args.push_back(idx);
-      }
-      k.launches.push_back(L);
-    }
-    r.candidates.push_back(std::move(k));
-  }
+  for (const json &c : j.value("candidates", json::array()))
+    r.candidates.push_back(parseCandidate(c, r.buffers.size()));
+  r.queue = j.value("queue", "");
+  r.rounds = std::max(1, j.value("rounds", 1));
   for (const json &t : j.value("trials", json::array())) {
     Trial tr;
     tr.seed = t.at("seed").get<uint64_t>();
@@ -415,6 +447,24 @@ struct Evaluator {
   /// Per trial and input buffer: the checksum right after filling.
   std::vector<std::vector<uint64_t>> inputChecksums;
   Counters counters{8};
+  /// The running candidate's own scratch buffers (after the request's buffers).
+  std::vector<std::unique_ptr<DeviceBuffer>> candidateScratch;
+  std::vector<BufferSpec> candidateScratchSpecs;
+
+  DeviceBuffer &buffer(unsigned i) {
+    return i < buffers.size() ? *buffers[i] : *candidateScratch[i - buffers.size()];
+  }
+
+  void setCandidateScratch(const Candidate &c) {
+    candidateScratch.clear();
+    candidateScratchSpecs = c.scratch;
+    for (const BufferSpec &s : c.scratch) {
+      candidateScratch.push_back(std::make_unique<DeviceBuffer>(s.bytes()));
+      DeviceBuffer &b = *candidateScratch.back();
+      check(D->cuMemsetD8Async(b.base, contract::kCanaryByte, b.total(), gStream),
+            "cuMemsetD8Async");
+    }
+  }
 
   explicit Evaluator(Request &r) : req(r) {
     for (const BufferSpec &b : req.buffers) {
@@ -425,7 +475,7 @@ struct Evaluator {
   }
 
   void restoreRedZones(size_t i) {
-    DeviceBuffer &b = *buffers[i];
+    DeviceBuffer &b = buffer(i);
     check(D->cuMemsetD8Async(b.base, contract::kCanaryByte, b.total(), gStream), "cuMemsetD8Async");
   }
 
@@ -454,6 +504,15 @@ struct Evaluator {
 
   /// Inputs per the contract, outputs and scratch poisoned (zero_init scratch zeroed).
   void prepare(size_t trial) {
+    for (size_t k = 0; k < candidateScratchSpecs.size(); ++k) {
+      const BufferSpec &s = candidateScratchSpecs[k];
+      if (s.zeroInit)
+        check(D->cuMemsetD8Async(candidateScratch[k]->ptr(), 0, s.bytes(), gStream),
+              "cuMemsetD8Async");
+      else
+        launchHelper(H.poison, gridFor(s.elements), 256, candidateScratch[k]->ptr(), s.elements,
+                     static_cast<int>(s.kind));
+    }
     bool record = inputChecksums[trial].empty();
     for (size_t i = 0; i < req.buffers.size(); ++i) {
       const BufferSpec &s = req.buffers[i];
@@ -474,11 +533,13 @@ struct Evaluator {
     std::vector<char> log(16384, 0);
     int options[] = {5 /*CU_JIT_ERROR_LOG_BUFFER*/, 6 /*..._SIZE_BYTES*/};
     void *values[] = {log.data(), reinterpret_cast<void *>(static_cast<uintptr_t>(log.size()))};
-    CUresult rc = D->cuModuleLoadDataEx(&module, c.ptx.c_str(), 2, options, values);
+    CUresult rc = D->cuModuleLoadDataEx(&module, c.image.c_str(), c.binary ? 0 : 2, options,
+                                        values);
     if (rc != CUDA_SUCCESS) {
       if (isSticky(rc))
         check(rc, "cuModuleLoadDataEx");
-      throw Invalid("the PTX does not load: " + describe("cuModuleLoadDataEx", rc) +
+      throw Invalid(std::string(c.binary ? "the cubin" : "the PTX") + " does not load: " +
+                    describe("cuModuleLoadDataEx", rc) +
                     (log[0] ? std::string(": ") + log.data() : std::string()));
     }
     std::map<std::string, CUfunction> fns;
@@ -504,7 +565,7 @@ struct Evaluator {
     for (const Launch &l : c.launches) {
       std::vector<CUdeviceptr> ptrs;
       for (unsigned a : l.args)
-        ptrs.push_back(buffers[a]->ptr());
+        ptrs.push_back(buffer(a).ptr());
       std::vector<void *> params;
       for (CUdeviceptr &p : ptrs)
         params.push_back(&p);
@@ -515,7 +576,7 @@ struct Evaluator {
   }
 
   uint64_t changedRedZoneBytes(size_t i) {
-    DeviceBuffer &b = *buffers[i];
+    DeviceBuffer &b = buffer(i);
     counters.reset();
     launchHelper(H.countNotEqual, gridFor(contract::kRedZoneBytes), 256, b.base,
                  contract::kRedZoneBytes, contract::kCanaryByte, counters.buf.ptr());
@@ -565,11 +626,13 @@ struct Evaluator {
   /// All checks of one trial; throws Invalid with the first problem found.
   void checkTrial(size_t t, const Candidate &c, json &trialOut) {
     const Trial &trial = req.trials[t];
-    for (size_t i = 0; i < req.buffers.size(); ++i)
+    for (size_t i = 0; i < req.buffers.size() + candidateScratch.size(); ++i)
       if (uint64_t n = changedRedZoneBytes(i)) {
         restoreRedZones(i);
+        std::string name = i < req.buffers.size() ? req.buffers[i].name
+                                                  : candidateScratchSpecs[i - req.buffers.size()].name;
         throw Invalid("out-of-bounds write: " + std::to_string(n) +
-                      " bytes changed in the red zones around buffer '" + req.buffers[i].name + "'");
+                      " bytes changed in the red zones around buffer '" + name + "'");
       }
     size_t inputIndex = 0;
     for (size_t i = 0; i < req.buffers.size(); ++i)
@@ -693,6 +756,10 @@ struct Evaluator {
   }
 
   json time(const Candidate &c, std::map<std::string, CUfunction> &fns) {
+    return time(c, fns, req.repeats);
+  }
+
+  json time(const Candidate &c, std::map<std::string, CUfunction> &fns, int repeats) {
     prepare(0);
     DeviceBuffer flush(req.flushBytes, false);
     std::vector<CUevent> start(req.runs), stop(req.runs);
@@ -703,7 +770,7 @@ struct Evaluator {
     json out;
     std::vector<double> medians;
     std::vector<double> all;
-    for (int rep = 0; rep < req.repeats; ++rep) {
+    for (int rep = 0; rep < repeats; ++rep) {
       for (int w = 0; w < req.warmup; ++w)
         run(c, fns);
       for (int r = 0; r < req.runs; ++r) {
@@ -753,6 +820,7 @@ struct Evaluator {
     json result = {{"event", "result"}, {"candidate", ci}, {"id", c.id}};
     CUmodule module = nullptr;
     try {
+      setCandidateScratch(c);
       auto fns = loadCandidate(c, module);
       json trials = json::array();
       for (size_t t = 0; t < req.trials.size(); ++t) {
@@ -873,6 +941,91 @@ json measureCeilings() {
   return out;
 }
 
+/// Evaluates candidates appended to the request's queue file until {"end": true}. Events number
+/// them after the request's own candidates, in the order they were appended.
+void serveQueue(Evaluator &ev, Request &req) {
+  std::string pending;
+  size_t offset = 0;
+  while (true) {
+    std::ifstream f(req.queue, std::ios::binary);
+    std::string text;
+    if (f) {
+      f.seekg(static_cast<std::streamoff>(offset));
+      std::stringstream ss;
+      ss << f.rdbuf();
+      text = ss.str();
+    }
+    offset += text.size();
+    pending += text;
+    size_t nl;
+    bool any = false;
+    while ((nl = pending.find('\n')) != std::string::npos) {
+      std::string line = pending.substr(0, nl);
+      pending.erase(0, nl + 1);
+      if (line.empty())
+        continue;
+      any = true;
+      json j = json::parse(line);
+      if (j.value("end", false))
+        return;
+      req.candidates.push_back(parseCandidate(j, req.buffers.size()));
+      ev.evaluate(req.candidates.size() - 1);
+    }
+    if (!any)
+      usleep(1000);
+  }
+}
+
+/// Times already validated candidates in interleaved rounds (finalists): round r runs every
+/// candidate once, starting at a rotating offset, so drifts in clocks or temperature hit all of
+/// them alike. Each candidate's time is the median of its round medians.
+void timeInterleaved(Evaluator &ev, Request &req) {
+  size_t n = req.candidates.size();
+  std::vector<CUmodule> modules(n, nullptr);
+  std::vector<std::map<std::string, CUfunction>> fns(n);
+  std::vector<std::vector<double>> medians(n);
+  std::vector<std::string> failed(n);
+  for (size_t i = 0; i < n; ++i) {
+    gCandidate = static_cast<int>(i);
+    try {
+      fns[i] = ev.loadCandidate(req.candidates[i], modules[i]);
+    } catch (const std::exception &e) {
+      failed[i] = e.what();
+    }
+  }
+  for (int r = 0; r < req.rounds; ++r)
+    for (size_t k = 0; k < n; ++k) {
+      size_t i = (k + r) % n;
+      if (!failed[i].empty())
+        continue;
+      gCandidate = static_cast<int>(i);
+      try {
+        ev.setCandidateScratch(req.candidates[i]);
+        json t = ev.time(req.candidates[i], fns[i], 1);
+        medians[i].push_back(t["median_ms"].get<double>());
+      } catch (const std::exception &e) {
+        failed[i] = e.what();
+      }
+    }
+  for (size_t i = 0; i < n; ++i) {
+    json result = {{"event", "result"}, {"candidate", i}, {"id", req.candidates[i].id}};
+    if (!failed[i].empty() || medians[i].empty()) {
+      result["verdict"] = "invalid";
+      result["reason"] = failed[i];
+    } else {
+      std::vector<double> m = medians[i];
+      std::sort(m.begin(), m.end());
+      result["verdict"] = "valid";
+      result["reason"] = "";
+      result["timing"] = {{"median_ms", m[m.size() / 2]}, {"round_medians_ms", medians[i]},
+                          {"runs_per_round", req.runs}};
+    }
+    if (modules[i])
+      D->cuModuleUnload(modules[i]);
+    emit(result);
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -922,9 +1075,17 @@ int main(int argc, char **argv) {
           order.insert(order.begin(), i);
         else
           order.push_back(i);
+      bool referenceValid = true;
       for (size_t i : order)
-        if (!ev.evaluate(i))
+        if (!ev.evaluate(i)) {
+          referenceValid = false;
           break;
+        }
+      if (referenceValid && !req.queue.empty())
+        serveQueue(ev, req);
+    } else if (req.mode == "time") {
+      Evaluator ev(req);
+      timeInterleaved(ev, req);
     } else {
       emit({{"event", "fatal"}, {"candidate", -1}, {"reason", "unknown mode '" + req.mode + "'"}});
       finish(kBadRequest);

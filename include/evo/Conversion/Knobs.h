@@ -13,6 +13,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/JSON.h"
 #include <optional>
 #include <string>
 
@@ -49,6 +50,9 @@ struct ScheduleKnobs {
 
   /// The knobs `family` uses, as recorded on kernels and in manifests.
   mlir::DictionaryAttr toAttr(mlir::MLIRContext *ctx, TaskFamily family) const;
+  /// The same entries as JSON (run store, reports); mergeJson reads them back.
+  llvm::json::Object toJson(TaskFamily family) const;
+  mlir::LogicalResult mergeJson(const llvm::json::Object &o, std::string *error);
 
   bool operator==(const ScheduleKnobs &other) const;
 };

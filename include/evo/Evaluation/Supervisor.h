@@ -54,6 +54,43 @@ struct EvaluationRun {
   unsigned workersStarted = 0;
 };
 
+/// A long-lived evaluation: an optional reference candidate and a stream of candidates, evaluated
+/// by a worker that keeps running between submissions (no start-up cost per candidate; the GPU
+/// works while the caller compiles the next ones). When the worker dies or a candidate runs past
+/// its limit, the running candidate is blamed and a fresh worker (a fresh CUDA context) reruns
+/// the reference and continues with the candidates still queued.
+class EvaluationSession {
+public:
+  /// `request` is an evo-eval-request/1 in "evaluate" mode without candidates; `reference` is a
+  /// candidate object (or null) that every worker evaluates first.
+  static llvm::Expected<std::unique_ptr<EvaluationSession>>
+  start(const llvm::json::Object &request, std::optional<llvm::json::Object> reference,
+        const WorkerOptions &options);
+  ~EvaluationSession();
+
+  /// The reference's outcome; waits for it (bounded by the timeouts).
+  llvm::Expected<CandidateOutcome> referenceOutcome();
+  /// Queues a candidate object; returns its ticket (0, 1, ... in submission order).
+  size_t submit(llvm::json::Object candidate);
+  /// Outcomes finished since the last call, as (ticket, outcome); waits at most `seconds` for
+  /// the first one. Errors are for failures to run workers at all.
+  llvm::Expected<std::vector<std::pair<size_t, CandidateOutcome>>> poll(double seconds);
+  /// Submitted candidates without an outcome yet.
+  size_t pending() const;
+  const llvm::json::Object &device() const { return deviceInfo; }
+  unsigned workersStarted() const { return starts; }
+
+private:
+  EvaluationSession() = default;
+  llvm::Error startWorker();
+  llvm::Error step(std::vector<std::pair<size_t, CandidateOutcome>> &done);
+
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+  llvm::json::Object deviceInfo;
+  unsigned starts = 0;
+};
+
 /// Finds evo-eval-worker: $EVO_EVAL_WORKER, then next to the running executable, then PATH.
 llvm::Expected<std::string> findWorker(llvm::StringRef explicitPath = "");
 

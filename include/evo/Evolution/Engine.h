@@ -1,0 +1,91 @@
+//===- Engine.h - the evolutionary search over a task's kernel variants -*- C++ -*-===//
+//
+// For one task (a compute op of the input, as a func on tensors): the naive baseline seeds the
+// population and is validated against the oracle; variants made by the mutators are compiled to
+// PTX/cubin on CPU threads while an evo-eval-worker session measures the previous ones on the GPU
+// (a steady stream: the GPU does not wait for the compiler when work is queued); every
+// candidate and outcome goes to the run store as it happens; the best few are re-measured
+// interleaved before the winner is chosen. docs/evolution.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EVO_EVOLUTION_ENGINE_H
+#define EVO_EVOLUTION_ENGINE_H
+
+#include "evo/Conversion/LaunchPlan.h"
+#include "evo/Evaluation/Verifier.h"
+#include "evo/Evolution/Genome.h"
+#include "evo/Evolution/RunStore.h"
+#include "evo/Target/Compile.h"
+#include "mlir/IR/DialectRegistry.h"
+
+namespace evo {
+
+struct EvolveOptions {
+  /// "evo": elitist population with rank selection; "single-best": always mutate the best;
+  /// "islands": `islands` populations with migration of their best every `migrateEvery`
+  /// generations.
+  std::string strategy = "evo";
+  unsigned population = 5;
+  unsigned samples = 4;      // offspring per generation
+  unsigned generations = 10;
+  unsigned islands = 4;
+  unsigned migrateEvery = 3;
+  unsigned maxCandidates = 0;  // per task, 0: generations * samples
+  double timeBudgetSeconds = 0; // per task, 0: none
+  uint64_t seed = 1;
+  unsigned finalists = 4;
+  unsigned finalRounds = 5;
+  unsigned finalRuns = 100;
+  unsigned compileThreads = 0; // 0: one per core
+  bool quiet = false;
+  VerifyOptions verify;
+  PTXOptions ptx;
+  std::string ptxasPath; // empty: found like evo-emit-ptx does
+};
+
+/// One task to evolve, as the lowering recorded it.
+struct TaskInput {
+  std::string name;     // e.g. "softmax_t0"
+  std::string function; // the function it belongs to
+  TaskFamily family;
+  std::string source;   // func.func on tensors
+  ScheduleKnobs baselineKnobs;
+};
+
+/// A compiled variant.
+struct CompiledVariant {
+  bool ok = false;
+  std::string diagnostics;
+  std::string ir;    // the gpu.module
+  std::string ptx, cubin, ptxHash;
+  llvm::SmallVector<KernelLaunch> launches; // over the task's buffers, then `scratch`
+  llvm::SmallVector<BufferDesc> scratch;
+  int registers = -1, spills = -1;
+};
+
+/// Lowers `genome` for the task in `source` and compiles it (PTX, then cubin with ptxas when
+/// available). Thread-safe: uses its own MLIR context built from `registry`.
+CompiledVariant compileVariant(const mlir::DialectRegistry &registry, llvm::StringRef source,
+                               TaskFamily family, const Genome &genome, const PTXOptions &ptx,
+                               llvm::StringRef ptxasPath);
+
+struct TaskResult {
+  std::string task;
+  int64_t baselineId = -1, bestId = -1;
+  double baselineMs = 0, bestMs = 0;
+  std::string bestIr;
+  llvm::SmallVector<KernelLaunch> bestLaunches;
+  llvm::SmallVector<BufferDesc> bestScratch;
+  std::string bestKnobs; // JSON
+  unsigned evaluated = 0, valid = 0;
+};
+
+/// Evolves one task; resumes from the store when it already holds candidates of this task.
+llvm::Expected<TaskResult> evolveTask(const TaskInput &task, mlir::MLIRContext *ctx,
+                                      RunStore &store, const EvolveOptions &options,
+                                      const Ceilings *ceilings, ProgressLine &progress);
+
+} // namespace evo
+
+#endif

@@ -1,0 +1,81 @@
+//===- Genome.h - what the built-in mutators change, and how it becomes IR -*- C++ -*-===//
+//
+// A variant of a task made by the built-in mutators is a genome: the schedule knobs of the
+// lowering plus a list of IR rewrites applied to the lowered gpu.module (for what the knobs do not
+// express, e.g. unrolling any loop of any kernel, LLM-written ones included). The genome is
+// deterministic: the same genome always gives the same IR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EVO_EVOLUTION_GENOME_H
+#define EVO_EVOLUTION_GENOME_H
+
+#include "evo/Conversion/Knobs.h"
+#include "evo/Conversion/LowerToGPU.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/JSON.h"
+#include <functional>
+#include <random>
+
+namespace evo {
+
+/// An IR rewrite on the kernels of a variant.
+struct Rewrite {
+  /// "unroll": unroll the innermost scf.for loops (constant trip counts) by `factor`.
+  std::string kind;
+  int64_t factor = 1;
+  bool operator==(const Rewrite &o) const { return kind == o.kind && factor == o.factor; }
+};
+
+struct Genome {
+  ScheduleKnobs knobs;
+  std::vector<Rewrite> rewrites;
+
+  llvm::json::Object knobsJson(TaskFamily family) const;
+  llvm::json::Array rewritesJson() const;
+  /// A canonical string: equal keys mean equal IR.
+  std::string key(TaskFamily family) const;
+  static mlir::FailureOr<Genome> fromJson(llvm::StringRef knobs, llvm::StringRef rewrites,
+                                          mlir::MLIRContext *ctx);
+};
+
+/// Applies `rewrites` to every kernel of `module`. Returns the number of loops changed.
+unsigned applyRewrites(mlir::gpu::GPUModuleOp module, llvm::ArrayRef<Rewrite> rewrites);
+
+/// One knob a mutator can change: its name and the values the search proposes for it.
+struct KnobDimension {
+  std::string name;
+  std::vector<llvm::SmallVector<int64_t>> values;
+  std::function<llvm::SmallVector<int64_t>(const ScheduleKnobs &)> get;
+  std::function<void(ScheduleKnobs &, llvm::ArrayRef<int64_t>)> set;
+};
+
+/// The knobs of a family and their candidate values (docs/evolution.md lists them).
+std::vector<KnobDimension> knobDimensions(TaskFamily family);
+
+/// Says whether a genome lowers for the task (the lowering's own validation: only values it
+/// accepts are ever proposed). Results are cached by genome key.
+class LegalityCache {
+public:
+  LegalityCache(mlir::func::FuncOp task, TaskFamily family) : task(task), family(family) {}
+  bool isLegal(const Genome &g);
+
+private:
+  mlir::func::FuncOp task;
+  TaskFamily family;
+  std::map<std::string, bool> cache;
+};
+
+/// The built-in mutators. Each returns a genome different from its parents that lowers for the
+/// task, or std::nullopt after a bounded number of attempts.
+std::optional<Genome> mutateKnob(const Genome &parent, TaskFamily family, LegalityCache &legal,
+                                 std::mt19937_64 &rng);
+std::optional<Genome> crossoverKnobs(const Genome &a, const Genome &b, TaskFamily family,
+                                     LegalityCache &legal, std::mt19937_64 &rng);
+/// Adds (or changes the factor of) an unroll rewrite.
+std::optional<Genome> mutateUnroll(const Genome &parent, TaskFamily family, LegalityCache &legal,
+                                   std::mt19937_64 &rng);
+
+} // namespace evo
+
+#endif

@@ -1,0 +1,571 @@
+//===- Engine.cpp - the evolutionary search over a task's kernel variants -----===//
+
+#include "evo/Evolution/Engine.h"
+#include "evo/Evolution/Population.h"
+#include "evo/Target/Manifest.h"
+#include "evo/Target/PTXAssembler.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/raw_ostream.h"
+#include <chrono>
+#include <cmath>
+#include <future>
+#include <map>
+#include <set>
+
+using namespace mlir;
+namespace json = llvm::json;
+
+namespace evo {
+
+CompiledVariant compileVariant(const DialectRegistry &registry, StringRef source,
+                               TaskFamily family, const Genome &genome, const PTXOptions &ptx,
+                               StringRef ptxasPath) {
+  // One context per compile thread: variants compile in parallel without sharing IR.
+  thread_local std::unique_ptr<MLIRContext> ctx;
+  if (!ctx)
+    ctx = std::make_unique<MLIRContext>(registry, MLIRContext::Threading::DISABLED);
+  CompiledVariant out;
+  llvm::raw_string_ostream diag(out.diagnostics);
+  ScopedDiagnosticHandler handler(ctx.get(), [&](Diagnostic &d) {
+    diag << d.str() << "\n";
+    return success();
+  });
+  OwningOpRef<ModuleOp> src = parseSourceString<ModuleOp>(source, ParserConfig(ctx.get()));
+  if (!src || src->getOps<func::FuncOp>().empty()) {
+    diag << "the task source does not parse\n";
+    return out;
+  }
+  func::FuncOp task = *src->getOps<func::FuncOp>().begin();
+  OpBuilder b(ctx.get());
+  OwningOpRef<ModuleOp> module = ModuleOp::create(task.getLoc());
+  b.setInsertionPointToEnd(module->getBody());
+  auto gm = gpu::GPUModuleOp::create(b, task.getLoc(), "variant");
+  FailureOr<LoweredTask> lowered = lowerTask(task, genome.knobs, gm, "k0");
+  if (failed(lowered))
+    return out;
+  applyRewrites(gm, genome.rewrites);
+  PassManager tidy(ctx.get(), gpu::GPUModuleOp::getOperationName());
+  tidy.addPass(createCanonicalizerPass());
+  tidy.addPass(createCSEPass());
+  if (failed(tidy.run(gm)))
+    return out;
+  {
+    llvm::raw_string_ostream os(out.ir);
+    gm->print(os, OpPrintingFlags().useLocalScope());
+  }
+  out.launches = lowered->launches;
+  out.scratch = lowered->scratch;
+  FailureOr<std::string> text = compileToPTX(*module, ptx);
+  if (failed(text))
+    return out;
+  out.ptx = std::move(*text);
+  out.ptxHash = sha256Hex(out.ptx);
+  if (!ptxasPath.empty()) {
+    llvm::Expected<AssembleResult> asmResult = assemblePtx(ptxasPath, out.ptx, ptx.chip);
+    if (!asmResult) {
+      diag << llvm::toString(asmResult.takeError()) << "\n";
+      return out;
+    }
+    out.cubin = std::move(asmResult->cubin);
+    for (const auto &entry : asmResult->kernels) {
+      out.registers = std::max<int>(out.registers, entry.second.registers);
+      out.spills = std::max<int>(out.spills, entry.second.spillStores + entry.second.spillLoads);
+    }
+  }
+  out.ok = true;
+  return out;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+json::Array launchesJson(ArrayRef<KernelLaunch> launches) {
+  json::Array out;
+  for (const KernelLaunch &l : launches) {
+    json::Array args;
+    for (unsigned a : l.args)
+      args.push_back(static_cast<int64_t>(a));
+    out.push_back(json::Object{{"kernel", l.kernel},
+                               {"grid", json::Array{l.grid[0], l.grid[1], l.grid[2]}},
+                               {"block", json::Array{l.block[0], l.block[1], l.block[2]}},
+                               {"dynamic_shared_memory", l.dynamicSharedMemory},
+                               {"args", std::move(args)}});
+  }
+  return out;
+}
+
+json::Array scratchJson(ArrayRef<BufferDesc> scratch) {
+  json::Array out;
+  for (const BufferDesc &b : scratch)
+    out.push_back(json::Object{{"name", b.name},
+                               {"kind", elementTypeName(b.type.getElementType())},
+                               {"elements", b.type.getNumElements()},
+                               {"zero_init", b.zeroInit}});
+  return out;
+}
+
+/// The task's own plan: its arguments and results are the buffers (scratch travels with each
+/// candidate, since variants may need different scratch).
+FailureOr<LaunchPlan> taskPlan(func::FuncOp f, StringRef source) {
+  LaunchPlan plan;
+  plan.funcName = f.getSymName().str();
+  plan.source = source.str();
+  for (auto [i, t] : llvm::enumerate(f.getArgumentTypes())) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    if (!tensor)
+      return failure();
+    plan.buffers.push_back({"arg" + std::to_string(i), BufferRole::Input,
+                            MemRefType::get(tensor.getShape(), tensor.getElementType())});
+  }
+  for (auto [i, t] : llvm::enumerate(f.getResultTypes())) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    if (!tensor)
+      return failure();
+    plan.buffers.push_back({"result" + std::to_string(i), BufferRole::Output,
+                            MemRefType::get(tensor.getShape(), tensor.getElementType())});
+  }
+  return plan;
+}
+
+struct Pending {
+  int64_t id;
+  Genome genome;
+  std::shared_future<CompiledVariant> compiled;
+};
+
+std::string formatEta(double s) {
+  if (s < 0 || !std::isfinite(s))
+    return "?";
+  return llvm::formatv("{0}m{1:2}s", int(s) / 60, int(s) % 60).str();
+}
+
+} // namespace
+
+llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, RunStore &store,
+                                      const EvolveOptions &opts, const Ceilings *ceilings,
+                                      ProgressLine &progress) {
+  auto fail = [&](const Twine &msg) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "task '" + task.name + "': " + msg);
+  };
+  OwningOpRef<ModuleOp> parsed = parseSourceString<ModuleOp>(task.source, ParserConfig(ctx));
+  if (!parsed || parsed->getOps<func::FuncOp>().empty())
+    return fail("its source does not parse");
+  func::FuncOp func = *parsed->getOps<func::FuncOp>().begin();
+  FailureOr<LaunchPlan> plan = taskPlan(func, task.source);
+  if (failed(plan))
+    return fail("its signature is not all tensors");
+  FailureOr<std::unique_ptr<FunctionVerifier>> verifier =
+      FunctionVerifier::create(*plan, ctx, func.getLoc(), opts.verify);
+  if (failed(verifier))
+    return fail("the verifier cannot be prepared (see the diagnostics)");
+  const TaskCost &cost = (*verifier)->getCost();
+
+  TaskRecord record;
+  if (std::optional<TaskRecord> existing = store.getTask(task.name))
+    record = *existing;
+  record.name = task.name;
+  record.function = task.function;
+  record.family = stringifyTaskFamily(task.family).str();
+  record.source = task.source;
+  record.status = "running";
+  if (llvm::Error e = store.upsertTask(record))
+    return std::move(e);
+
+  SmallString<256> work(store.getPath());
+  llvm::sys::path::remove_filename(work);
+  llvm::sys::path::append(work, "work", task.name);
+  if (std::error_code ec = llvm::sys::fs::create_directories(work))
+    return llvm::errorCodeToError(ec);
+  auto writeBinary = [&](int64_t id, const CompiledVariant &v) -> llvm::Expected<json::Object> {
+    SmallString<256> file(work);
+    bool cubin = !v.cubin.empty();
+    llvm::sys::path::append(file, std::to_string(id) + (cubin ? ".cubin" : ".ptx"));
+    if (llvm::Error e = llvm::writeToOutput(file, [&](llvm::raw_ostream &os) {
+          os << (cubin ? v.cubin : v.ptx);
+          return llvm::Error::success();
+        }))
+      return std::move(e);
+    return json::Object{{"id", "#" + std::to_string(id)},
+                        {cubin ? "cubin_file" : "ptx_file", file.str()},
+                        {"launches", launchesJson(v.launches)},
+                        {"scratch", scratchJson(v.scratch)}};
+  };
+
+  const DialectRegistry &registry = ctx->getDialectRegistry();
+  unsigned threads = opts.compileThreads ? opts.compileThreads : llvm::hardware_concurrency().compute_thread_count();
+  llvm::DefaultThreadPool pool(llvm::hardware_concurrency(threads));
+  auto compile = [&](const Genome &g) {
+    return pool.async([&registry, &task, &opts, g] {
+      return compileVariant(registry, task.source, task.family, g, opts.ptx, opts.ptxasPath);
+    });
+  };
+
+  // The baseline: the naive lowering, the reference of every comparison.
+  std::vector<CandidateRecord> history = store.getCandidates(task.name);
+  std::optional<CandidateRecord> baseline;
+  for (const CandidateRecord &c : history)
+    if (c.op == "baseline")
+      baseline = c;
+  Genome baseGenome{task.baselineKnobs, {}};
+  CompiledVariant baseCompiled = compile(baseGenome).get();
+  if (!baseCompiled.ok)
+    return fail("the baseline does not compile:\n" + baseCompiled.diagnostics);
+  if (!baseline) {
+    CandidateRecord c;
+    c.task = task.name;
+    c.op = "baseline";
+    c.knobs = llvm::formatv("{0}", json::Value(baseGenome.knobsJson(task.family))).str();
+    c.rewrites = "[]";
+    c.ir = baseCompiled.ir;
+    c.ptxHash = baseCompiled.ptxHash;
+    c.registers = baseCompiled.registers;
+    c.spills = baseCompiled.spills;
+    if (llvm::Error e = store.addCandidate(c))
+      return std::move(e);
+    baseline = c;
+  }
+  llvm::Expected<json::Object> refJson = writeBinary(baseline->id, baseCompiled);
+  if (!refJson)
+    return refJson.takeError();
+  (*refJson)["reference"] = true;
+
+  json::Object request = (*verifier)->getRequestTemplate();
+  WorkerOptions worker = opts.verify.worker;
+  worker.workDir = work.str().str();
+  llvm::Expected<std::unique_ptr<EvaluationSession>> session =
+      EvaluationSession::start(request, *refJson, worker);
+  if (!session)
+    return session.takeError();
+  llvm::Expected<CandidateOutcome> ref = (*session)->referenceOutcome();
+  if (!ref)
+    return ref.takeError();
+
+  // Records an outcome, judging its time against the roofline.
+  auto finish = [&](CandidateRecord &c, const CandidateOutcome &o) -> llvm::Error {
+    c.verdict = stringifyVerdict(o.verdict).str();
+    c.reason = o.reason;
+    if (const json::Object *t = o.result.getObject("timing")) {
+      c.timing = llvm::formatv("{0}", json::Value(json::Object(*t))).str();
+      c.medianMs = t->getNumber("median_ms").value_or(NAN);
+      if (ceilings && o.verdict == Verdict::Valid) {
+        RooflineVerdict r = judge(cost, *ceilings, c.medianMs, opts.verify.floorSlack);
+        c.roofline = llvm::formatv("{0}", json::Value(r.toJson())).str();
+        if (r.belowFloor) {
+          c.verdict = "invalid";
+          c.reason = llvm::formatv("{0:f4} ms is below the roofline floor of {1:f4} ms: a "
+                                   "measurement or correctness bug, not a speedup",
+                                   c.medianMs, r.floorMs)
+                         .str();
+        }
+      }
+    }
+    return store.recordResult(c);
+  };
+  if (baseline->verdict == "pending")
+    if (llvm::Error e = finish(*baseline, *ref))
+      return std::move(e);
+  if (ref->verdict != Verdict::Valid)
+    return fail("its naive baseline is not valid (" + std::string(stringifyVerdict(ref->verdict)) +
+                "): " + ref->reason);
+  double baselineMs = baseline->medianMs;
+
+  // Populations (one per island), rebuilt from the store when resuming.
+  unsigned numIslands = opts.strategy == "islands" ? std::max(1u, opts.islands) : 1;
+  unsigned popSize = opts.strategy == "single-best" ? 1 : std::max(1u, opts.population);
+  std::vector<Population> islands(numIslands, Population(popSize));
+  std::map<int64_t, Genome> genomes;
+  std::set<std::string> seenKeys;
+  std::map<std::string, int64_t> seenHashes;
+  int64_t order = 0;
+  unsigned evaluated = 0, valid = 0, created = 0;
+  genomes[baseline->id] = baseGenome;
+  seenKeys.insert(baseGenome.key(task.family));
+  seenHashes[baseCompiled.ptxHash] = baseline->id;
+  for (Population &p : islands)
+    p.add({baseline->id, baselineMs, true, order++});
+  std::vector<CandidateRecord> resubmit;
+  for (CandidateRecord &c : store.getCandidates(task.name)) {
+    if (c.op == "baseline")
+      continue;
+    ++created;
+    FailureOr<Genome> g = Genome::fromJson(c.knobs, c.rewrites, ctx);
+    if (succeeded(g)) {
+      genomes[c.id] = *g;
+      seenKeys.insert(g->key(task.family));
+    }
+    if (c.verdict == "pending") {
+      resubmit.push_back(c);
+      continue;
+    }
+    if (!c.ptxHash.empty())
+      seenHashes.emplace(c.ptxHash, c.id);
+    if (c.verdict == "not-run" || c.verdict == "compile-error")
+      continue;
+    ++evaluated;
+    bool ok = c.verdict == "valid";
+    valid += ok;
+    islands[c.island % numIslands].add({c.id, ok ? c.medianMs : 0, ok, order++});
+  }
+
+  const unsigned budget =
+      opts.maxCandidates ? opts.maxCandidates : opts.generations * std::max(1u, opts.samples);
+  const unsigned depth = std::max(2 * opts.samples, threads);
+  std::mt19937_64 rng(opts.seed * 0x9E3779B97F4A7C15ull + std::hash<std::string>()(task.name) +
+                      created);
+  LegalityCache legal(func, task.family);
+  Clock::time_point started = Clock::now();
+  std::vector<Pending> compiling;
+  std::map<size_t, std::pair<int64_t, CompiledVariant>> submitted; // ticket -> candidate
+  bool exhausted = false;
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
+  auto timeUp = [&] { return opts.timeBudgetSeconds > 0 && elapsed() > opts.timeBudgetSeconds; };
+
+  for (CandidateRecord &c : resubmit)
+    if (genomes.count(c.id))
+      compiling.push_back({c.id, genomes[c.id], compile(genomes[c.id])});
+
+  auto bestSpeedup = [&] {
+    double best = baselineMs;
+    for (Population &p : islands)
+      if (std::optional<Member> m = p.best())
+        best = std::min(best, m->ms);
+    return best > 0 ? baselineMs / best : 1.0;
+  };
+  auto report = [&] {
+    unsigned gen = created / std::max(1u, opts.samples);
+    double rate = evaluated ? elapsed() / evaluated : 0;
+    progress.update(task.name, gen, budget / std::max(1u, opts.samples), evaluated, valid,
+                    bestSpeedup(), rate * (budget > created ? budget - created : 0));
+  };
+
+  while (true) {
+    // Keep the compiler and the GPU busy: generate while fewer than `depth` are in flight.
+    while (!exhausted && created < budget && !timeUp() &&
+           compiling.size() + (*session)->pending() < depth) {
+      unsigned island = created % numIslands;
+      int generation = created / std::max(1u, opts.samples) + 1;
+      if (numIslands > 1 && opts.migrateEvery && created % (opts.samples * opts.migrateEvery) == 0 &&
+          created > 0)
+        for (unsigned i = 0; i < numIslands; ++i)
+          if (std::optional<Member> m = islands[i].best())
+            islands[(i + 1) % numIslands].add(*m);
+      Population &pop = islands[island];
+      std::optional<Genome> child;
+      std::string op;
+      std::vector<int64_t> parents;
+      for (int attempt = 0; attempt < 30 && !child; ++attempt) {
+        std::optional<Member> p1 =
+            opts.strategy == "single-best" ? pop.best() : pop.select(rng);
+        if (!p1 || !genomes.count(p1->id))
+          break;
+        unsigned roll = rng() % 10;
+        std::optional<Genome> g;
+        if (roll < 3 && pop.numValid() >= 2 && opts.strategy != "single-best") {
+          std::optional<Member> p2 = pop.select(rng);
+          if (p2 && p2->id != p1->id && genomes.count(p2->id)) {
+            g = crossoverKnobs(genomes[p1->id], genomes[p2->id], task.family, legal, rng);
+            op = "knob-crossover";
+            parents = {p1->id, p2->id};
+          }
+        } else if (roll < 5) {
+          g = mutateUnroll(genomes[p1->id], task.family, legal, rng);
+          op = "ir-unroll";
+          parents = {p1->id};
+        }
+        if (!g) {
+          g = mutateKnob(genomes[p1->id], task.family, legal, rng);
+          op = "knob-mutate";
+          parents = {p1->id};
+        }
+        if (g && !seenKeys.count(g->key(task.family)))
+          child = g;
+      }
+      if (!child) {
+        exhausted = true; // the neighbourhood of the population is explored
+        break;
+      }
+      seenKeys.insert(child->key(task.family));
+      CandidateRecord c;
+      c.task = task.name;
+      c.generation = generation;
+      c.island = island;
+      c.parents = parents;
+      c.op = op;
+      c.knobs = llvm::formatv("{0}", json::Value(child->knobsJson(task.family))).str();
+      c.rewrites = llvm::formatv("{0}", json::Value(child->rewritesJson())).str();
+      if (llvm::Error e = store.addCandidate(c))
+        return std::move(e);
+      genomes[c.id] = *child;
+      compiling.push_back({c.id, *child, compile(*child)});
+      ++created;
+    }
+
+    // Compiled variants go to the GPU (or are settled here: compile errors, duplicates).
+    for (size_t i = 0; i < compiling.size();) {
+      if (compiling[i].compiled.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+        ++i;
+        continue;
+      }
+      Pending p = compiling[i];
+      compiling.erase(compiling.begin() + i);
+      const CompiledVariant &v = p.compiled.get();
+      std::optional<CandidateRecord> c = store.getCandidate(p.id);
+      if (!c)
+        return fail("candidate " + Twine(p.id) + " vanished from the store");
+      c->ir = v.ir;
+      c->ptxHash = v.ptxHash;
+      c->compileDiagnostics = v.diagnostics;
+      c->registers = v.registers;
+      c->spills = v.spills;
+      if (!v.ok) {
+        c->verdict = "compile-error";
+        c->reason = StringRef(v.diagnostics).split('\n').first.str();
+        if (llvm::Error e = store.recordResult(*c))
+          return std::move(e);
+        continue;
+      }
+      auto dup = seenHashes.find(v.ptxHash);
+      if (dup != seenHashes.end()) {
+        c->verdict = "not-run";
+        c->reason = "identical PTX to candidate " + std::to_string(dup->second);
+        if (llvm::Error e = store.recordResult(*c))
+          return std::move(e);
+        continue;
+      }
+      seenHashes[v.ptxHash] = p.id;
+      if (llvm::Error e = store.recordResult(*c)) // still pending: IR and hash are now known
+        return std::move(e);
+      llvm::Expected<json::Object> cj = writeBinary(p.id, v);
+      if (!cj)
+        return cj.takeError();
+      size_t ticket = (*session)->submit(std::move(*cj));
+      submitted[ticket] = {p.id, v};
+    }
+
+    if (compiling.empty() && (*session)->pending() == 0 &&
+        (exhausted || created >= budget || timeUp()))
+      break;
+    auto done = (*session)->poll(compiling.empty() ? 0.5 : 0.02);
+    if (!done)
+      return done.takeError();
+    for (auto &[ticket, outcome] : *done) {
+      auto it = submitted.find(ticket);
+      if (it == submitted.end())
+        continue;
+      std::optional<CandidateRecord> c = store.getCandidate(it->second.first);
+      if (!c)
+        continue;
+      if (llvm::Error e = finish(*c, outcome))
+        return std::move(e);
+      ++evaluated;
+      bool ok = c->verdict == "valid";
+      valid += ok;
+      islands[c->island % numIslands].add({c->id, ok ? c->medianMs : 0, ok, order++});
+      submitted.erase(it);
+    }
+    report();
+  }
+  (*session).reset(); // ends the worker (its destructor sends "end")
+
+  // Finalists: the best few, re-measured interleaved with the baseline, more repetitions.
+  std::vector<CandidateRecord> all = store.getCandidates(task.name);
+  std::vector<CandidateRecord> ranked;
+  for (const CandidateRecord &c : all)
+    if (c.verdict == "valid" && c.op != "baseline" && std::isfinite(c.medianMs))
+      ranked.push_back(c);
+  std::sort(ranked.begin(), ranked.end(),
+            [](const CandidateRecord &a, const CandidateRecord &b) { return a.medianMs < b.medianMs; });
+  if (ranked.size() > opts.finalists)
+    ranked.resize(opts.finalists);
+  std::vector<CandidateRecord> finalists = {*store.getCandidate(baseline->id)};
+  finalists.insert(finalists.end(), ranked.begin(), ranked.end());
+  std::map<int64_t, CompiledVariant> binaries;
+  binaries[baseline->id] = baseCompiled;
+  if (finalists.size() > 1) {
+    json::Object timeReq = request;
+    timeReq["mode"] = "time";
+    timeReq["rounds"] = static_cast<int64_t>(opts.finalRounds);
+    json::Object timing{{"enabled", true},
+                        {"warmup", static_cast<int64_t>(opts.verify.warmup)},
+                        {"runs", static_cast<int64_t>(opts.finalRuns)},
+                        {"repeats", 1},
+                        {"flush_bytes", static_cast<int64_t>(opts.verify.flushBytes)}};
+    timeReq["timing"] = std::move(timing);
+    json::Array cands;
+    for (const CandidateRecord &f : finalists) {
+      if (!binaries.count(f.id)) {
+        FailureOr<Genome> g = Genome::fromJson(f.knobs, f.rewrites, ctx);
+        if (failed(g))
+          return fail("finalist " + Twine(f.id) + " has an unreadable genome");
+        binaries[f.id] = compile(*g).get();
+        if (!binaries[f.id].ok)
+          return fail("finalist " + Twine(f.id) + " no longer compiles");
+      }
+      llvm::Expected<json::Object> cj = writeBinary(f.id, binaries[f.id]);
+      if (!cj)
+        return cj.takeError();
+      cands.push_back(std::move(*cj));
+    }
+    timeReq["candidates"] = std::move(cands);
+    llvm::Expected<std::vector<json::Object>> events =
+        runWorkerOnce(timeReq, worker, 60 + 5.0 * finalists.size() * opts.finalRounds);
+    if (!events)
+      return events.takeError();
+    for (json::Object &ev : *events) {
+      if (ev.getString("event") != StringRef("result"))
+        continue;
+      std::optional<int64_t> i = ev.getInteger("candidate");
+      const json::Object *t = ev.getObject("timing");
+      if (!i || !t || *i < 0 || size_t(*i) >= finalists.size())
+        continue;
+      double ms = t->getNumber("median_ms").value_or(NAN);
+      finalists[*i].finalMedianMs = ms;
+      if (llvm::Error e = store.recordFinal(finalists[*i].id, ms))
+        return std::move(e);
+    }
+  }
+  // The winner: the lowest re-measured time (exploration time when there were no finalists).
+  const CandidateRecord *best = &finalists.front();
+  auto timeOf = [](const CandidateRecord &c) {
+    return std::isfinite(c.finalMedianMs) ? c.finalMedianMs : c.medianMs;
+  };
+  for (const CandidateRecord &f : finalists)
+    if (timeOf(f) < timeOf(*best))
+      best = &f;
+  if (!binaries.count(best->id))
+    return fail("the winner has no binary");
+
+  record.status = "done";
+  record.baselineId = baseline->id;
+  record.bestId = best->id;
+  record.generationsDone = created / std::max(1u, opts.samples);
+  if (llvm::Error e = store.upsertTask(record))
+    return std::move(e);
+  progress.finish();
+
+  TaskResult result;
+  result.task = task.name;
+  result.baselineId = baseline->id;
+  result.bestId = best->id;
+  result.baselineMs = timeOf(finalists.front());
+  result.bestMs = timeOf(*best);
+  result.bestIr = binaries[best->id].ir;
+  result.bestLaunches = binaries[best->id].launches;
+  result.bestScratch = binaries[best->id].scratch;
+  result.bestKnobs = best->knobs;
+  result.evaluated = evaluated;
+  result.valid = valid;
+  return result;
+}
+
+} // namespace evo

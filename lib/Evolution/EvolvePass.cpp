@@ -1,0 +1,318 @@
+//===- EvolvePass.cpp - the evo-evolve pass ------------------------------------===//
+
+#include "evo/Conversion/LaunchPlan.h"
+#include "evo/Evaluation/Roofline.h"
+#include "evo/Evolution/Engine.h"
+#include "evo/Evolution/Passes.h"
+#include "evo/Evolution/RunStore.h"
+#include "evo/Runtime/CudaDriver.h"
+#include "evo/Target/Manifest.h"
+#include "evo/Target/PTXAssembler.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace evo {
+#define GEN_PASS_DEF_EVOEVOLVEPASS
+#include "evo/Evolution/Passes.h.inc"
+} // namespace evo
+
+#define DEBUG_TYPE "evo-evolve"
+
+using namespace mlir;
+namespace json = llvm::json;
+
+namespace {
+struct EvoEvolvePass final : evo::impl::EvoEvolvePassBase<EvoEvolvePass> {
+  using Base::Base;
+  void runOnOperation() override;
+
+  /// The search settings that must match for `resume` to continue a run.
+  std::string configJson() const {
+    json::Object o;
+    o["strategy"] = std::string(strategy);
+    o["population"] = static_cast<int64_t>(population);
+    o["samples"] = static_cast<int64_t>(samples);
+    o["generations"] = static_cast<int64_t>(generations);
+    o["islands"] = static_cast<int64_t>(islands);
+    o["max_candidates"] = static_cast<int64_t>(maxCandidates);
+    o["seed"] = static_cast<int64_t>(seed);
+    o["trials"] = static_cast<int64_t>(trials);
+    o["runs"] = static_cast<int64_t>(runs);
+    o["chip"] = std::string(chip);
+    o["features"] = std::string(features);
+    return llvm::formatv("{0}", json::Value(std::move(o))).str();
+  }
+};
+} // namespace
+
+/// Replaces task `t`'s kernels and launches in `gm`/`plan` with the winner's.
+static LogicalResult splice(gpu::GPUModuleOp gm, evo::LaunchPlan &plan, unsigned t,
+                            const evo::TaskResult &winner, unsigned numTaskBuffers) {
+  MLIRContext *ctx = gm.getContext();
+  Block scratchBlock;
+  if (failed(parseSourceString(winner.bestIr, &scratchBlock, ParserConfig(ctx))))
+    return gm.emitError("evo-evolve: the winner's IR does not parse");
+  auto winnerModule = dyn_cast<gpu::GPUModuleOp>(&scratchBlock.front());
+  if (!winnerModule)
+    return gm.emitError("evo-evolve: the winner's IR is not a gpu.module");
+
+  evo::TaskDesc &desc = plan.tasks[t];
+  SmallVector<unsigned> bufferOf(desc.buffers.begin(), desc.buffers.begin() + numTaskBuffers);
+  for (const evo::BufferDesc &s : winner.bestScratch) {
+    evo::BufferDesc b = s;
+    b.name = "tmp" + std::to_string(plan.buffers.size());
+    b.role = evo::BufferRole::Scratch;
+    plan.buffers.push_back(b);
+    bufferOf.push_back(plan.buffers.size() - 1);
+  }
+  // Drop the task's old kernels and launches, remembering where they were.
+  size_t insertAt = plan.launches.size();
+  for (size_t i = 0; i < plan.launches.size();) {
+    if (plan.launches[i].task != t) {
+      ++i;
+      continue;
+    }
+    insertAt = std::min(insertAt, i);
+    if (auto k = gm.lookupSymbol<gpu::GPUFuncOp>(plan.launches[i].kernel))
+      k.erase();
+    plan.launches.erase(plan.launches.begin() + i);
+  }
+  SymbolTable symbols(gm);
+  Builder b(ctx);
+  std::map<std::string, std::string> renamed;
+  for (auto k : llvm::make_early_inc_range(winnerModule.getOps<gpu::GPUFuncOp>())) {
+    std::string oldName = k.getName().str();
+    k->remove();
+    k->setAttr(evo::kTaskAttrName, b.getI64IntegerAttr(t));
+    symbols.insert(k); // renames on a clash
+    renamed[oldName] = k.getName().str();
+  }
+  std::vector<evo::KernelLaunch> launches;
+  for (evo::KernelLaunch l : winner.bestLaunches) {
+    l.kernel = renamed[l.kernel];
+    l.task = t;
+    for (unsigned &a : l.args)
+      a = bufferOf[a];
+    launches.push_back(l);
+  }
+  plan.launches.insert(plan.launches.begin() + insertAt, launches.begin(), launches.end());
+  std::string err;
+  evo::ScheduleKnobs knobs;
+  if (llvm::Expected<json::Value> v = json::parse(winner.bestKnobs))
+    (void)knobs.mergeJson(*v->getAsObject(), &err);
+  else
+    llvm::consumeError(v.takeError());
+  desc.knobs = knobs.toAttr(ctx, desc.family);
+  return success();
+}
+
+void EvoEvolvePass::runOnOperation() {
+  ModuleOp module = getOperation();
+  MLIRContext *ctx = &getContext();
+  std::string workerPath;
+  SmallVector<gpu::GPUModuleOp> targets;
+  for (auto gm : module.getOps<gpu::GPUModuleOp>())
+    if (gm->hasAttr(evo::kPlanAttrName))
+      targets.push_back(gm);
+  if (targets.empty()) {
+    emitError(module.getLoc(), "evo-evolve: no gpu.module with an evo.plan; run evo-lower-to-gpu first");
+    return signalPassFailure();
+  }
+  if (strategy != "evo" && strategy != "single-best" && strategy != "islands") {
+    emitError(module.getLoc()) << "evo-evolve: strategy must be evo, single-best or islands, got '"
+                       << strategy << "'";
+    return signalPassFailure();
+  }
+
+  // Without a store there is work for the GPU: check for one before creating anything on disk.
+  auto gpuAndWorker = [&]() -> LogicalResult {
+    std::string why;
+    if (!evo::cuda::Driver::get(&why))
+      return emitError(module.getLoc()) << "evo-evolve: no GPU to run on: " << why;
+    llvm::Expected<std::string> w = evo::findWorker(worker);
+    if (!w)
+      return emitError(module.getLoc()) << "evo-evolve: " << llvm::toString(w.takeError());
+    workerPath = *w;
+    return success();
+  };
+  // The run store: a new run, or `resume` of one made from the same input and configuration.
+  std::string inputHash;
+  for (gpu::GPUModuleOp gm : targets)
+    if (auto plan = evo::LaunchPlan::fromModule(gm); succeeded(plan))
+      inputHash += plan->source;
+  inputHash = evo::sha256Hex(inputHash);
+  bool exists = llvm::sys::fs::exists(std::string(runDir) + "/run.sqlite");
+  if (!exists && failed(gpuAndWorker()))
+    return signalPassFailure();
+  if (exists && !resume) {
+    emitError(module.getLoc()) << "evo-evolve: '" << runDir
+                       << "' already holds a run; pass resume=true to continue it, or choose "
+                          "another run-dir";
+    return signalPassFailure();
+  }
+  llvm::Expected<std::unique_ptr<evo::RunStore>> store = evo::RunStore::open(runDir, !exists);
+  if (!store) {
+    emitError(module.getLoc()) << "evo-evolve: " << llvm::toString(store.takeError());
+    return signalPassFailure();
+  }
+  if (exists) {
+    std::optional<std::string> oldInput = (*store)->getMeta("input_hash");
+    std::optional<std::string> oldConfig = (*store)->getMeta("config");
+    if (!forceResume && (oldInput != inputHash || oldConfig != configJson())) {
+      emitError(module.getLoc()) << "evo-evolve: the run in '" << runDir << "' was made from "
+                         << (oldInput != inputHash ? "another input" : "another configuration")
+                         << "; resume it with the same ones, or pass force-resume=true";
+      return signalPassFailure();
+    }
+  } else {
+    if (llvm::Error e = (*store)->setMeta("input_hash", inputHash))
+      return emitError(module.getLoc()) << llvm::toString(std::move(e)), signalPassFailure();
+    if (llvm::Error e = (*store)->setMeta("config", configJson()))
+      return emitError(module.getLoc()) << llvm::toString(std::move(e)), signalPassFailure();
+  }
+
+  evo::EvolveOptions opts;
+  opts.strategy = strategy;
+  opts.population = population;
+  opts.samples = samples;
+  opts.generations = generations;
+  opts.islands = islands;
+  opts.migrateEvery = migrateEvery;
+  opts.maxCandidates = maxCandidates;
+  opts.timeBudgetSeconds = timeBudget;
+  opts.seed = seed;
+  opts.finalists = finalists;
+  opts.finalRounds = finalRounds;
+  opts.finalRuns = finalRuns;
+  opts.compileThreads = compileThreads;
+  opts.quiet = quiet;
+  opts.ptx.chip = chip;
+  opts.ptx.features = features;
+  opts.verify.trials = trials;
+  opts.verify.seed = seed;
+  opts.verify.runs = runs;
+  opts.verify.warmup = warmup;
+  opts.verify.repeats = 1;
+  opts.verify.device = device;
+  opts.verify.worker.candidateTimeoutSeconds = timeout;
+  if (llvm::Expected<std::optional<std::string>> p = evo::findPtxas(ptxas); p && *p)
+    opts.ptxasPath = **p;
+  else if (!p)
+    return emitError(module.getLoc()) << "evo-evolve: " << llvm::toString(p.takeError()),
+           signalPassFailure();
+
+  // Tasks already done (resume) need no GPU; the others do.
+  bool needGpu = false;
+  for (gpu::GPUModuleOp gm : targets)
+    if (auto plan = evo::LaunchPlan::fromModule(gm); succeeded(plan))
+      for (const evo::TaskDesc &t : plan->tasks) {
+        std::optional<evo::TaskRecord> r = (*store)->getTask(t.name);
+        needGpu |= !r || r->status != "done";
+      }
+  std::optional<evo::Ceilings> ceilings;
+  if (needGpu) {
+    if (workerPath.empty() && failed(gpuAndWorker()))
+      return signalPassFailure();
+    opts.verify.worker.workerPath = workerPath;
+    llvm::Expected<evo::Ceilings> c = evo::deviceCeilings(opts.verify.worker, device);
+    if (!c)
+      return emitError(module.getLoc()) << "evo-evolve: " << llvm::toString(c.takeError()),
+             signalPassFailure();
+    ceilings = *c;
+    if (llvm::Error e = (*store)->setMeta("device", c->device))
+      return emitError(module.getLoc()) << llvm::toString(std::move(e)), signalPassFailure();
+  }
+
+  evo::ProgressLine progress(quiet);
+  Builder b(ctx);
+  for (gpu::GPUModuleOp gm : targets) {
+    FailureOr<evo::LaunchPlan> plan = evo::LaunchPlan::fromModule(gm);
+    if (failed(plan))
+      return signalPassFailure();
+    SmallVector<Attribute> summary;
+    for (unsigned t = 0; t < plan->tasks.size(); ++t) {
+      evo::TaskDesc &desc = plan->tasks[t];
+      OwningOpRef<ModuleOp> src = parseSourceString<ModuleOp>(desc.source, ParserConfig(ctx));
+      if (!src || src->getOps<func::FuncOp>().empty())
+        return gm.emitError() << "evo-evolve: task '" << desc.name << "' has no source",
+               signalPassFailure();
+      func::FuncOp f = *src->getOps<func::FuncOp>().begin();
+      unsigned numTaskBuffers = f.getNumArguments() + f.getNumResults();
+      evo::TaskInput input{desc.name, plan->funcName, desc.family, desc.source, {}};
+      if (failed(input.baselineKnobs.merge(desc.knobs, [&] { return gm.emitError(); })))
+        return signalPassFailure();
+
+      llvm::Expected<evo::TaskResult> result =
+          llvm::createStringError(llvm::inconvertibleErrorCode(), "not run");
+      std::optional<evo::TaskRecord> done = (*store)->getTask(desc.name);
+      if (done && done->status == "done") {
+        // Finished in an earlier run: rebuild the winner on the CPU.
+        llvm::consumeError(result.takeError());
+        std::optional<evo::CandidateRecord> best = (*store)->getCandidate(done->bestId);
+        std::optional<evo::CandidateRecord> base = (*store)->getCandidate(done->baselineId);
+        FailureOr<evo::Genome> g = failure();
+        if (best)
+          g = evo::Genome::fromJson(best->knobs, best->rewrites, ctx);
+        if (failed(g))
+          return gm.emitError() << "evo-evolve: the stored winner of '" << desc.name
+                                << "' cannot be rebuilt",
+                 signalPassFailure();
+        evo::CompiledVariant v = evo::compileVariant(ctx->getDialectRegistry(), desc.source,
+                                                     desc.family, *g, opts.ptx, "");
+        evo::TaskResult r;
+        r.task = desc.name;
+        r.bestId = best->id;
+        r.baselineId = done->baselineId;
+        auto timeOf = [](const evo::CandidateRecord &c) {
+          return std::isfinite(c.finalMedianMs) ? c.finalMedianMs : c.medianMs;
+        };
+        r.bestMs = timeOf(*best);
+        r.baselineMs = base ? timeOf(*base) : NAN;
+        r.bestIr = v.ir;
+        r.bestLaunches = v.launches;
+        r.bestScratch = v.scratch;
+        r.bestKnobs = best->knobs;
+        result = std::move(r);
+      } else {
+        llvm::consumeError(result.takeError());
+        result = evo::evolveTask(input, ctx, **store, opts, ceilings ? &*ceilings : nullptr,
+                                 progress);
+      }
+      if (!result) {
+        gm.emitError() << "evo-evolve: " << llvm::toString(result.takeError());
+        return signalPassFailure();
+      }
+      if (failed(splice(gm, *plan, t, *result, numTaskBuffers)))
+        return signalPassFailure();
+      double speedup = result->bestMs > 0 ? result->baselineMs / result->bestMs : 1.0;
+      summary.push_back(b.getDictionaryAttr(
+          {b.getNamedAttr("task", b.getStringAttr(desc.name)),
+           b.getNamedAttr("baseline_ms", b.getF64FloatAttr(result->baselineMs)),
+           b.getNamedAttr("best_ms", b.getF64FloatAttr(result->bestMs)),
+           b.getNamedAttr("speedup", b.getF64FloatAttr(speedup)),
+           b.getNamedAttr("best_candidate", b.getI64IntegerAttr(result->bestId))}));
+      gm.emitRemark() << llvm::formatv("evo-evolve: {0}: {1:f4} ms -> {2:f4} ms ({3:f2}x), "
+                                       "{4} candidates evaluated, {5} valid",
+                                       desc.name, result->baselineMs, result->bestMs, speedup,
+                                       result->evaluated, result->valid)
+                             .str();
+    }
+    gm->setAttr(evo::kPlanAttrName, plan->toAttr(ctx));
+    gm->setAttr("evo.evolved", b.getArrayAttr(summary));
+    if (failed(plan->verifyAgainst(gm)))
+      return signalPassFailure();
+    // The host side follows the plan.
+    if (auto host = module.lookupSymbol<func::FuncOp>(plan->funcName)) {
+      OpBuilder ob(host);
+      func::FuncOp fresh = evo::buildHostFunction(ob, host.getLoc(), *plan, gm);
+      fresh.setVisibility(host.getVisibility());
+      host.erase();
+    }
+  }
+  if (llvm::Error e = evo::writeReports(**store, runDir)) {
+    emitError(module.getLoc()) << "evo-evolve: " << llvm::toString(std::move(e));
+    return signalPassFailure();
+  }
+}

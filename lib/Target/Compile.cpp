@@ -1,0 +1,68 @@
+//===- Compile.cpp - kernels to PTX ---------------------------------------------===//
+
+#include "evo/Target/Compile.h"
+#include "evo/Target/PTXAssembler.h"
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+namespace evo {
+
+FailureOr<Attribute> nvvmTarget(MLIRContext *ctx, const PTXOptions &o,
+                                function_ref<InFlightDiagnostic()> emitError) {
+  if (o.optLevel < 0 || o.optLevel > 3)
+    return emitError() << "opt-level must be 0-3, got " << o.optLevel;
+  if (!StringRef(o.chip).starts_with("sm_"))
+    return emitError() << "chip must look like sm_90 or sm_90a, got '" << o.chip << "'";
+  if (failed(NVVM::NVVMTargetAttr::verify(emitError, o.optLevel, "nvptx64-nvidia-cuda", o.chip,
+                                          o.features, DictionaryAttr(), ArrayAttr(), true)))
+    return failure();
+  return Attribute(
+      NVVM::NVVMTargetAttr::get(ctx, o.optLevel, "nvptx64-nvidia-cuda", o.chip, o.features));
+}
+
+void buildKernelsToPTXPipeline(OpPassManager &pm, const PTXOptions &options) {
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createLowerAffinePass());
+  kernels.addPass(createSCFToControlFlowPass());
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.useBarePtrCallConv = true;
+  kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";
+  binary.toolkitPath = options.cudaPath.empty() ? defaultCudaPath() : options.cudaPath;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+FailureOr<std::string> compileToPTX(ModuleOp module, const PTXOptions &options) {
+  MLIRContext *ctx = module.getContext();
+  auto gms = llvm::to_vector(module.getOps<gpu::GPUModuleOp>());
+  if (gms.size() != 1)
+    return module.emitError("compileToPTX needs exactly one gpu.module");
+  FailureOr<Attribute> target = nvvmTarget(ctx, options, [&] { return module.emitError(); });
+  if (failed(target))
+    return failure();
+  gms.front().setTargetsAttr(ArrayAttr::get(ctx, ArrayRef<Attribute>{*target}));
+  PassManager pm(ctx, ModuleOp::getOperationName());
+  buildKernelsToPTXPipeline(pm, options);
+  if (failed(pm.run(module)))
+    return failure();
+  for (auto bin : module.getOps<gpu::BinaryOp>())
+    for (Attribute a : bin.getObjects())
+      if (auto obj = dyn_cast<gpu::ObjectAttr>(a))
+        return obj.getObject().getValue().str();
+  return module.emitError("compileToPTX: no PTX was produced");
+}
+
+} // namespace evo
