@@ -514,7 +514,7 @@ Error RunStore::addCandidate(CandidateRecord &c) {
     s.bindReal(18, c.finalMedianMs);
     s.bindInt(19, c.promptTokens);
     s.bindInt(20, c.completionTokens);
-    s.bindReal(21, c.costUsd);
+    s.bindReal(21, std::isnan(c.costUsd) ? 0.0 : c.costUsd); // NOT NULL: unknown cost is 0
     s.bindText(22, c.thought);
     s.bindText(23, createdAt);
     Error e = s.run(llvm::formatv("{0}: addCandidate", path).str());

@@ -310,6 +310,8 @@ struct Request {
   std::map<std::string, double> rtol;
   bool timing = true;
   int warmup = 10, runs = 100, repeats = 2;
+  /// Timed runs stop early once a repeat has spent this long (slow kernels: at least 5 runs).
+  double maxMsPerRepeat = 1500;
   uint64_t flushBytes = 256ull << 20;
   /// "evaluate": a file the parent appends more candidates to (one JSON object per line, then
   /// {"end": true}); "time": interleaved timing rounds.
@@ -426,6 +428,7 @@ Request parseRequest(const json &j) {
     r.runs = std::max(1, t.value("runs", r.runs));
     r.repeats = std::max(1, t.value("repeats", r.repeats));
     r.flushBytes = t.value("flush_bytes", r.flushBytes);
+    r.maxMsPerRepeat = t.value("max_ms_per_repeat", r.maxMsPerRepeat);
   }
   return r;
 }
@@ -770,10 +773,25 @@ struct Evaluator {
     json out;
     std::vector<double> medians;
     std::vector<double> all;
+    // Slow kernels get fewer runs: one timed warm-up says how many fit in the time allowed.
+    int runs = req.runs;
+    {
+      run(c, fns);
+      check(D->cuEventRecord(start[0], gStream), "cuEventRecord");
+      run(c, fns);
+      check(D->cuEventRecord(stop[0], gStream), "cuEventRecord");
+      check(D->cuEventSynchronize(stop[0]), "cuEventSynchronize");
+      float once = 0;
+      check(D->cuEventElapsedTime(&once, start[0], stop[0]), "cuEventElapsedTime");
+      if (once > 0)
+        runs = std::max(5, std::min(runs, static_cast<int>(req.maxMsPerRepeat / once)));
+      runs = std::min(runs, req.runs);
+    }
     for (int rep = 0; rep < repeats; ++rep) {
-      for (int w = 0; w < req.warmup; ++w)
+      int warmup = std::min(req.warmup, std::max(1, runs / 5));
+      for (int w = 0; w < warmup && (rep == 0 || w < 2); ++w)
         run(c, fns);
-      for (int r = 0; r < req.runs; ++r) {
+      for (int r = 0; r < runs; ++r) {
         // Evict L2 between runs (the write keeps the GPU busy while the host enqueues the next
         // launches, so host overhead stays outside the events).
         check(D->cuMemsetD32Async(flush.ptr(), static_cast<unsigned>(r), flush.bytes / 4, gStream),
@@ -783,8 +801,8 @@ struct Evaluator {
         check(D->cuEventRecord(stop[r], gStream), "cuEventRecord");
       }
       check(D->cuStreamSynchronize(gStream), "cuStreamSynchronize");
-      std::vector<double> ms(req.runs);
-      for (int r = 0; r < req.runs; ++r) {
+      std::vector<double> ms(runs);
+      for (int r = 0; r < runs; ++r) {
         float f = 0;
         check(D->cuEventElapsedTime(&f, start[r], stop[r]), "cuEventElapsedTime");
         ms[r] = f;

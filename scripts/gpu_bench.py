@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""The bench suite on the GPU: evolve each task of bench/*.mlir (LLM-free), verify the evolved
+module end to end, and compare with PyTorch eager and torch.compile on the same shapes, all in
+one run. Called by scripts/gpu-check (section "bench"); prints a table, writes $OUT/bench.json.
+
+Per task: baseline ms (the naive lowering, re-measured interleaved with the finalists), evolved
+ms (evo-verify of the final module, every task together), speedup, eager and torch.compile ms
+(triton.testing.do_bench, median, which flushes L2 like evo's timing), the fraction of the
+roofline the evolved kernels reach (bytes over the measured copy ceiling, or flops over the
+measured peak for contractions).
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+import torch.nn.functional as F
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+torch.backends.cuda.matmul.allow_tf32 = False
+torch.backends.cudnn.allow_tf32 = False
+
+# name -> (input shapes and dtypes, PyTorch function, matmul-like)
+def suite():
+    f32, f16 = torch.float32, torch.float16
+    M = N = 16384
+    R, C = 16384, 8192
+    return {
+        "relu": ([((M, N), f32)], torch.relu, False),
+        "gelu": ([((M, N), f32)], F.gelu, False),
+        "sigmoid": ([((M, N), f32)], torch.sigmoid, False),
+        "add_bias": ([((M, N), f32), ((N,), f32)], lambda a, b: a + b, False),
+        "softmax": ([((R, C), f32)], lambda a: torch.softmax(a, dim=-1), False),
+        "layernorm": ([((R, C), f32), ((C,), f32), ((C,), f32)],
+                      lambda a, w, b: F.layer_norm(a, (C,), w, b), False),
+        "rmsnorm": ([((R, C), f32), ((C,), f32)],
+                    lambda a, w: a * torch.rsqrt(a.pow(2).mean(-1, keepdim=True) + 1e-6) * w, False),
+        "row_sum": ([((M, N), f32)], lambda a: a.sum(-1), False),
+        "col_sum": ([((M, N), f32)], lambda a: a.sum(0), False),
+        "transpose": ([((M, N), f32)], lambda a: a.t().contiguous(), False),
+        "matmul_f32": ([((4096, 4096), f32), ((4096, 4096), f32)], torch.matmul, True),
+        "matmul_f16": ([((8192, 8192), f16), ((8192, 8192), f16)], torch.matmul, True),
+        "bmm_f32": ([((128, 512, 512), f32), ((128, 512, 512), f32)], torch.bmm, True),
+        # The anchor pads inside conv2d; evo's input is the padded tensor (bench/conv2d.mlir).
+        "conv2d": ([((32, 64, 128, 128), f32), ((64, 64, 3, 3), f32)],
+                   lambda a, w: F.conv2d(a, w, padding=1), True),
+        "maxpool2d": ([((32, 64, 256, 256), f32)], lambda a: F.max_pool2d(a, 2), False),
+    }
+
+
+def torch_times(fn, shapes):
+    from triton.testing import do_bench
+    args = [torch.randn(s, device="cuda", dtype=d) for s, d in shapes]
+    eager = do_bench(lambda: fn(*args), warmup=25, rep=200, return_mode="median")
+    try:
+        cf = torch.compile(fn)
+        cf(*args)
+        torch.cuda.synchronize()
+        compiled = do_bench(lambda: cf(*args), warmup=25, rep=200, return_mode="median")
+    except Exception as e:  # a failing torch.compile must not hide the rest
+        print(f"torch.compile failed: {e}", file=sys.stderr)
+        compiled = float("nan")
+    del args
+    torch.cuda.empty_cache()
+    return eager, compiled
+
+
+def evolve(evo, name, args, work):
+    run_dir = os.path.join(work, "runs", name)
+    out_dir = os.path.join(work, "ptx", name)
+    mlir = os.path.join(work, name + ".evolved.mlir")
+    evolve_opts = (f"run-dir={run_dir} max-candidates={args.candidates} time-budget={args.seconds} "
+                   f"quiet=true generations=1000")
+    t0 = time.time()
+    r = subprocess.run([evo, os.path.join(ROOT, "bench", name + ".mlir"), "--evo-lower-to-gpu",
+                        f"--evo-evolve={evolve_opts}", f"--evo-emit-ptx=output-dir={out_dir}",
+                        "-o", mlir], capture_output=True, text=True)
+    row = {"evolve_s": round(time.time() - t0, 1), "evolve_rc": r.returncode}
+    if r.returncode != 0:
+        row["error"] = r.stderr.strip()[-600:]
+        return row
+    report = json.load(open(os.path.join(run_dir, "report.json")))
+    tasks = report.get("tasks", [])
+    row["tasks"] = [{k: t.get(k) for k in ("name", "family", "baseline_ms", "best_ms", "speedup",
+                                           "validity_rate", "counts")} for t in tasks]
+    row["baseline_ms"] = sum(t.get("baseline_ms") or 0 for t in tasks)
+    row["evaluated"] = sum((t.get("counts") or {}).get("evaluated", 0) for t in tasks)
+    row["valid"] = sum((t.get("counts") or {}).get("valid", 0) for t in tasks)
+    # The evolved module, verified and timed end to end (every task, the scratch in between).
+    vjson = os.path.join(work, name + ".verify.json")
+    v = subprocess.run([evo, mlir, f"--evo-verify=output={vjson} runs=50"],
+                       capture_output=True, text=True)
+    try:
+        res = json.load(open(vjson))
+        fn = res["results"][0]
+        row["verify"] = fn["verdict"]
+        row["evolved_ms"] = fn.get("timing", {}).get("median_ms")
+        row["roofline"] = fn.get("roofline", {})
+        row["ceilings"] = res.get("ceilings")
+    except Exception:
+        row["verify"] = "error"
+        row["verify_error"] = v.stderr.strip()[-600:]
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--evo-opt", default=os.environ.get("EVO_OPT", os.path.join(ROOT, "build/bin/evo-opt")))
+    ap.add_argument("--out", default=os.environ.get("OUT", "gpu-out"))
+    ap.add_argument("--only", default="", help="comma-separated bench names")
+    ap.add_argument("--candidates", type=int, default=48)
+    ap.add_argument("--seconds", type=float, default=25)
+    args = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="evo-bench-")
+    rows = {}
+    names = [n for n in suite() if not args.only or n in args.only.split(",")]
+    for name in names:
+        shapes, fn, matmul = suite()[name]
+        row = evolve(args.evo_opt, name, args, work)
+        row["eager_ms"], row["compile_ms"] = torch_times(fn, shapes)
+        row["matmul"] = matmul
+        rows[name] = row
+        print(f"[bench] {name}: {json.dumps({k: row.get(k) for k in ('baseline_ms', 'evolved_ms', 'eager_ms', 'compile_ms', 'verify', 'evaluated', 'valid', 'evolve_s')})}",
+              flush=True)
+        if "error" in row:
+            print(row["error"], flush=True)
+    json.dump({"date": time.strftime("%Y-%m-%d"), "gpu": torch.cuda.get_device_name(0), "rows": rows},
+              open(os.path.join(args.out, "bench.json"), "w"), indent=1)
+    print()
+    print(f"{'bench':11s} {'base ms':>9s} {'evo ms':>8s} {'speedup':>8s} {'eager':>8s} {'compile':>8s} "
+          f"{'vs best':>8s} {'roofline':>9s} {'cands':>6s} {'valid':>6s}")
+    speedups = []
+    for name, r in rows.items():
+        evo_ms, base = r.get("evolved_ms"), r.get("baseline_ms")
+        best_torch = min(x for x in (r["eager_ms"], r["compile_ms"]) if x == x)
+        sp = base / evo_ms if evo_ms and base else float("nan")
+        if sp == sp:
+            speedups.append(sp)
+        rf = r.get("roofline", {})
+        frac = rf.get("fraction_of_peak") if r["matmul"] else rf.get("fraction_of_copy")
+        fmt = lambda x, p=3: f"{x:.{p}f}" if isinstance(x, (int, float)) and x == x else "-"
+        print(f"{name:11s} {fmt(base):>9s} {fmt(evo_ms):>8s} {fmt(sp, 2):>8s} {fmt(r['eager_ms']):>8s} "
+              f"{fmt(r['compile_ms']):>8s} {fmt(best_torch / evo_ms if evo_ms else None, 2):>8s} "
+              f"{fmt(frac, 2):>9s} {r.get('evaluated', 0):>6} {r.get('valid', 0):>6}")
+    if speedups:
+        speedups.sort()
+        print(f"\nmedian speedup over the naive baseline: {speedups[len(speedups) // 2]:.2f}x "
+              f"({len(speedups)} tasks, no LLM)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
