@@ -47,6 +47,27 @@ int main(int argc, char **argv) {
     return 4;
   }
   emitObject(json::Object{{"event", "device"}, {"name", "Stand-in GPU"}, {"uuid", "00"}});
+  // Candidates of the evolution engine ("#<id>") get a time that depends on their code only, so
+  // identical kernels time alike and the search has something to optimize.
+  auto fakeMs = [](const json::Object &c) {
+    StringRef file = c.getString("cubin_file").value_or(c.getString("ptx_file").value_or(""));
+    auto buf = MemoryBuffer::getFile(file);
+    uint64_t h = 1469598103934665603ull;
+    if (buf)
+      for (char ch : (*buf)->getBuffer())
+        h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
+    return 1.0 + double(h % 1000) / 1000.0;
+  };
+  if (r.getString("mode") == StringRef("time")) {
+    for (size_t i = 0; cands && i < cands->size(); ++i) {
+      const json::Object &c = *(*cands)[i].getAsObject();
+      emitObject(json::Object{{"event", "result"}, {"candidate", int64_t(i)},
+                              {"id", *c.getString("id")}, {"verdict", "valid"}, {"reason", ""},
+                              {"timing", json::Object{{"median_ms", fakeMs(c)}}}});
+    }
+    emitObject(json::Object{{"event", "done"}});
+    return 0;
+  }
   if (r.getString("mode") == StringRef("probe")) {
     emitObject(json::Object{{"event", "done"}});
     return 0;
@@ -90,7 +111,10 @@ int main(int argc, char **argv) {
     size_t i = next++;
     StringRef id = *all[i].getString("id");
     emitObject(json::Object{{"event", "begin"}, {"candidate", int64_t(i)}, {"id", id}});
-    if (id.starts_with("ok"))
+    if (id.starts_with("#"))
+      emitObject(json::Object{{"event", "result"}, {"candidate", int64_t(i)}, {"id", id}, {"verdict", "valid"},
+            {"reason", ""}, {"timing", json::Object{{"median_ms", fakeMs(all[i])}}}});
+    else if (id.starts_with("ok"))
       emitObject(json::Object{{"event", "result"}, {"candidate", int64_t(i)}, {"id", id}, {"verdict", "valid"},
             {"reason", ""}, {"timing", json::Object{{"median_ms", 1.5}}}});
     else if (id.starts_with("bad")) {

@@ -5,6 +5,12 @@
 #include "evo/Conversion/LowerToGPU.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
@@ -26,6 +32,12 @@ FailureOr<TaskFamily> classifyTask(func::FuncOp task) {
   if (isa<linalg::SoftmaxOp>(*compute))
     return TaskFamily::Softmax;
   return familyOf(cast<linalg::LinalgOp>(*compute));
+}
+
+void loadLoweringDialects(MLIRContext *ctx) {
+  ctx->loadDialect<arith::ArithDialect, func::FuncDialect, gpu::GPUDialect, linalg::LinalgDialect,
+                   math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
+                   tensor::TensorDialect, vector::VectorDialect>();
 }
 
 FailureOr<LoweredTask> lowerTask(func::FuncOp task, const ScheduleKnobs &knobs,

@@ -13,7 +13,9 @@
 #include <csignal>
 #include <cstring>
 #include <sys/wait.h>
+#include <atomic>
 #include <deque>
+#include <unistd.h>
 #include <thread>
 
 using namespace llvm;
@@ -81,11 +83,16 @@ std::string signalName(int sig) {
 /// A started worker and the JSON lines it has written so far.
 class WorkerProcess {
 public:
-  Error start(const WorkerOptions &opts, const json::Object &request, StringRef dir, unsigned n) {
+  Error start(const WorkerOptions &opts, const json::Object &request, StringRef dir, unsigned) {
+    // Names never reused within a process (sessions and one-shot runs share work directories):
+    // a stale results file must never be read as this worker's.
+    static std::atomic<unsigned> serial{0};
+    std::string n = std::to_string(::getpid()) + "-" + std::to_string(serial++);
     SmallString<256> req(dir), res(dir), log(dir);
-    sys::path::append(req, "request" + std::to_string(n) + ".json");
-    sys::path::append(res, "results" + std::to_string(n) + ".jsonl");
-    sys::path::append(log, "worker" + std::to_string(n) + ".log");
+    sys::path::append(req, "request-" + n + ".json");
+    sys::path::append(res, "results-" + n + ".jsonl");
+    sys::path::append(log, "worker-" + n + ".log");
+    sys::fs::remove(res);
     resultsPath = res.str().str();
     logPath = log.str().str();
     {
@@ -293,8 +300,10 @@ EvaluationSession::start(const json::Object &request, std::optional<json::Object
 
 Error EvaluationSession::startWorker() {
   Impl &m = *impl;
+  static std::atomic<unsigned> serial{0};
   SmallString<256> q(m.dir);
-  sys::path::append(q, "queue" + std::to_string(starts) + ".jsonl");
+  sys::path::append(q, "queue-" + std::to_string(::getpid()) + "-" + std::to_string(serial++) +
+                           ".jsonl");
   m.queuePath = q.str().str();
   {
     std::error_code ec;

@@ -205,7 +205,7 @@ FunctionVerifier::evaluate(ArrayRef<Variant> variants, const Ceilings *ceilings)
                                       {"args", std::move(args)}});
     }
     candidates.push_back(json::Object{{"id", var.id},
-                                      {"ptx_file", ptx.str()},
+                                      {"ptx_file", ptx.str().str()},
                                       {"reference", var.reference},
                                       {"launches", std::move(launches)}});
   }

@@ -30,8 +30,10 @@ CompiledVariant compileVariant(const DialectRegistry &registry, StringRef source
                                StringRef ptxasPath) {
   // One context per compile thread: variants compile in parallel without sharing IR.
   thread_local std::unique_ptr<MLIRContext> ctx;
-  if (!ctx)
+  if (!ctx) {
     ctx = std::make_unique<MLIRContext>(registry, MLIRContext::Threading::DISABLED);
+    loadLoweringDialects(ctx.get());
+  }
   CompiledVariant out;
   llvm::raw_string_ostream diag(out.diagnostics);
   ScopedDiagnosticHandler handler(ctx.get(), [&](Diagnostic &d) {
@@ -196,7 +198,7 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
         }))
       return std::move(e);
     return json::Object{{"id", "#" + std::to_string(id)},
-                        {cubin ? "cubin_file" : "ptx_file", file.str()},
+                        {cubin ? "cubin_file" : "ptx_file", file.str().str()},
                         {"launches", launchesJson(v.launches)},
                         {"scratch", scratchJson(v.scratch)}};
   };

@@ -9,6 +9,7 @@
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -47,6 +48,7 @@ void buildKernelsToPTXPipeline(OpPassManager &pm, const PTXOptions &options) {
 
 FailureOr<std::string> compileToPTX(ModuleOp module, const PTXOptions &options) {
   MLIRContext *ctx = module.getContext();
+  ctx->loadDialect<gpu::GPUDialect, NVVM::NVVMDialect, LLVM::LLVMDialect>();
   auto gms = llvm::to_vector(module.getOps<gpu::GPUModuleOp>());
   if (gms.size() != 1)
     return module.emitError("compileToPTX needs exactly one gpu.module");

@@ -63,6 +63,10 @@ struct LowerOptions {
 /// plan and `func` is replaced by the host function. On failure the module is left unchanged.
 mlir::LogicalResult lowerFunction(mlir::func::FuncOp func, const LowerOptions &options);
 
+/// Loads the dialects the lowering creates ops of (for contexts outside the pass manager, e.g.
+/// the evolution's compile threads). A no-op when they are loaded already.
+void loadLoweringDialects(mlir::MLIRContext *ctx);
+
 /// Prints an op in a form that parses back on its own (used for task and function sources).
 std::string printSource(mlir::Operation *op);
 

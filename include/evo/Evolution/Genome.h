@@ -57,7 +57,9 @@ std::vector<KnobDimension> knobDimensions(TaskFamily family);
 /// accepts are ever proposed). Results are cached by genome key.
 class LegalityCache {
 public:
-  LegalityCache(mlir::func::FuncOp task, TaskFamily family) : task(task), family(family) {}
+  LegalityCache(mlir::func::FuncOp task, TaskFamily family) : task(task), family(family) {
+    loadLoweringDialects(task.getContext());
+  }
   bool isLegal(const Genome &g);
 
 private:

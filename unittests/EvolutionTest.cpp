@@ -1,0 +1,246 @@
+//===- EvolutionTest.cpp - population, mutators and the engine, without a GPU ---===//
+
+#include "evo/Evolution/Engine.h"
+#include "evo/Evolution/Genome.h"
+#include "evo/Evolution/Population.h"
+#include "evo/Evolution/RunStore.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/Support/FileSystem.h"
+#include "gtest/gtest.h"
+#include <map>
+#include <set>
+
+using namespace mlir;
+using namespace evo;
+
+namespace {
+DialectRegistry &registry() {
+  static DialectRegistry r = [] {
+    DialectRegistry reg;
+    registerAllDialects(reg);
+    registerAllExtensions(reg);
+    registerAllToLLVMIRTranslations(reg);
+    return reg;
+  }();
+  return r;
+}
+
+const char *kElementwise = R"mlir(func.func @relu_t0(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x256xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<64x256xf32>) outs(%e : tensor<64x256xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %m = arith.maximumf %v, %z : f32
+    linalg.yield %m : f32
+  } -> tensor<64x256xf32>
+  return %r : tensor<64x256xf32>
+})mlir";
+
+const char *kReduction = R"mlir(func.func @sum_t0(%x: tensor<64x256xf32>) -> tensor<64xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64xf32>
+  %a = linalg.fill ins(%z : f32) outs(%e : tensor<64xf32>) -> tensor<64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<64x256xf32>) outs(%a : tensor<64xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %s = arith.addf %v, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  return %r : tensor<64xf32>
+})mlir";
+
+const char *kSoftmax = R"mlir(func.func @sm_t0(%x: tensor<32x512xf32>) -> tensor<32x512xf32> {
+  %e = tensor.empty() : tensor<32x512xf32>
+  %r = linalg.softmax dimension(1) ins(%x : tensor<32x512xf32>) outs(%e : tensor<32x512xf32>) -> tensor<32x512xf32>
+  return %r : tensor<32x512xf32>
+})mlir";
+
+const char *kMatmul = R"mlir(func.func @mm_t0(%a: tensor<128x64xf32>, %b: tensor<64x128xf32>) -> tensor<128x128xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<128x128xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<128x128xf32>) -> tensor<128x128xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<128x64xf32>, tensor<64x128xf32>) outs(%f : tensor<128x128xf32>) -> tensor<128x128xf32>
+  return %r : tensor<128x128xf32>
+})mlir";
+
+std::string tempDir(const char *name) {
+  llvm::SmallString<128> dir;
+  EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory(name, dir));
+  return dir.str().str();
+}
+} // namespace
+
+TEST(PopulationTest, RankSelectionFollowsOneOverRankPlusN) {
+  Population p(4);
+  for (int i = 0; i < 6; ++i)
+    p.add({i, 10.0 - i, true, i});
+  // Elitism: the 4 fastest (ids 5, 4, 3, 2), fastest first.
+  ASSERT_EQ(p.members().size(), 4u);
+  EXPECT_EQ(p.members()[0].id, 5);
+  EXPECT_EQ(p.members()[3].id, 2);
+  std::vector<double> prob = p.selectionProbabilities();
+  double z = 1.0 / 4 + 1.0 / 5 + 1.0 / 6 + 1.0 / 7;
+  for (int r = 0; r < 4; ++r)
+    EXPECT_NEAR(prob[r], (1.0 / (r + 4)) / z, 1e-12);
+  std::mt19937_64 rng(7);
+  std::map<int64_t, int> counts;
+  for (int i = 0; i < 40000; ++i)
+    ++counts[p.select(rng)->id];
+  for (int r = 0; r < 4; ++r)
+    EXPECT_NEAR(counts[p.members()[r].id] / 40000.0, prob[r], 0.01);
+}
+
+TEST(PopulationTest, InvalidMembersFillOnlyEmptySlotsNewestFirst) {
+  Population p(3);
+  p.add({1, 5.0, true, 0});
+  p.add({2, 0, false, 1});
+  p.add({3, 0, false, 2});
+  p.add({4, 0, false, 3});
+  ASSERT_EQ(p.members().size(), 3u);
+  EXPECT_EQ(p.members()[0].id, 1);
+  EXPECT_EQ(p.members()[1].id, 4);
+  EXPECT_EQ(p.members()[2].id, 3);
+  // Selection ignores invalid members while a valid one exists.
+  std::mt19937_64 rng(1);
+  for (int i = 0; i < 100; ++i)
+    EXPECT_EQ(p.select(rng)->id, 1);
+  p.add({5, 4.0, true, 4});
+  p.add({6, 3.0, true, 5});
+  p.add({7, 6.0, true, 6});
+  EXPECT_EQ(p.numValid(), 3u);
+  EXPECT_EQ(p.best()->id, 6);
+  p.add({6, 3.0, true, 7}); // the same candidate twice counts once
+  EXPECT_EQ(p.members().size(), 3u);
+}
+
+TEST(GenomeTest, KnobsAndRewritesRoundTripThroughJson) {
+  MLIRContext ctx;
+  Genome g;
+  g.knobs.blockSize = 128;
+  g.knobs.reduction = ReductionStrategy::Block;
+  g.knobs.vectorWidth = 4;
+  g.rewrites.push_back({"unroll", 4});
+  std::string knobs, rewrites;
+  llvm::raw_string_ostream(knobs) << llvm::json::Value(g.knobsJson(TaskFamily::Reduction));
+  llvm::raw_string_ostream(rewrites) << llvm::json::Value(g.rewritesJson());
+  FailureOr<Genome> back = Genome::fromJson(knobs, rewrites, &ctx);
+  ASSERT_TRUE(succeeded(back));
+  EXPECT_EQ(back->key(TaskFamily::Reduction), g.key(TaskFamily::Reduction));
+  EXPECT_EQ(back->rewrites.front().factor, 4);
+  EXPECT_TRUE(failed(Genome::fromJson("{\"block_size\": 7}", "[]", &ctx)));
+}
+
+/// Every operator, on every family, gives genomes that lower, verify and compile to PTX.
+TEST(GenomeTest, MutatorsOnlyProposeVariantsThatLowerAndCompile) {
+  MLIRContext ctx(registry());
+  std::mt19937_64 rng(3);
+  PTXOptions ptx;
+  for (auto [src, family] : {std::pair{kElementwise, TaskFamily::Elementwise},
+                             std::pair{kReduction, TaskFamily::Reduction},
+                             std::pair{kSoftmax, TaskFamily::Softmax},
+                             std::pair{kMatmul, TaskFamily::Matmul}}) {
+    OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(src, &ctx);
+    ASSERT_TRUE(m);
+    func::FuncOp task = *m->getOps<func::FuncOp>().begin();
+    LegalityCache legal(task, family);
+    std::vector<Genome> pool = {Genome()};
+    std::set<std::string> keys = {Genome().key(family)};
+    for (int i = 0; i < 4; ++i) {
+      const Genome &a = pool[rng() % pool.size()];
+      const Genome &b = pool[rng() % pool.size()];
+      std::optional<Genome> g = i % 3 == 0   ? mutateKnob(a, family, legal, rng)
+                                : i % 3 == 1 ? mutateUnroll(a, family, legal, rng)
+                                             : crossoverKnobs(a, b, family, legal, rng);
+      if (!g)
+        g = mutateKnob(a, family, legal, rng);
+      ASSERT_TRUE(g.has_value()) << stringifyTaskFamily(family).str();
+      CompiledVariant v = compileVariant(registry(), src, family, *g, ptx, "");
+      EXPECT_TRUE(v.ok) << g->key(family) << "\n" << v.diagnostics;
+      EXPECT_NE(v.ptx.find(".entry"), std::string::npos);
+      // The variant's IR parses back and verifies.
+      Block block;
+      EXPECT_TRUE(succeeded(parseSourceString(v.ir, &block, ParserConfig(&ctx))));
+      pool.push_back(*g);
+    }
+  }
+}
+
+TEST(GenomeTest, UnrollingChangesTheLoopsOfAKernel) {
+  MLIRContext ctx(registry());
+  PTXOptions ptx;
+  Genome plain, unrolled;
+  unrolled.rewrites.push_back({"unroll", 4});
+  CompiledVariant a = compileVariant(registry(), kReduction, TaskFamily::Reduction, plain, ptx, "");
+  CompiledVariant b = compileVariant(registry(), kReduction, TaskFamily::Reduction, unrolled, ptx, "");
+  ASSERT_TRUE(a.ok && b.ok);
+  EXPECT_NE(a.ptxHash, b.ptxHash);
+  // 256 elements per row, unrolled by 4: the loop body holds four additions.
+  size_t adds = 0;
+  for (size_t p = b.ir.find("arith.addf"); p != std::string::npos; p = b.ir.find("arith.addf", p + 1))
+    ++adds;
+  EXPECT_GE(adds, 4u);
+  // An elementwise kernel has no loop: the rewrite changes nothing, and the PTX hash says so.
+  CompiledVariant c = compileVariant(registry(), kElementwise, TaskFamily::Elementwise, plain, ptx, "");
+  CompiledVariant d = compileVariant(registry(), kElementwise, TaskFamily::Elementwise, unrolled, ptx, "");
+  EXPECT_EQ(c.ptxHash, d.ptxHash);
+}
+
+#ifdef EVO_FAKE_WORKER
+TEST(EngineTest, EvolvesRecordsDeduplicatesAndResumes) {
+  MLIRContext ctx(registry());
+  std::string dir = tempDir("evo-engine-test");
+  auto store = RunStore::open(dir, true);
+  ASSERT_TRUE(static_cast<bool>(store)) << llvm::toString(store.takeError());
+  TaskInput task{"relu_t0", "relu", TaskFamily::Elementwise, kElementwise, ScheduleKnobs()};
+  EvolveOptions opts;
+  opts.maxCandidates = 6;
+  opts.samples = 3;
+  opts.population = 3;
+  opts.finalists = 2;
+  opts.compileThreads = 2;
+  opts.verify.trials = 2;
+  opts.verify.worker.workerPath = EVO_FAKE_WORKER;
+  opts.verify.worker.candidateTimeoutSeconds = 20;
+  ProgressLine progress(true);
+  llvm::Expected<TaskResult> r = evolveTask(task, &ctx, **store, opts, nullptr, progress);
+  ASSERT_TRUE(static_cast<bool>(r)) << llvm::toString(r.takeError());
+
+  std::vector<CandidateRecord> cands = (*store)->getCandidates("relu_t0");
+  ASSERT_EQ(cands.front().op, "baseline");
+  EXPECT_EQ(cands.front().verdict, "valid");
+  EXPECT_EQ(cands.size(), 7u); // the baseline and 6 offspring
+  std::set<std::string> evaluatedHashes;
+  double bestFinal = INFINITY;
+  for (const CandidateRecord &c : cands) {
+    EXPECT_NE(c.verdict, "pending") << c.id;
+    if (c.verdict == "valid" || c.verdict == "invalid")
+      EXPECT_TRUE(evaluatedHashes.insert(c.ptxHash).second) << "PTX evaluated twice: " << c.id;
+    if (c.verdict == "not-run")
+      EXPECT_NE(c.reason.find("identical PTX"), std::string::npos);
+    if (c.op != "baseline") {
+      EXPECT_FALSE(c.parents.empty());
+      EXPECT_FALSE(c.ir.empty());
+    }
+    if (std::isfinite(c.finalMedianMs))
+      bestFinal = std::min(bestFinal, c.finalMedianMs);
+  }
+  EXPECT_EQ(r->bestMs, bestFinal);
+  EXPECT_EQ((*store)->getTask("relu_t0")->status, "done");
+
+  // Resuming with a larger budget continues where the run stopped.
+  opts.maxCandidates = 10;
+  llvm::Expected<TaskResult> again = evolveTask(task, &ctx, **store, opts, nullptr, progress);
+  ASSERT_TRUE(static_cast<bool>(again)) << llvm::toString(again.takeError());
+  std::vector<CandidateRecord> after = (*store)->getCandidates("relu_t0");
+  EXPECT_LE(after.size(), 11u);
+  EXPECT_GE(after.size(), cands.size());
+  int baselines = 0;
+  for (const CandidateRecord &c : after)
+    baselines += c.op == "baseline";
+  EXPECT_EQ(baselines, 1);
+  llvm::sys::fs::remove_directories(dir);
+}
+#endif
