@@ -23,7 +23,9 @@ endif()
 function(evo_link_mlir target)
   if(EVO_STATIC)
     target_link_libraries(${target} PRIVATE ${EVO_MLIR_STATIC_LINK})
-    target_link_options(${target} PRIVATE -static-libstdc++ -static-libgcc)
+    # --as-needed: LLVMSupport's CMake interface names shared libraries (z3, ...) that nothing
+    # here uses; they must not become run-time dependencies of the carried binary.
+    target_link_options(${target} PRIVATE -static-libstdc++ -static-libgcc -Wl,--as-needed)
   else()
     target_link_libraries(${target} PRIVATE MLIR LLVM)
   endif()

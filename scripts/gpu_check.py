@@ -32,6 +32,14 @@ def gelu_tanh(v):
     return 0.5 * v * (1 + torch.tanh(0.7978845608 * (v + 0.044715 * v ** 3)))
 
 
+def layernorm_mean(x, w, b):
+    return F.layer_norm(x, (x.shape[-1],), w, b, 1e-5), x.mean(-1)
+
+
+def rmsnorm(x, w):
+    return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6) * w
+
+
 # (mlir file, pipeline options, reference on float64 inputs, input dtypes)
 EX = "examples"
 G = "test/GPU/Inputs"
@@ -70,6 +78,15 @@ CASES = [
     (f"{G}/conv2d.mlir", "", lambda x, w: F.conv2d(x, w)),
     (f"{G}/conv2d.mlir", "accumulators=2 block-size=128", lambda x, w: F.conv2d(x, w)),
     (f"{G}/maxpool2d.mlir", "", lambda x: F.max_pool2d(x, 2)),
+    # Row programs (EmitRows.cpp): whole softmax / norm functions in one kernel.
+    (f"{EX}/softmax.mlir", "reduction-strategy=block block-size=256 vector-width=4 cache-row=1", lambda x: torch.softmax(x, 1)),
+    (f"{G}/layernorm_mean.mlir", "", layernorm_mean),
+    (f"{G}/layernorm_mean.mlir", "reduction-strategy=warp vector-width=4 cache-row=1", layernorm_mean),
+    (f"{G}/layernorm_mean.mlir", "reduction-strategy=block block-size=256 vector-width=4 cache-row=1", layernorm_mean),
+    (f"{G}/layernorm_mean.mlir", "reduction-strategy=block block-size=128 vector-width=2", layernorm_mean),
+    (f"{G}/rmsnorm_f16.mlir", "", rmsnorm),
+    (f"{G}/rmsnorm_f16.mlir", "reduction-strategy=warp vector-width=8 cache-row=1", rmsnorm),
+    (f"{G}/rmsnorm_f16.mlir", "reduction-strategy=block block-size=256 vector-width=8 cache-row=1", rmsnorm),
 ]
 
 

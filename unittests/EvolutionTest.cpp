@@ -140,7 +140,7 @@ TEST(GenomeTest, MutatorsOnlyProposeVariantsThatLowerAndCompile) {
   PTXOptions ptx;
   for (auto [src, family] : {std::pair{kElementwise, TaskFamily::Elementwise},
                              std::pair{kReduction, TaskFamily::Reduction},
-                             std::pair{kSoftmax, TaskFamily::Softmax},
+                             std::pair{kSoftmax, TaskFamily::Rows},
                              std::pair{kMatmul, TaskFamily::Matmul}}) {
     OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(src, &ctx);
     ASSERT_TRUE(m);

@@ -99,6 +99,12 @@ TEST_F(KnobsTest, AttrListsOnlyTheFamilysKnobs) {
 
   DictionaryAttr soft = k.toAttr(&ctx, TaskFamily::Softmax);
   EXPECT_FALSE(soft.contains("accumulators"));
+  EXPECT_FALSE(soft.contains("cache_row"));
+
+  DictionaryAttr rows = k.toAttr(&ctx, TaskFamily::Rows);
+  EXPECT_TRUE(rows.contains("cache_row"));
+  EXPECT_TRUE(rows.contains("reduction"));
+  EXPECT_FALSE(rows.contains("accumulators"));
 
   DictionaryAttr naive = k.toAttr(&ctx, TaskFamily::Matmul);
   EXPECT_TRUE(naive.contains("block_size"));
@@ -121,11 +127,28 @@ TEST_F(KnobsTest, RecordedKnobsMergeBackToTheSameKnobs) {
   ScheduleKnobs back;
   ASSERT_TRUE(succeeded(back.merge(k.toAttr(&ctx, TaskFamily::Reduction), [&] { return err(); })));
   EXPECT_TRUE(back == k);
+
+  ScheduleKnobs r;
+  r.reduction = ReductionStrategy::Warp;
+  r.vectorWidth = 4;
+  r.cacheRow = true;
+  ScheduleKnobs rowsBack;
+  ASSERT_TRUE(succeeded(rowsBack.merge(r.toAttr(&ctx, TaskFamily::Rows), [&] { return err(); })));
+  EXPECT_TRUE(rowsBack == r);
+}
+
+TEST_F(KnobsTest, CacheRowIsABoolean) {
+  ScheduleKnobs k;
+  EXPECT_TRUE(failed(k.merge(dict({b.getNamedAttr("cache_row", b.getI64IntegerAttr(2))}),
+                             [&] { return err(); })));
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_NE(messages[0].find("knob 'cache_row' must be 0 or 1"), std::string::npos);
+  EXPECT_FALSE(k.cacheRow);
 }
 
 TEST(TaskFamilyTest, NamesRoundTrip) {
   for (TaskFamily f : {TaskFamily::Elementwise, TaskFamily::Reduction, TaskFamily::Softmax,
-                       TaskFamily::Matmul})
+                       TaskFamily::Matmul, TaskFamily::Rows})
     EXPECT_EQ(symbolizeTaskFamily(stringifyTaskFamily(f)), f);
   EXPECT_FALSE(symbolizeTaskFamily("conv").has_value());
   for (ReductionStrategy s :

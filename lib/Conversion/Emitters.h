@@ -29,6 +29,16 @@ mlir::FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &task, const Sche
 mlir::FailureOr<LoweredTask> emitSoftmax(const SoftmaxTask &task, const ScheduleKnobs &knobs,
                                          EmitContext &ctx);
 
+/// The shape of a row program (EmitRows.cpp): rows of `cols` elements, indexed by `rowDims`.
+struct RowShape {
+  llvm::SmallVector<int64_t> rowDims;
+  int64_t cols = 0;
+};
+/// When `f` is a row program (a whole function of row-wise ops), its row shape.
+std::optional<RowShape> matchRowProgram(mlir::func::FuncOp f);
+mlir::FailureOr<LoweredTask> emitRows(mlir::func::FuncOp task, const RowShape &shape,
+                                      const ScheduleKnobs &knobs, EmitContext &ctx);
+
 /// Checks vector_width against the innermost extent and the widest element accessed.
 mlir::LogicalResult checkVectorWidth(mlir::Operation *op, int64_t vectorWidth, int64_t extent,
                                      llvm::ArrayRef<mlir::MemRefType> params,

@@ -22,6 +22,8 @@ StringRef stringifyTaskFamily(TaskFamily family) {
     return "softmax";
   case TaskFamily::Matmul:
     return "matmul";
+  case TaskFamily::Rows:
+    return "rows";
   }
   llvm_unreachable("unknown family");
 }
@@ -32,6 +34,7 @@ std::optional<TaskFamily> symbolizeTaskFamily(StringRef name) {
       .Case("reduction", TaskFamily::Reduction)
       .Case("softmax", TaskFamily::Softmax)
       .Case("matmul", TaskFamily::Matmul)
+      .Case("rows", TaskFamily::Rows)
       .Default(std::nullopt);
 }
 
@@ -58,7 +61,7 @@ std::optional<ReductionStrategy> symbolizeReductionStrategy(StringRef name) {
 ArrayRef<StringRef> knownKnobNames() {
   static const StringRef names[] = {"block_size",   "elements_per_thread", "vector_width",
                                     "reduction",    "accumulators",        "tile_sizes",
-                                    "thread_tile"};
+                                    "thread_tile",  "cache_row"};
   return names;
 }
 
@@ -139,6 +142,13 @@ LogicalResult ScheduleKnobs::merge(DictionaryAttr dict,
       if (!strategy)
         return emitError() << "knob 'reduction' must be \"thread\", \"warp\" or \"block\"";
       reduction = *strategy;
+    } else if (key == "cache_row") {
+      FailureOr<int64_t> v = getInt(entry, emitError);
+      if (failed(v))
+        return failure();
+      if (*v != 0 && *v != 1)
+        return emitError() << "knob 'cache_row' must be 0 or 1";
+      cacheRow = *v;
     } else if (key == "tile_sizes") {
       if (failed(getIntList(entry, tileSizes, emitError)))
         return failure();
@@ -171,6 +181,12 @@ llvm::json::Object ScheduleKnobs::toJson(TaskFamily family) const {
     o["vector_width"] = vectorWidth;
     if (family == TaskFamily::Reduction)
       o["accumulators"] = accumulators;
+    break;
+  case TaskFamily::Rows:
+    o["block_size"] = blockSize;
+    o["reduction"] = stringifyReductionStrategy(reduction);
+    o["vector_width"] = vectorWidth;
+    o["cache_row"] = static_cast<int64_t>(cacheRow);
     break;
   case TaskFamily::Matmul:
     if (tileSizes.empty()) {
@@ -242,7 +258,7 @@ LogicalResult ScheduleKnobs::mergeJson(const llvm::json::Object &o, std::string 
 bool ScheduleKnobs::operator==(const ScheduleKnobs &o) const {
   return blockSize == o.blockSize && elementsPerThread == o.elementsPerThread &&
          vectorWidth == o.vectorWidth && reduction == o.reduction &&
-         accumulators == o.accumulators && tileSizes == o.tileSizes &&
+         accumulators == o.accumulators && cacheRow == o.cacheRow && tileSizes == o.tileSizes &&
          threadTile == o.threadTile;
 }
 

@@ -1,5 +1,6 @@
 //===- LowerFunction.cpp - preprocessing, task partition, composition -------===//
 
+#include "Emitters.h"
 #include "TaskAnalysis.h"
 #include "evo/Conversion/LowerToGPU.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -104,10 +105,14 @@ public:
 private:
   unsigned bufferFor(Value v, BufferRole role, StringRef name);
   FailureOr<func::FuncOp> extractTask(Operation *op, unsigned index);
+  LogicalResult addTask(func::FuncOp task, const ScheduleKnobs &knobs,
+                        ArrayRef<Value> operands, ValueRange results, gpu::GPUModuleOp kernels);
+  bool isRowProgram();
   void cloneProducers(Value v, OpBuilder &b, IRMapping &map);
 
   func::FuncOp work;
   const LowerOptions &options;
+  unsigned kernelIndex = 0;
   ModuleOp scratch;
   OpBuilder builder;
   LaunchPlan plan;
@@ -180,6 +185,54 @@ FailureOr<func::FuncOp> FunctionLowering::extractTask(Operation *op, unsigned in
   return task;
 }
 
+bool FunctionLowering::isRowProgram() {
+  // Ops that carry their own knobs keep their own kernels, as with elementwise fusion.
+  if (!options.fuseElementwise || !matchRowProgram(work))
+    return false;
+  WalkResult r = work.walk([](Operation *op) {
+    return op->hasAttr(kOpKnobsAttrName) ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return !r.wasInterrupted();
+}
+
+LogicalResult FunctionLowering::addTask(func::FuncOp task,
+                                        const ScheduleKnobs &knobs, ArrayRef<Value> operands,
+                                        ValueRange results, gpu::GPUModuleOp kernels) {
+  unsigned taskIndex = plan.tasks.size();
+  TaskDesc desc;
+  desc.name = task.getSymName().str();
+  desc.source = printSource(task);
+  for (Value operand : operands) {
+    unsigned buf = buffers.lookup(operand);
+    if (!llvm::is_contained(desc.buffers, buf))
+      desc.buffers.push_back(buf);
+  }
+  for (Value r : results)
+    desc.buffers.push_back(bufferFor(r, BufferRole::Scratch, ("tmp" + Twine(numScratch++)).str()));
+
+  std::string kernelName = (plan.funcName + "_k" + Twine(kernelIndex++)).str();
+  FailureOr<LoweredTask> lowered = lowerTask(task, knobs, kernels, kernelName);
+  if (failed(lowered))
+    return failure();
+  for (BufferDesc s : lowered->scratch) {
+    s.name = ("tmp" + Twine(numScratch++)).str();
+    plan.buffers.push_back(s);
+    desc.buffers.push_back(plan.buffers.size() - 1);
+  }
+  desc.family = lowered->family;
+  desc.knobs = lowered->knobs;
+  for (KernelLaunch launch : lowered->launches) {
+    for (unsigned &a : launch.args)
+      a = desc.buffers[a];
+    launch.task = taskIndex;
+    if (auto k = kernels.lookupSymbol<gpu::GPUFuncOp>(launch.kernel))
+      k->setAttr(kTaskAttrName, builder.getI64IntegerAttr(taskIndex));
+    plan.launches.push_back(launch);
+  }
+  plan.tasks.push_back(std::move(desc));
+  return success();
+}
+
 FailureOr<LaunchPlan> FunctionLowering::run(gpu::GPUModuleOp kernels) {
   plan.funcName = work.getSymName().str();
   Block &body = work.getBody().front();
@@ -201,7 +254,17 @@ FailureOr<LaunchPlan> FunctionLowering::run(gpu::GPUModuleOp kernels) {
     bufferFor(v, BufferRole::Output, ("result" + Twine(i)).str());
   }
 
-  unsigned kernelIndex = 0;
+  if (isRowProgram()) {
+    // The whole function is one task: one kernel walks each row (EmitRows.cpp).
+    OpBuilder b = OpBuilder::atBlockEnd(scratch.getBody());
+    auto task = cast<func::FuncOp>(b.clone(*work));
+    task.setSymName((work.getSymName() + "_t0").str());
+    SmallVector<Value> args(body.getArguments().begin(), body.getArguments().end());
+    if (failed(addTask(task, options.knobs, args, ret.getOperands(), kernels)))
+      return failure();
+    return plan;
+  }
+
   for (Operation &op : body.without_terminator()) {
     bool returned = llvm::any_of(op.getResults(), [&](Value r) { return buffers.count(r); });
     if (isCheapProducer(&op) && !returned)
@@ -211,8 +274,7 @@ FailureOr<LaunchPlan> FunctionLowering::run(gpu::GPUModuleOp kernels) {
     if (isa<arith::ConstantOp, tensor::EmptyOp>(op))
       return op.emitError("evo-lower-to-gpu: a returned constant is not supported");
 
-    unsigned taskIndex = plan.tasks.size();
-    FailureOr<func::FuncOp> task = extractTask(&op, taskIndex);
+    FailureOr<func::FuncOp> task = extractTask(&op, plan.tasks.size());
     if (failed(task))
       return failure();
     ScheduleKnobs knobs = options.knobs;
@@ -221,42 +283,14 @@ FailureOr<LaunchPlan> FunctionLowering::run(gpu::GPUModuleOp kernels) {
       return failure();
     if (op.hasAttr(kOpKnobsAttrName) && !op.getAttrOfType<DictionaryAttr>(kOpKnobsAttrName))
       return op.emitError() << "'" << kOpKnobsAttrName << "' must be a dictionary";
-
-    TaskDesc desc;
-    desc.name = task->getSymName().str();
-    desc.source = printSource(*task);
+    SmallVector<Value> operands;
     for (Value operand : op.getOperands()) {
       Operation *def = operand.getDefiningOp();
-      if (def && isCheapProducer(def))
-        continue;
-      unsigned buf = buffers.lookup(operand);
-      if (!llvm::is_contained(desc.buffers, buf))
-        desc.buffers.push_back(buf);
+      if (!(def && isCheapProducer(def)))
+        operands.push_back(operand);
     }
-    for (Value r : op.getResults())
-      desc.buffers.push_back(
-          bufferFor(r, BufferRole::Scratch, ("tmp" + Twine(numScratch++)).str()));
-
-    std::string kernelName = (plan.funcName + "_k" + Twine(kernelIndex++)).str();
-    FailureOr<LoweredTask> lowered = lowerTask(*task, knobs, kernels, kernelName);
-    if (failed(lowered))
+    if (failed(addTask(*task, knobs, operands, op.getResults(), kernels)))
       return failure();
-    for (BufferDesc s : lowered->scratch) {
-      s.name = ("tmp" + Twine(numScratch++)).str();
-      plan.buffers.push_back(s);
-      desc.buffers.push_back(plan.buffers.size() - 1);
-    }
-    desc.family = lowered->family;
-    desc.knobs = lowered->knobs;
-    for (KernelLaunch launch : lowered->launches) {
-      for (unsigned &a : launch.args)
-        a = desc.buffers[a];
-      launch.task = taskIndex;
-      if (auto k = kernels.lookupSymbol<gpu::GPUFuncOp>(launch.kernel))
-        k->setAttr(kTaskAttrName, builder.getI64IntegerAttr(taskIndex));
-      plan.launches.push_back(launch);
-    }
-    plan.tasks.push_back(std::move(desc));
   }
   if (plan.tasks.empty())
     return work.emitError("evo-lower-to-gpu: the function has no linalg op to lower");

@@ -26,6 +26,8 @@ static TaskFamily familyOf(linalg::LinalgOp op) {
 }
 
 FailureOr<TaskFamily> classifyTask(func::FuncOp task) {
+  if (matchRowProgram(task))
+    return TaskFamily::Rows;
   FailureOr<Operation *> compute = findComputeOp(task);
   if (failed(compute))
     return failure();
@@ -40,17 +42,40 @@ void loadLoweringDialects(MLIRContext *ctx) {
                    tensor::TensorDialect, vector::VectorDialect>();
 }
 
+/// Records the family and the knobs actually used on the lowered task and its kernels.
+static LoweredTask finishLowering(LoweredTask lowered, TaskFamily family,
+                                  const ScheduleKnobs &used, MLIRContext *ctx,
+                                  gpu::GPUModuleOp module) {
+  lowered.family = family;
+  lowered.knobs = used.toAttr(ctx, family);
+  Builder b(ctx);
+  for (const KernelLaunch &launch : lowered.launches) {
+    auto kernel = module.lookupSymbol<gpu::GPUFuncOp>(launch.kernel);
+    kernel->setAttr(kKnobsAttrName, lowered.knobs);
+    kernel->setAttr(kFamilyAttrName, b.getStringAttr(stringifyTaskFamily(family)));
+  }
+  return lowered;
+}
+
 FailureOr<LoweredTask> lowerTask(func::FuncOp task, const ScheduleKnobs &knobs,
                                  gpu::GPUModuleOp module, StringRef kernelName) {
   // Generalization rewrites the op: work on a copy so the caller's task func stays as written.
   OwningOpRef<func::FuncOp> copy(task.clone());
+  EmitContext ctx{module, kernelName.str()};
+  if (std::optional<RowShape> rows = matchRowProgram(*copy)) {
+    if (failed(knobs.verify([&] { return copy->emitError(); })))
+      return failure();
+    FailureOr<LoweredTask> lowered = emitRows(*copy, *rows, knobs, ctx);
+    if (failed(lowered))
+      return failure();
+    return finishLowering(*lowered, TaskFamily::Rows, knobs, task.getContext(), module);
+  }
   FailureOr<Operation *> compute = findComputeOp(*copy);
   if (failed(compute))
     return failure();
   if (failed(knobs.verify([&] { return (*compute)->emitError(); })))
     return failure();
 
-  EmitContext ctx{module, kernelName.str()};
   FailureOr<LoweredTask> lowered = failure();
   TaskFamily family;
   ScheduleKnobs used = knobs;
@@ -93,20 +118,13 @@ FailureOr<LoweredTask> lowerTask(func::FuncOp task, const ScheduleKnobs &knobs,
       }
       break;
     case TaskFamily::Softmax:
+    case TaskFamily::Rows:
       llvm_unreachable("handled above");
     }
   }
   if (failed(lowered))
     return failure();
-  lowered->family = family;
-  lowered->knobs = used.toAttr(task.getContext(), family);
-  Builder b(task.getContext());
-  for (const KernelLaunch &launch : lowered->launches) {
-    auto kernel = module.lookupSymbol<gpu::GPUFuncOp>(launch.kernel);
-    kernel->setAttr(kKnobsAttrName, lowered->knobs);
-    kernel->setAttr(kFamilyAttrName, b.getStringAttr(stringifyTaskFamily(family)));
-  }
-  return lowered;
+  return finishLowering(*lowered, family, used, task.getContext(), module);
 }
 
 } // namespace evo

@@ -45,6 +45,7 @@ void EvoLowerToGPUPass::runOnOperation() {
   options.knobs.elementsPerThread = elementsPerThread;
   options.knobs.vectorWidth = vectorWidth;
   options.knobs.accumulators = accumulators;
+  options.knobs.cacheRow = cacheRow;
   std::optional<evo::ReductionStrategy> strategy =
       evo::symbolizeReductionStrategy(reductionStrategy);
   if (!strategy) {

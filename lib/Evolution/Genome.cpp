@@ -130,6 +130,13 @@ std::vector<KnobDimension> knobDimensions(TaskFamily family) {
     return {block, vector, strategy};
   case TaskFamily::Matmul:
     return {tiles, threadTile, block, accumulators};
+  case TaskFamily::Rows: {
+    KnobDimension cache{"cache_row",
+                        {one(0), one(1)},
+                        [](const ScheduleKnobs &k) { return one(int64_t(k.cacheRow)); },
+                        [](ScheduleKnobs &k, ArrayRef<int64_t> v) { k.cacheRow = v[0]; }};
+    return {block, vector, strategy, cache};
+  }
   }
   return {};
 }

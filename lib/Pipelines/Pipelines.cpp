@@ -17,6 +17,7 @@ void buildEvoPipeline(OpPassManager &pm, const EvoPipelineOptions &options) {
   lower.vectorWidth = options.vectorWidth;
   lower.reductionStrategy = options.reductionStrategy;
   lower.accumulators = options.accumulators;
+  lower.cacheRow = options.cacheRow;
   lower.tileSizes = llvm::to_vector(options.tileSizes);
   lower.threadTile = llvm::to_vector(options.threadTile);
   lower.fuseElementwise = options.fuseElementwise;

@@ -257,12 +257,13 @@ func.func @sum_sq(%x: tensor<64x256xf32>) -> tensor<64xf32> {
 
 // -----
 
-// Softmax: max, sum of exponentials, scaled exponentials; one thread per row by default.
+// Softmax over the last dimension is a row program: max, sum of exponentials, scaled
+// exponentials; one thread per row by default, each pass re-reading the row.
 
 // CHECK-LABEL: func.func @softmax
 // CHECK:         gpu.launch_func @softmax_kernels::@softmax_k0 blocks in (%c4, %c1, %c1) threads in (%c256, %c1, %c1)
 // CHECK:         gpu.func @softmax_k0(%[[X:.*]]: memref<1000x77xf32>, %[[Y:.*]]: memref<1000x77xf32>)
-// CHECK-SAME:      evo.family = "softmax", evo.knobs = {block_size = 256 : i64, reduction = "thread", vector_width = 1 : i64}
+// CHECK-SAME:      evo.family = "rows", evo.knobs = {block_size = 256 : i64, cache_row = 0 : i64, reduction = "thread", vector_width = 1 : i64}
 // CHECK:           scf.if
 // CHECK:             %[[MAX:.*]] = scf.for
 // CHECK:               arith.maximumf

@@ -15,6 +15,7 @@
 
 // MANIFEST:    "knobs": {
 // MANIFEST-NEXT: "block_size": 128,
+// MANIFEST-NEXT: "cache_row": 0,
 // MANIFEST-NEXT: "reduction": "block",
 // MANIFEST-NEXT: "vector_width": 4
 

@@ -20,7 +20,9 @@
 namespace evo {
 
 /// What kind of kernel a task lowers to; each family has its own emitter and knobs.
-enum class TaskFamily { Elementwise, Reduction, Softmax, Matmul };
+/// Rows: a whole function of row-wise reductions and elementwise ops (softmax, layernorm, ...)
+/// fused into one kernel that walks each row.
+enum class TaskFamily { Elementwise, Reduction, Softmax, Matmul, Rows };
 llvm::StringRef stringifyTaskFamily(TaskFamily family);
 std::optional<TaskFamily> symbolizeTaskFamily(llvm::StringRef name);
 
@@ -35,6 +37,9 @@ struct ScheduleKnobs {
   int64_t vectorWidth = 1;
   ReductionStrategy reduction = ReductionStrategy::Thread;
   int64_t accumulators = 1;
+  /// Rows: keep each thread's part of the row in registers (one read of the inputs) instead of
+  /// re-reading it for every pass.
+  bool cacheRow = false;
   /// Matmul block tile {M, N, K}; empty means one thread per output element.
   llvm::SmallVector<int64_t, 3> tileSizes;
   /// Matmul per-thread register tile {M, N}; used with tileSizes.

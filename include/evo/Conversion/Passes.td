@@ -56,8 +56,11 @@ def EvoLowerToGPUPass : Pass<"evo-lower-to-gpu", "mlir::ModuleOp"> {
                "Matmul: block tile M,N,K staged in shared memory (empty: one thread per output)">,
     ListOption<"threadTile", "thread-tile", "int64_t",
                "Matmul: register tile M,N computed by each thread (with tile-sizes; default 1,1)">,
+    Option<"cacheRow", "cache-row", "bool", /*default=*/"false",
+           "Row programs: keep each thread's part of the row in registers across passes">,
     Option<"fuseElementwise", "fuse-elementwise", "bool", /*default=*/"true",
-           "Fuse elementwise producers into their consumers before lowering">,
+           "Fuse elementwise producers into their consumers, and whole row programs (softmax, "
+           "norms) into one kernel, before lowering">,
   ];
 }
 

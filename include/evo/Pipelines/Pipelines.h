@@ -23,6 +23,9 @@ struct EvoPipelineOptions : public mlir::PassPipelineOptions<EvoPipelineOptions>
   Option<int64_t> accumulators{*this, "accumulators",
                                llvm::cl::desc("Reductions: partial accumulators per thread"),
                                llvm::cl::init(1)};
+  Option<bool> cacheRow{*this, "cache-row",
+                        llvm::cl::desc("Row programs: keep each thread's part of the row in registers"),
+                        llvm::cl::init(false)};
   ListOption<int64_t> tileSizes{*this, "tile-sizes", llvm::cl::desc("Matmul block tile M,N,K")};
   ListOption<int64_t> threadTile{*this, "thread-tile",
                                  llvm::cl::desc("Matmul register tile M,N")};

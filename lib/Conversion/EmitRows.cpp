@@ -1,0 +1,622 @@
+//===- EmitRows.cpp - whole row-wise functions in one kernel ------------------===//
+//
+// A "row program" is a function whose ops all work on rows of one shape [R..., C]: elementwise
+// ops on full tensors (with row vectors [R...], column vectors [C] and scalars broadcast into
+// them), reductions over the last dimension producing row vectors, elementwise ops on row
+// vectors, and softmax over the last dimension. Softmax, LayerNorm and RMSNorm are row programs.
+// Lowered op by op they take one kernel and one pass over memory per reduction; here the whole
+// function is one kernel in which a thread, a warp or a block walks each row:
+//   * a reduction folds the payload over the row (vector_width elements per access), then the
+//     threads of the row combine their partials (shuffles, shared memory);
+//   * full-tensor values are computed on demand from the inputs, the row values known so far and
+//     the column vectors;
+//   * with cache_row, the values of each thread's part of the row are kept in registers across
+//     passes, so the inputs are read once and the outputs written once (the fast form); without
+//     it, every pass re-reads the inputs (each pass is an scf.for over the row).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emitters.h"
+#include "KernelBuilder.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+
+namespace evo {
+
+namespace {
+enum class Role { Full, Row, Col, Scalar, None };
+
+/// The role of an operand of an op iterating over `rank` loops, from its indexing map.
+Role roleOf(AffineMap map, unsigned rank, bool rowSpace) {
+  if (map.getNumResults() == 0)
+    return Role::Scalar;
+  SmallVector<unsigned> dims;
+  for (AffineExpr e : map.getResults()) {
+    auto d = dyn_cast<AffineDimExpr>(e);
+    if (!d)
+      return Role::None;
+    dims.push_back(d.getPosition());
+  }
+  auto isPrefix = [&](unsigned n) {
+    if (dims.size() != n)
+      return false;
+    for (unsigned i = 0; i < n; ++i)
+      if (dims[i] != i)
+        return false;
+    return true;
+  };
+  if (rowSpace)
+    return isPrefix(rank) ? Role::Row : Role::None;
+  if (isPrefix(rank))
+    return Role::Full;
+  if (isPrefix(rank - 1))
+    return Role::Row;
+  if (dims.size() == 1 && dims[0] == rank - 1)
+    return Role::Col;
+  return Role::None;
+}
+
+bool isCheap(Operation *op) {
+  if (isa<arith::ConstantOp, tensor::EmptyOp>(op))
+    return true;
+  if (auto fill = dyn_cast<linalg::FillOp>(op))
+    return matchPattern(fill.value(), m_Constant());
+  return false;
+}
+
+enum class OpKind { FullParallel, RowReduction, RowParallel };
+
+std::optional<OpKind> kindOf(linalg::GenericOp g, ArrayRef<int64_t> full) {
+  SmallVector<int64_t> loops = g.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> its = g.getIteratorTypesArray();
+  unsigned n = full.size();
+  bool allParallel = llvm::all_of(its, [](auto t) { return t == utils::IteratorType::parallel; });
+  if (ArrayRef<int64_t>(loops) == full && allParallel)
+    return OpKind::FullParallel;
+  if (ArrayRef<int64_t>(loops) == full && its.back() == utils::IteratorType::reduction &&
+      llvm::all_of(ArrayRef(its).drop_back(),
+                   [](auto t) { return t == utils::IteratorType::parallel; }))
+    return OpKind::RowReduction;
+  if (n >= 2 && ArrayRef<int64_t>(loops) == full.drop_back() && allParallel)
+    return OpKind::RowParallel;
+  return std::nullopt;
+}
+} // namespace
+
+std::optional<RowShape> matchRowProgram(func::FuncOp f) {
+  if (f.isExternal())
+    return std::nullopt;
+  Block &body = f.getBody().front();
+  // The full shape: the input of the first reduction or softmax.
+  std::optional<SmallVector<int64_t>> full;
+  unsigned compute = 0, rowOps = 0, softmaxes = 0;
+  for (Operation &op : body.without_terminator()) {
+    if (isCheap(&op))
+      continue;
+    ++compute;
+    if (auto s = dyn_cast<linalg::SoftmaxOp>(op)) {
+      auto t = cast<RankedTensorType>(s.getInput().getType());
+      if (!full)
+        full = llvm::to_vector(t.getShape());
+      ++rowOps;
+      ++softmaxes;
+      continue;
+    }
+    auto g = dyn_cast<linalg::GenericOp>(op);
+    if (!g || !g.hasPureTensorSemantics())
+      return std::nullopt;
+    if (!full && g.getNumReductionLoops() == 1) {
+      full = g.getStaticLoopRanges();
+      ++rowOps;
+    } else if (g.getNumReductionLoops() > 0) {
+      ++rowOps;
+    }
+  }
+  // A lone reduction keeps its own family (EmitReduction.cpp: more schedules for it); a lone
+  // softmax over the last dimension is a row program (cache_row reads it once).
+  bool loneSoftmax = compute == 1 && softmaxes == 1;
+  if (!full || full->empty() || (compute < 2 && !loneSoftmax) || rowOps == 0 ||
+      llvm::any_of(*full, ShapedType::isDynamic))
+    return std::nullopt;
+  unsigned n = full->size();
+  for (Operation &op : body.without_terminator()) {
+    if (isCheap(&op))
+      continue;
+    if (auto s = dyn_cast<linalg::SoftmaxOp>(op)) {
+      auto t = cast<RankedTensorType>(s.getInput().getType());
+      if (t.getShape() != ArrayRef<int64_t>(*full) || s.getDimension() != n - 1 ||
+          !isa<FloatType>(t.getElementType()))
+        return std::nullopt;
+      continue;
+    }
+    auto g = cast<linalg::GenericOp>(op);
+    std::optional<OpKind> kind = kindOf(g, *full);
+    if (!kind || g.hasIndexSemantics())
+      return std::nullopt;
+    bool rowSpace = *kind == OpKind::RowParallel;
+    unsigned rank = rowSpace ? n - 1 : n;
+    for (auto [i, map] : llvm::enumerate(g.getIndexingMapsArray())) {
+      Role r = roleOf(map, rank, rowSpace);
+      bool isInit = i >= g.getNumDpsInputs();
+      if (r == Role::None)
+        return std::nullopt;
+      if (isInit) {
+        Role want = *kind == OpKind::FullParallel ? Role::Full : Role::Row;
+        if (r != want)
+          return std::nullopt;
+        // A read init must hold values: a constant fill or a row computed earlier (the
+        // per-op lowering diagnoses reads of uninitialized tensors).
+        Value init = g->getOperand(i);
+        if (g.payloadUsesValueFromOperand(&g->getOpOperand(i)) &&
+            init.getDefiningOp<tensor::EmptyOp>())
+          return std::nullopt;
+        // Full-tensor outputs are written, never read, in a row program.
+        if (*kind == OpKind::FullParallel && g.payloadUsesValueFromOperand(&g->getOpOperand(i)))
+          return std::nullopt;
+      }
+      // Column vectors and row vectors must be available per element: function arguments or
+      // constants (columns), or row values computed earlier (rows).
+      Value v = g->getOperand(i);
+      if (r == Role::Col && !isa<BlockArgument>(v) &&
+          !(v.getDefiningOp() && isCheap(v.getDefiningOp())))
+        return std::nullopt;
+    }
+  }
+  for (Value r : body.getTerminator()->getOperands()) {
+    auto t = cast<RankedTensorType>(r.getType());
+    if (t.getShape() != ArrayRef<int64_t>(*full) &&
+        t.getShape() != ArrayRef<int64_t>(*full).drop_back())
+      return std::nullopt;
+  }
+  RowShape shape;
+  shape.rowDims.assign(full->begin(), full->end() - 1);
+  shape.cols = full->back();
+  return shape;
+}
+
+namespace {
+/// A contiguous chunk of `vw` columns of the current row.
+struct Chunk {
+  Value col0;
+  DenseMap<Value, SmallVector<Value>> memo;
+};
+
+class RowEmitter {
+public:
+  RowEmitter(func::FuncOp task, const RowShape &shape, const ScheduleKnobs &k)
+      : task(task), shape(shape), k(k) {}
+  FailureOr<LoweredTask> emit(EmitContext &ctx);
+
+private:
+  LogicalResult validate();
+  SmallVector<Value> full(Value v, Chunk &c);
+  Value rowValue(Value v);
+  SmallVector<Value> colLanes(Value v, Chunk &c);
+  SmallVector<Value> ivsAt(Value col);
+  /// Folds produce(chunk) (vw values each) over this thread's chunks of the row with
+  /// `combineFn`, then across the threads of the row; the result is uniform.
+  Value reduceRow(Type acc, Value identity, llvm::function_ref<Value(Value, Value)> combineFn,
+                  llvm::function_ref<SmallVector<Value>(Chunk &)> produce);
+  void forEachChunk(llvm::function_ref<void(Chunk &)> body);
+  LogicalResult visit(Operation &op);
+  Value bufferOf(Value v);
+
+  func::FuncOp task;
+  RowShape shape;
+  ScheduleKnobs k;
+  std::unique_ptr<KernelBuilder> kb;
+  Location loc = UnknownLoc();
+  int64_t width = 1, vw = 1, numChunks = 0;
+  Value lane;
+  SmallVector<Value> rowIdx;
+  DenseMap<Value, Value> rows;
+  DenseMap<Operation *, std::pair<Value, Value>> softmaxStats; // max, 1/sum
+  SmallVector<Chunk> cached; // cache_row: this thread's chunks, memoized across passes
+  SmallVector<MemRefType> params;
+  Operation *preamble = nullptr; // row-invariant values are created before it
+  unsigned nextSmem = 0;
+  unsigned numSmem = 0;
+};
+} // namespace
+
+LogicalResult RowEmitter::validate() {
+  Operation *anchor = task;
+  vw = k.vectorWidth;
+  if (failed(checkVectorWidth(anchor, vw, shape.cols, params, "row length")))
+    return failure();
+  width = k.reduction == ReductionStrategy::Thread ? 1
+          : k.reduction == ReductionStrategy::Warp ? 32
+                                                   : k.blockSize;
+  numChunks = shape.cols / vw;
+  if (k.cacheRow) {
+    if (numChunks % width)
+      return task.emitError() << "cache_row needs the row (" << shape.cols
+                              << ") to be a multiple of vector_width x threads per row (" << vw
+                              << " x " << width << ")";
+    if (numChunks / width * vw > 64)
+      return task.emitError() << "cache_row would keep " << numChunks / width * vw
+                              << " elements per thread in registers (at most 64)";
+  }
+  return success();
+}
+
+SmallVector<Value> RowEmitter::ivsAt(Value col) {
+  SmallVector<Value> ivs(rowIdx.begin(), rowIdx.end());
+  ivs.push_back(col);
+  return ivs;
+}
+
+Value RowEmitter::bufferOf(Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return kb->param(arg.getArgNumber());
+  return {};
+}
+
+SmallVector<Value> RowEmitter::colLanes(Value v, Chunk &c) {
+  Type elt = getElementTypeOrSelf(v.getType());
+  if (Operation *def = v.getDefiningOp()) {
+    ValueSource src;
+    Attribute cst;
+    if (auto fill = dyn_cast<linalg::FillOp>(def))
+      matchPattern(fill.value(), m_Constant(&cst));
+    else
+      matchPattern(v, m_Constant(&cst));
+    if (auto splat = dyn_cast_or_null<SplatElementsAttr>(cst))
+      cst = splat.getSplatValue<Attribute>();
+    return SmallVector<Value>(vw, kb->constant(cast<TypedAttr>(cst)));
+  }
+  ValueSource src{ValueSource::Kind::Buffer, cast<BlockArgument>(v).getArgNumber(), {}};
+  AffineMap id = AffineMap::getMultiDimIdentityMap(1, task.getContext());
+  return loadLanes(*kb, src, id, elt, {c.col0}, 0, vw);
+}
+
+Value RowEmitter::rowValue(Value v) {
+  auto it = rows.find(v);
+  if (it != rows.end())
+    return it->second;
+  // Arguments and constants are materialized once, before the first pass over the row, so
+  // that every pass (each in its own loop without cache_row) can use them.
+  OpBuilder::InsertionGuard guard(kb->b);
+  kb->b.setInsertionPoint(preamble);
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    bool scalar = cast<ShapedType>(v.getType()).getRank() == 0;
+    Value x = memref::LoadOp::create(kb->b, kb->param(arg.getArgNumber()),
+                                     scalar ? ValueRange() : ValueRange(rowIdx));
+    rows[v] = x;
+    return x;
+  }
+  Attribute cst;
+  if (auto fill = v.getDefiningOp<linalg::FillOp>())
+    matchPattern(fill.value(), m_Constant(&cst));
+  else
+    matchPattern(v, m_Constant(&cst));
+  if (auto splat = dyn_cast_or_null<SplatElementsAttr>(cst))
+    cst = splat.getSplatValue<Attribute>();
+  auto typed = dyn_cast_or_null<TypedAttr>(cst);
+  assert(typed && "row value used before it was computed");
+  return rows[v] = kb->constant(typed);
+}
+
+SmallVector<Value> RowEmitter::full(Value v, Chunk &c) {
+  auto it = c.memo.find(v);
+  if (it != c.memo.end())
+    return it->second;
+  SmallVector<Value> lanes;
+  Type elt = getElementTypeOrSelf(v.getType());
+  unsigned n = shape.rowDims.size() + 1;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    ValueSource src{ValueSource::Kind::Buffer, arg.getArgNumber(), {}};
+    lanes = loadLanes(*kb, src, AffineMap::getMultiDimIdentityMap(n, task.getContext()), elt,
+                      ivsAt(c.col0), n - 1, vw);
+  } else if (auto s = v.getDefiningOp<linalg::SoftmaxOp>()) {
+    auto [max, inv] = softmaxStats.lookup(s);
+    Type ct = max.getType();
+    for (Value x : full(s.getInput(), c)) {
+      Value e = math::ExpOp::create(kb->b, arith::SubFOp::create(kb->b, castTo(kb->b, loc, x, ct), max));
+      lanes.push_back(castTo(kb->b, loc, arith::MulFOp::create(kb->b, e, inv), elt));
+    }
+  } else if (auto g = v.getDefiningOp<linalg::GenericOp>()) {
+    SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+    SmallVector<SmallVector<Value>> operands;
+    for (auto [i, in] : llvm::enumerate(g.getDpsInputs())) {
+      switch (roleOf(maps[i], n, false)) {
+      case Role::Full:
+        operands.push_back(full(in, c));
+        break;
+      case Role::Row:
+        operands.push_back(SmallVector<Value>(vw, rowValue(in)));
+        break;
+      case Role::Col:
+        operands.push_back(colLanes(in, c));
+        break;
+      default:
+        operands.push_back(SmallVector<Value>(vw, rowValue(in)));
+        break;
+      }
+    }
+    SmallVector<SmallVector<Value>> results(g.getNumResults());
+    for (int64_t l = 0; l < vw; ++l) {
+      SmallVector<Value> args;
+      for (auto &o : operands)
+        args.push_back(o[l]);
+      for (Value init : g.getDpsInits())
+        args.push_back(kb->constant(cast<TypedAttr>(
+            kb->b.getZeroAttr(getElementTypeOrSelf(init.getType()))))); // never read
+      IRMapping map;
+      clonePayload(kb->b, g, args, {}, {}, map);
+      for (auto [r, y] : llvm::enumerate(payloadResults(g, map)))
+        results[r].push_back(y);
+    }
+    for (auto [r, res] : llvm::enumerate(g.getResults()))
+      c.memo[res] = results[r];
+    return c.memo[v];
+  } else {
+    Attribute cst;
+    if (auto fill = v.getDefiningOp<linalg::FillOp>())
+      matchPattern(fill.value(), m_Constant(&cst));
+    else
+      matchPattern(v, m_Constant(&cst));
+    if (auto splat = dyn_cast_or_null<SplatElementsAttr>(cst))
+      cst = splat.getSplatValue<Attribute>();
+    lanes.assign(vw, kb->constant(cast<TypedAttr>(cst)));
+  }
+  c.memo[v] = lanes;
+  return lanes;
+}
+
+void RowEmitter::forEachChunk(llvm::function_ref<void(Chunk &)> body) {
+  if (k.cacheRow) {
+    for (Chunk &c : cached)
+      body(c);
+    return;
+  }
+  kb->forLoop(lane, kb->idx(numChunks), width, {}, [&](Value chunk, ValueRange) {
+    Chunk c{kb->mul(chunk, vw), {}};
+    body(c);
+    return SmallVector<Value>{};
+  });
+}
+
+Value RowEmitter::reduceRow(Type acc, Value identity, function_ref<Value(Value, Value)> combineFn,
+                            function_ref<SmallVector<Value>(Chunk &)> produce) {
+  Value partial;
+  if (k.cacheRow) {
+    // vw independent chains over the cached chunks, then folded.
+    SmallVector<Value> chains(vw, identity);
+    for (Chunk &c : cached) {
+      SmallVector<Value> xs = produce(c);
+      for (int64_t l = 0; l < vw; ++l)
+        chains[l] = combineFn(chains[l], castTo(kb->b, loc, xs[l], acc));
+    }
+    partial = chains[0];
+    for (int64_t l = 1; l < vw; ++l)
+      partial = combineFn(partial, chains[l]);
+  } else {
+    SmallVector<Value> init(vw, identity);
+    SmallVector<Value> chains =
+        kb->forLoop(lane, kb->idx(numChunks), width, init, [&](Value chunk, ValueRange carried) {
+          Chunk c{kb->mul(chunk, vw), {}};
+          SmallVector<Value> xs = produce(c);
+          SmallVector<Value> next;
+          for (int64_t l = 0; l < vw; ++l)
+            next.push_back(combineFn(carried[l], castTo(kb->b, loc, xs[l], acc)));
+          return next;
+        });
+    partial = chains[0];
+    for (int64_t l = 1; l < vw; ++l)
+      partial = combineFn(partial, chains[l]);
+  }
+  if (width == 32 || (width > 32 && k.blockSize == 32))
+    return warpReduce(*kb, partial, combineFn);
+  if (width > 32) {
+    // Each block reduction gets its own shared buffer: no reuse hazards between passes.
+    Value smem = kb->workgroup(nextSmem++);
+    return blockReduce(*kb, partial, smem, k.blockSize, identity, combineFn);
+  }
+  return partial;
+}
+
+LogicalResult RowEmitter::visit(Operation &op) {
+  unsigned n = shape.rowDims.size() + 1;
+  if (auto s = dyn_cast<linalg::SoftmaxOp>(op)) {
+    Type ct = accumulatorType(getElementTypeOrSelf(s.getInput().getType()));
+    Value negInf = kb->constant(FloatAttr::get(
+        ct, APFloat::getInf(cast<FloatType>(ct).getFloatSemantics(), /*Negative=*/true)));
+    Value zero = kb->constant(FloatAttr::get(ct, 0.0));
+    auto maxFn = [&](Value a, Value b) -> Value { return arith::MaximumFOp::create(kb->b, a, b); };
+    auto addFn = [&](Value a, Value b) -> Value { return arith::AddFOp::create(kb->b, a, b); };
+    Value max = reduceRow(ct, negInf, maxFn, [&](Chunk &c) { return full(s.getInput(), c); });
+    Value sum = reduceRow(ct, zero, addFn, [&](Chunk &c) {
+      SmallVector<Value> es;
+      for (Value x : full(s.getInput(), c))
+        es.push_back(math::ExpOp::create(kb->b, arith::SubFOp::create(kb->b, castTo(kb->b, loc, x, ct), max)));
+      return es;
+    });
+    Value inv = arith::DivFOp::create(kb->b, kb->constant(FloatAttr::get(ct, 1.0)), sum);
+    softmaxStats[s] = {max, inv};
+    return success();
+  }
+  auto g = dyn_cast<linalg::GenericOp>(op);
+  if (!g)
+    return success(); // cheap producers are materialized where they are used
+  std::optional<OpKind> kind = kindOf(g, [&] {
+    SmallVector<int64_t> f(shape.rowDims.begin(), shape.rowDims.end());
+    f.push_back(shape.cols);
+    return f;
+  }());
+  if (*kind == OpKind::FullParallel)
+    return success(); // computed on demand
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  if (*kind == OpKind::RowParallel) {
+    SmallVector<Value> args;
+    for (Value in : g.getDpsInputs())
+      args.push_back(rowValue(in));
+    for (OpOperand &init : g.getDpsInitsMutable())
+      args.push_back(g.payloadUsesValueFromOperand(&init)
+                         ? rowValue(init.get())
+                         : kb->constant(cast<TypedAttr>(
+                               kb->b.getZeroAttr(getElementTypeOrSelf(init.get().getType())))));
+    IRMapping map;
+    clonePayload(kb->b, g, args, {}, {}, map);
+    for (auto [r, y] : llvm::enumerate(payloadResults(g, map)))
+      rows[g.getResult(r)] = y;
+    return success();
+  }
+  // A reduction over the row: `yield combine(f(ins), out)` per result.
+  unsigned numIn = g.getNumDpsInputs();
+  Block &body = g.getRegion().front();
+  for (unsigned o = 0; o < g.getNumResults(); ++o) {
+    BlockArgument out = body.getArgument(numIn + o);
+    Operation *comb = out.hasOneUse() ? *out.getUsers().begin() : nullptr;
+    if (!comb || comb->getNumOperands() != 2 || !arith::getNeutralElement(comb))
+      return g.emitError("a row program's reduction needs a payload `yield combine(f(ins), out)` "
+                         "with an associative arith combiner");
+    unsigned valueOperand = comb->getOperand(0) == out ? 1 : 0;
+    Type elt = getElementTypeOrSelf(g.getResult(o).getType());
+    Type acc = accumulatorType(elt);
+    Value identity = combinerIdentity(kb->b, loc, comb, acc);
+    auto fn = [&](Value a, Value b) { return combine(kb->b, loc, comb, a, b); };
+    Value total = reduceRow(acc, identity, fn, [&](Chunk &c) {
+      SmallVector<SmallVector<Value>> operands;
+      for (auto [i, in] : llvm::enumerate(g.getDpsInputs())) {
+        Role r = roleOf(maps[i], n, false);
+        if (r == Role::Full)
+          operands.push_back(full(in, c));
+        else if (r == Role::Col)
+          operands.push_back(colLanes(in, c));
+        else
+          operands.push_back(SmallVector<Value>(vw, rowValue(in)));
+      }
+      SmallVector<Value> xs;
+      for (int64_t l = 0; l < vw; ++l) {
+        SmallVector<Value> args;
+        for (auto &ops : operands)
+          args.push_back(ops[l]);
+        for (Value init : g.getDpsInits())
+          args.push_back(kb->constant(cast<TypedAttr>(
+              kb->b.getZeroAttr(getElementTypeOrSelf(init.getType())))));
+        IRMapping map;
+        clonePayload(kb->b, g, args, {}, {comb}, map);
+        xs.push_back(map.lookupOrDefault(comb->getOperand(valueOperand)));
+      }
+      return xs;
+    });
+    Value init = castTo(kb->b, loc, rowValue(g.getDpsInits()[o]), acc);
+    rows[g.getResult(o)] = castTo(kb->b, loc, fn(init, total), elt);
+  }
+  return success();
+}
+
+FailureOr<LoweredTask> RowEmitter::emit(EmitContext &ctx) {
+  FailureOr<SmallVector<MemRefType>> p = taskParamTypes(task);
+  if (failed(p))
+    return failure();
+  params = *p;
+  loc = task.getLoc();
+  if (failed(validate()))
+    return failure();
+  const int64_t bs = k.blockSize;
+  int64_t numRows = 1;
+  for (int64_t d : shape.rowDims)
+    numRows *= d;
+  int64_t rowsPerBlock = width == 1 ? bs : width == 32 ? bs / 32 : 1;
+  int64_t grid = ceilDiv(numRows, rowsPerBlock);
+
+  // One shared buffer per block-wide reduction (reductions of all kinds use f32/f64/i32/i64).
+  SmallVector<MemRefType> workgroup;
+  if (width > 32 && bs > 32)
+    for (Operation &op : task.getBody().front()) {
+      unsigned count = 0;
+      Type acc;
+      if (auto s = dyn_cast<linalg::SoftmaxOp>(op)) {
+        count = 2;
+        acc = accumulatorType(getElementTypeOrSelf(s.getInput().getType()));
+      } else if (auto g = dyn_cast<linalg::GenericOp>(op); g && g.getNumReductionLoops()) {
+        count = g.getNumResults();
+        acc = accumulatorType(getElementTypeOrSelf(g.getResult(0).getType()));
+      }
+      for (unsigned i = 0; i < count; ++i)
+        workgroup.push_back(workgroupBuffer(task.getContext(), bs / 32, acc));
+    }
+  numSmem = workgroup.size();
+  kb = std::make_unique<KernelBuilder>(ctx.module, ctx.kernelName, params, workgroup,
+                                       std::array<int64_t, 3>{bs, 1, 1}, loc);
+  Value tid = kb->threadId(), bid = kb->blockId();
+  Value row;
+  switch (k.reduction) {
+  case ReductionStrategy::Thread:
+    row = kb->add(kb->mul(bid, bs), tid);
+    lane = kb->idx(0);
+    break;
+  case ReductionStrategy::Warp:
+    row = kb->add(kb->mul(bid, bs / 32), kb->div(tid, 32));
+    lane = kb->rem(tid, 32);
+    break;
+  case ReductionStrategy::Block:
+    row = bid;
+    lane = tid;
+    break;
+  }
+  LogicalResult status = success();
+  auto body = [&] {
+    rowIdx = kb->delinearize(row, shape.rowDims);
+    preamble = kb->idx(0).getDefiningOp();
+    if (k.cacheRow)
+      for (int64_t c = 0; c < numChunks / width; ++c)
+        cached.push_back({kb->mul(kb->add(lane, c * width), vw), {}});
+    for (Operation &op : task.getBody().front().without_terminator())
+      if (failed(visit(op)))
+        status = failure();
+    if (failed(status))
+      return;
+    auto ret = cast<func::ReturnOp>(task.getBody().front().getTerminator());
+    unsigned numArgs = task.getNumArguments();
+    unsigned n = shape.rowDims.size() + 1;
+    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      unsigned param = numArgs + i;
+      if (cast<ShapedType>(v.getType()).getRank() == n) {
+        forEachChunk([&](Chunk &c) {
+          storeLanes(*kb, param, AffineMap::getMultiDimIdentityMap(n, task.getContext()),
+                     ivsAt(c.col0), n - 1, full(v, c));
+        });
+      } else {
+        Value y = rowValue(v);
+        kb->ifThen(kb->eq(lane, 0), [&] {
+          memref::StoreOp::create(kb->b, y, kb->param(param),
+                                  shape.rowDims.empty() ? ValueRange() : ValueRange(rowIdx));
+        });
+      }
+    }
+  };
+  // The guard is uniform per warp (warp strategy) and absent for the block strategy.
+  if (numRows % rowsPerBlock == 0)
+    body();
+  else
+    kb->ifThen(kb->lt(row, numRows), body);
+  kb->finish();
+  if (failed(status))
+    return failure();
+
+  LoweredTask lowered;
+  lowered.family = TaskFamily::Rows;
+  KernelLaunch launch;
+  launch.kernel = ctx.kernelName;
+  launch.grid = {grid, 1, 1};
+  launch.block = {bs, 1, 1};
+  for (unsigned i = 0; i < params.size(); ++i)
+    launch.args.push_back(i);
+  lowered.launches.push_back(launch);
+  return lowered;
+}
+
+FailureOr<LoweredTask> emitRows(func::FuncOp task, const RowShape &shape,
+                                const ScheduleKnobs &knobs, EmitContext &ctx) {
+  return RowEmitter(task, shape, knobs).emit(ctx);
+}
+
+} // namespace evo
