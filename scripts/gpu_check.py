@@ -62,6 +62,8 @@ CASES = [
     (f"{G}/add_bias_f16.mlir", "vector-width=8", lambda x, b: x + b),
     (f"{G}/col_sum.mlir", "", lambda x: x.sum(0)),
     (f"{G}/col_sum.mlir", "accumulators=4", lambda x: x.sum(0)),
+    (f"{G}/col_sum.mlir", "split=16 accumulators=4", lambda x: x.sum(0)),
+    (f"{EX}/row_sum.mlir", "reduction-strategy=block block-size=256 vector-width=4 split=4", lambda x: x.sum(1)),
     (f"{G}/row_max.mlir", "reduction-strategy=warp accumulators=4", lambda x: x.amax(1)),
     (f"{G}/row_max.mlir", "reduction-strategy=block block-size=96", lambda x: x.amax(1)),
     (f"{G}/rms_f16.mlir", "reduction-strategy=block vector-width=8", lambda x: (x * x).mean(1)),

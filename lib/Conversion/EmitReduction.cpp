@@ -8,6 +8,9 @@
 //   block   one block per output point; threads stride, warp shuffles, then shared memory
 // `vector_width` reads that many consecutive points of the innermost reduction dimension per
 // access; `accumulators` keeps independent partial results per thread to overlap loads.
+// `split` S > 1 gives each output point S slices of the reduction, reduced by S times as many
+// threads/warps/blocks (gridDim.y = S) into a scratch buffer of partials [S, outputs]; a second
+// kernel, one thread per output point, combines the S partials (in order) with the init.
 // Parallel strategies need a payload `yield combine(f(ins...), out)` with an associative
 // combiner; narrow floats (f16/bf16) accumulate in f32.
 //
@@ -44,9 +47,12 @@ public:
 private:
   LogicalResult validate();
   SmallVector<Value> fullIndices(ArrayRef<Value> pIdx, ArrayRef<Value> rIdx);
-  /// Combines f(point) over the chunks lane, lane+width, ... (chunks of vector_width points).
+  /// Combines f(point) over the chunks first+lane, first+lane+width, ... below first+count
+  /// (chunks of vector_width points).
   SmallVector<Value> stridedAccumulate(KernelBuilder &kb, ArrayRef<Value> pIdx, Value lane,
-                                       int64_t width);
+                                       int64_t width, Value first, int64_t count);
+  /// The second kernel of a split reduction: partials [S, outputs] -> outputs.
+  void emitCombine(EmitContext &ctx, ArrayRef<MemRefType> params);
   /// The serial loop for payloads whose combiner is not recognized: exact linalg semantics.
   SmallVector<Value> sequentialPayload(KernelBuilder &kb, ArrayRef<Value> pIdx);
   Value initValue(KernelBuilder &kb, unsigned o, ArrayRef<Value> ivs);
@@ -74,6 +80,15 @@ LogicalResult ReductionEmitter::validate() {
            << " need a payload of the form `yield combine(f(ins), out)` with an associative "
               "arith combiner; this one only lowers with reduction=thread, vector_width=1, "
               "accumulators=1";
+  if (k.split > 1) {
+    if (!known)
+      return op.emitError() << "split=" << k.split
+                            << " needs a payload of the form `yield combine(f(ins), out)` with an "
+                               "associative arith combiner";
+    if ((numRed / vw) % k.split != 0)
+      return op.emitError() << "split=" << k.split << " does not divide the " << numRed / vw
+                            << " reduction chunks of vector_width=" << vw << " points";
+  }
   if (strategy != ReductionStrategy::Thread)
     for (Type acc : accTypes)
       if (acc.getIntOrFloatBitWidth() != 32 && acc.getIntOrFloatBitWidth() != 64)
@@ -98,11 +113,11 @@ Value ReductionEmitter::initValue(KernelBuilder &kb, unsigned o, ArrayRef<Value>
 }
 
 SmallVector<Value> ReductionEmitter::stridedAccumulate(KernelBuilder &kb, ArrayRef<Value> pIdx,
-                                                       Value lane, int64_t width) {
+                                                       Value lane, int64_t width, Value first,
+                                                       int64_t count) {
   const int64_t vw = k.vectorWidth, A = k.accumulators;
   const unsigned numOutputs = t.outputs.size();
   const unsigned laneDim = t.reductionDims.back();
-  const int64_t numChunks = numRed / vw;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   SmallVector<Operation *> combinerOps;
   for (const Combiner &c : t.combiners)
@@ -145,9 +160,12 @@ SmallVector<Value> ReductionEmitter::stridedAccumulate(KernelBuilder &kb, ArrayR
   };
 
   const int64_t step = width * A;
-  const bool exact = numChunks % step == 0;
+  const bool exact = count % step == 0;
+  // Folded when `first` is a constant, so that the loop keeps a static trip count (unrolling).
+  Value end = kb.b.createOrFold<arith::AddIOp>(first, kb.idx(count));
   SmallVector<Value> accs = kb.forLoop(
-      lane, kb.idx(numChunks), step, init, [&](Value c0, ValueRange carried) {
+      kb.b.createOrFold<arith::AddIOp>(first, lane), end, step, init,
+      [&](Value c0, ValueRange carried) {
         SmallVector<Value> out;
         for (int64_t a = 0; a < A; ++a) {
           ValueRange cur = carried.slice(a * numOutputs, numOutputs);
@@ -157,7 +175,7 @@ SmallVector<Value> ReductionEmitter::stridedAccumulate(KernelBuilder &kb, ArrayR
             next = accumulateChunk(chunk, cur);
           } else {
             next = kb.ifThenElse(
-                kb.lt(chunk, numChunks), cur.getTypes(),
+                arith::CmpIOp::create(kb.b, arith::CmpIPredicate::ult, chunk, end), cur.getTypes(),
                 [&] { return accumulateChunk(chunk, cur); },
                 [&] { return SmallVector<Value>(cur.begin(), cur.end()); });
           }
@@ -206,11 +224,19 @@ FailureOr<LoweredTask> ReductionEmitter::emit(EmitContext &ctx) {
   if (grid > std::numeric_limits<int32_t>::max())
     return op.emitError("evo-lower-to-gpu: grid too large");
 
+  const int64_t S = k.split, numChunks = numRed / k.vectorWidth;
+  SmallVector<MemRefType> params(t.params.begin(), t.params.end());
+  SmallVector<BufferDesc> scratch;
+  if (S > 1)
+    for (Type acc : accTypes) {
+      params.push_back(MemRefType::get({S, numOut}, acc));
+      scratch.push_back({"", BufferRole::Scratch, params.back()});
+    }
   SmallVector<MemRefType> workgroup;
   if (strategy == ReductionStrategy::Block && bs > 32)
     for (Type acc : accTypes)
       workgroup.push_back(workgroupBuffer(op.getContext(), bs / 32, acc));
-  KernelBuilder kb(ctx.module, ctx.kernelName, t.params, workgroup, {bs, 1, 1}, op.getLoc());
+  KernelBuilder kb(ctx.module, ctx.kernelName, params, workgroup, {bs, 1, 1}, op.getLoc());
   Value tid = kb.threadId(), bid = kb.blockId();
   Value point, lane;
   int64_t width = 1;
@@ -242,7 +268,10 @@ FailureOr<LoweredTask> ReductionEmitter::emit(EmitContext &ctx) {
         storeLanes(kb, t.outputs[o], maps[op.getNumDpsInputs() + o], outIvs, 0, {v});
       return;
     }
-    SmallVector<Value> partial = stridedAccumulate(kb, pIdx, lane, width);
+    Value slice = S > 1 ? kb.blockId(gpu::Dimension::y) : kb.idx(0);
+    SmallVector<Value> partial =
+        stridedAccumulate(kb, pIdx, lane, width, S > 1 ? kb.mul(slice, numChunks / S) : kb.idx(0),
+                          numChunks / S);
     for (unsigned o = 0; o < partial.size(); ++o) {
       Operation *c = t.combiners[o].op;
       auto fn = [&](Value a, Value b) { return combine(kb.b, kb.b.getLoc(), c, a, b); };
@@ -255,6 +284,12 @@ FailureOr<LoweredTask> ReductionEmitter::emit(EmitContext &ctx) {
                                             fn);
     }
     auto write = [&] {
+      if (S > 1) {
+        for (unsigned o = 0; o < partial.size(); ++o)
+          memref::StoreOp::create(kb.b, partial[o], kb.param(t.params.size() + o),
+                                  ValueRange{slice, point});
+        return;
+      }
       for (unsigned o = 0; o < partial.size(); ++o) {
         Value result = partial[o];
         if (t.inits[o].kind != ValueSource::Kind::None) {
@@ -279,14 +314,55 @@ FailureOr<LoweredTask> ReductionEmitter::emit(EmitContext &ctx) {
 
   LoweredTask lowered;
   lowered.family = TaskFamily::Reduction;
+  lowered.scratch = scratch;
   KernelLaunch launch;
   launch.kernel = ctx.kernelName;
-  launch.grid = {grid, 1, 1};
+  launch.grid = {grid, S, 1};
   launch.block = {bs, 1, 1};
-  for (unsigned i = 0; i < t.params.size(); ++i)
+  for (unsigned i = 0; i < params.size(); ++i)
     launch.args.push_back(i);
   lowered.launches.push_back(launch);
+  if (S > 1) {
+    EmitContext combineCtx{ctx.module, ctx.kernelName + "_combine"};
+    emitCombine(combineCtx, params);
+    launch.kernel = combineCtx.kernelName;
+    launch.grid = {ceilDiv(numOut, 256), 1, 1};
+    launch.block = {256, 1, 1};
+    lowered.launches.push_back(launch);
+  }
   return lowered;
+}
+
+void ReductionEmitter::emitCombine(EmitContext &ctx, ArrayRef<MemRefType> params) {
+  const int64_t bs = 256, S = k.split;
+  KernelBuilder kb(ctx.module, ctx.kernelName, params, {}, {bs, 1, 1}, op.getLoc());
+  Value point = kb.add(kb.mul(kb.blockId(), bs), kb.threadId());
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  auto body = [&] {
+    SmallVector<Value> pIdx = kb.delinearize(point, psizes);
+    SmallVector<Value> outIvs = fullIndices(pIdx, SmallVector<Value>(rsizes.size(), kb.idx(0)));
+    for (unsigned o = 0; o < t.outputs.size(); ++o) {
+      Operation *c = t.combiners[o].op;
+      Value identity = combinerIdentity(kb.b, kb.b.getLoc(), c, accTypes[o]);
+      Value partials = kb.param(t.params.size() + o);
+      // The slices in order: the result does not depend on scheduling.
+      Value total = kb.forLoop(kb.idx(0), kb.idx(S), 1, {identity}, [&](Value s, ValueRange acc) {
+                        Value x = memref::LoadOp::create(kb.b, partials, ValueRange{s, point});
+                        return SmallVector<Value>{combine(kb.b, kb.b.getLoc(), c, acc[0], x)};
+                      }).front();
+      if (t.inits[o].kind != ValueSource::Kind::None) {
+        Value init = castTo(kb.b, kb.b.getLoc(), initValue(kb, o, outIvs), accTypes[o]);
+        total = combine(kb.b, kb.b.getLoc(), c, init, total);
+      }
+      storeLanes(kb, t.outputs[o], maps[op.getNumDpsInputs() + o], outIvs, 0,
+                 {castTo(kb.b, kb.b.getLoc(), total, outTypes[o])});
+    }
+  };
+  if (numOut % bs == 0)
+    body();
+  else
+    kb.ifThen(kb.lt(point, numOut), body);
+  kb.finish();
 }
 
 FailureOr<LoweredTask> emitReduction(const GenericTask &t, const ScheduleKnobs &k,

@@ -61,7 +61,7 @@ std::optional<ReductionStrategy> symbolizeReductionStrategy(StringRef name) {
 ArrayRef<StringRef> knownKnobNames() {
   static const StringRef names[] = {"block_size",   "elements_per_thread", "vector_width",
                                     "reduction",    "accumulators",        "tile_sizes",
-                                    "thread_tile",  "cache_row"};
+                                    "thread_tile",  "cache_row",           "split"};
   return names;
 }
 
@@ -76,6 +76,8 @@ LogicalResult ScheduleKnobs::verify(function_ref<InFlightDiagnostic()> emitError
     return emitError() << "vector_width must be 1, 2, 4 or 8, got " << vectorWidth;
   if (!isPowerOf2(accumulators) || accumulators > 8)
     return emitError() << "accumulators must be 1, 2, 4 or 8, got " << accumulators;
+  if (!isPowerOf2(split) || split > 256)
+    return emitError() << "split must be a power of 2 in [1, 256], got " << split;
   if (!tileSizes.empty()) {
     if (tileSizes.size() != 3)
       return emitError() << "tile_sizes must have 3 entries (M, N, K), got " << tileSizes.size();
@@ -126,13 +128,14 @@ LogicalResult ScheduleKnobs::merge(DictionaryAttr dict,
   for (NamedAttribute entry : dict) {
     StringRef key = entry.getName().getValue();
     if (key == "block_size" || key == "elements_per_thread" || key == "vector_width" ||
-        key == "accumulators") {
+        key == "accumulators" || key == "split") {
       FailureOr<int64_t> v = getInt(entry, emitError);
       if (failed(v))
         return failure();
       int64_t &slot = key == "block_size"            ? blockSize
                       : key == "elements_per_thread" ? elementsPerThread
                       : key == "vector_width"        ? vectorWidth
+                      : key == "split"               ? split
                                                      : accumulators;
       slot = *v;
     } else if (key == "reduction") {
@@ -179,8 +182,10 @@ llvm::json::Object ScheduleKnobs::toJson(TaskFamily family) const {
     o["block_size"] = blockSize;
     o["reduction"] = stringifyReductionStrategy(reduction);
     o["vector_width"] = vectorWidth;
-    if (family == TaskFamily::Reduction)
+    if (family == TaskFamily::Reduction) {
       o["accumulators"] = accumulators;
+      o["split"] = split;
+    }
     break;
   case TaskFamily::Rows:
     o["block_size"] = blockSize;
@@ -258,7 +263,7 @@ LogicalResult ScheduleKnobs::mergeJson(const llvm::json::Object &o, std::string 
 bool ScheduleKnobs::operator==(const ScheduleKnobs &o) const {
   return blockSize == o.blockSize && elementsPerThread == o.elementsPerThread &&
          vectorWidth == o.vectorWidth && reduction == o.reduction &&
-         accumulators == o.accumulators && cacheRow == o.cacheRow && tileSizes == o.tileSizes &&
+         accumulators == o.accumulators && split == o.split && cacheRow == o.cacheRow && tileSizes == o.tileSizes &&
          threadTile == o.threadTile;
 }
 

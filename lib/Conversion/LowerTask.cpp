@@ -112,6 +112,7 @@ FailureOr<LoweredTask> lowerTask(func::FuncOp task, const ScheduleKnobs &knobs,
         // The naive schedule: one thread per output element and a serial loop over K.
         used.reduction = ReductionStrategy::Thread;
         used.vectorWidth = 1;
+        used.split = 1;
         lowered = emitReduction(*t, used, ctx);
       } else {
         lowered = emitTiledMatmul(*t, used, ctx);

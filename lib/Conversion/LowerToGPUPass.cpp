@@ -46,6 +46,7 @@ void EvoLowerToGPUPass::runOnOperation() {
   options.knobs.vectorWidth = vectorWidth;
   options.knobs.accumulators = accumulators;
   options.knobs.cacheRow = cacheRow;
+  options.knobs.split = split;
   std::optional<evo::ReductionStrategy> strategy =
       evo::symbolizeReductionStrategy(reductionStrategy);
   if (!strategy) {

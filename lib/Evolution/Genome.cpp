@@ -124,8 +124,13 @@ std::vector<KnobDimension> knobDimensions(TaskFamily family) {
   switch (family) {
   case TaskFamily::Elementwise:
     return {block, vector, ept};
-  case TaskFamily::Reduction:
-    return {block, vector, strategy, accumulators};
+  case TaskFamily::Reduction: {
+    KnobDimension split{"split",
+                        {one(1), one(2), one(4), one(8), one(16), one(32), one(64)},
+                        [](const ScheduleKnobs &k) { return one(k.split); },
+                        [](ScheduleKnobs &k, ArrayRef<int64_t> v) { k.split = v[0]; }};
+    return {block, vector, strategy, accumulators, split};
+  }
   case TaskFamily::Softmax:
     return {block, vector, strategy};
   case TaskFamily::Matmul:

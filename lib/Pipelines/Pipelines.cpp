@@ -18,6 +18,7 @@ void buildEvoPipeline(OpPassManager &pm, const EvoPipelineOptions &options) {
   lower.reductionStrategy = options.reductionStrategy;
   lower.accumulators = options.accumulators;
   lower.cacheRow = options.cacheRow;
+  lower.split = options.split;
   lower.tileSizes = llvm::to_vector(options.tileSizes);
   lower.threadTile = llvm::to_vector(options.threadTile);
   lower.fuseElementwise = options.fuseElementwise;

@@ -126,7 +126,7 @@ func.func @tail(%x: tensor<3x333xf32>) -> tensor<3x333xf32> {
 // CHECK-LABEL: func.func @row_sum
 // CHECK:         gpu.launch_func @row_sum_kernels::@row_sum_k0 blocks in (%c2, %c1, %c1) threads in (%c256, %c1, %c1)
 // CHECK:         gpu.func @row_sum_k0(%[[X:.*]]: memref<512x300xf32>, %[[Y:.*]]: memref<512xf32>)
-// CHECK-SAME:      evo.family = "reduction", evo.knobs = {accumulators = 1 : i64, block_size = 256 : i64, reduction = "thread", vector_width = 1 : i64}
+// CHECK-SAME:      evo.family = "reduction", evo.knobs = {accumulators = 1 : i64, block_size = 256 : i64, reduction = "thread", split = 1 : i64, vector_width = 1 : i64}
 // CHECK:           %[[ROW:.*]] = arith.addi
 // CHECK:           %[[SUM:.*]] = scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
 // CHECK:             %[[V:.*]] = memref.load %[[X]][%[[ROW]], %[[K]]]
@@ -153,7 +153,7 @@ func.func @row_sum(%x: tensor<512x300xf32>) -> tensor<512xf32> {
 // CHECK-LABEL: func.func @row_max_warp
 // CHECK:         gpu.launch_func @row_max_warp_kernels::@row_max_warp_k0 blocks in (%c64, %c1, %c1) threads in (%c256, %c1, %c1)
 // CHECK:         gpu.func @row_max_warp_k0
-// CHECK-SAME:      reduction = "warp", vector_width = 4
+// CHECK-SAME:      reduction = "warp", split = 1 : i64, vector_width = 4
 // CHECK:           scf.for
 // CHECK:             vector.load %{{.*}} {alignment = 16 : i64} : memref<512x1024xf32>, vector<4xf32>
 // CHECK-COUNT-4:     arith.maxnumf
@@ -572,4 +572,54 @@ func.func @returns_arg(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %r = linalg.exp ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
   // expected-error @+1 {{result 1 returns an argument unchanged}}
   return %r, %x : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// split: each column's 4096 rows are cut into 8 slices reduced by 8x as many threads (grid y),
+// into a scratch buffer of partials; a second kernel adds the 8 partials in order to the init.
+
+// CHECK-LABEL: func.func @col_sum_split
+// CHECK:         %[[P:.*]], %{{.*}} = gpu.alloc async [%{{.*}}] () : memref<8x2048xf32>
+// CHECK:         gpu.launch_func @col_sum_split_kernels::@col_sum_split_k0 blocks in (%c8, %c8, %c1) threads in (%c256, %c1, %c1) args(%{{.*}} : memref<4096x2048xf32>, %{{.*}} : memref<2048xf32>, %[[P]] : memref<8x2048xf32>)
+// CHECK-NEXT:    gpu.launch_func @col_sum_split_kernels::@col_sum_split_k0_combine blocks in (%c8, %c1, %c1) threads in (%c256, %c1, %c1) args(%{{.*}} : memref<4096x2048xf32>, %{{.*}} : memref<2048xf32>, %[[P]] : memref<8x2048xf32>)
+// CHECK:         gpu.dealloc async [%{{.*}}] %[[P]]
+// CHECK:         gpu.func @col_sum_split_k0(%[[X:.*]]: memref<4096x2048xf32>, %{{.*}}: memref<2048xf32>, %[[PART:.*]]: memref<8x2048xf32>)
+// CHECK-SAME:      split = 8 : i64
+// CHECK:           %[[COL:.*]] = arith.addi
+// CHECK:           %[[SLICE:.*]] = gpu.block_id y
+// CHECK:           %[[LO:.*]] = arith.muli %[[SLICE]], %c512
+// CHECK:           %[[HI:.*]] = arith.addi %[[LO]], %c512
+// CHECK:           scf.for %[[R:.*]] = %[[LO]] to %[[HI]]
+// CHECK:             memref.load %[[X]][%[[R]], %[[COL]]]
+// CHECK:           memref.store %{{.*}}, %[[PART]][%[[SLICE]], %[[COL]]]
+// CHECK:         gpu.func @col_sum_split_k0_combine(%{{.*}}: memref<4096x2048xf32>, %[[Y:.*]]: memref<2048xf32>, %[[PART2:.*]]: memref<8x2048xf32>)
+// CHECK:           scf.for %[[S:.*]] = %c0 to %c8 step %c1
+// CHECK:             memref.load %[[PART2]][%[[S]], %{{.*}}]
+// CHECK:           memref.store %{{.*}}, %[[Y]]
+func.func @col_sum_split(%x: tensor<4096x2048xf32>) -> tensor<2048xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2048xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<2048xf32>) -> tensor<2048xf32>
+  %r = linalg.reduce ins(%x : tensor<4096x2048xf32>) outs(%acc : tensor<2048xf32>) dimensions = [0] {evo.knobs = {split = 8}}
+    (%in: f32, %init: f32) {
+      %s = arith.addf %in, %init : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<2048xf32>
+}
+
+// -----
+
+func.func @split_does_not_divide(%x: tensor<100x64xf32>) -> tensor<64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<64xf32>) -> tensor<64xf32>
+  // expected-error @+1 {{split=8 does not divide the 100 reduction chunks of vector_width=1 points}}
+  %r = linalg.reduce ins(%x : tensor<100x64xf32>) outs(%acc : tensor<64xf32>) dimensions = [0] {evo.knobs = {split = 8}}
+    (%in: f32, %init: f32) {
+      %s = arith.addf %in, %init : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<64xf32>
 }

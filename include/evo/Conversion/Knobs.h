@@ -37,6 +37,10 @@ struct ScheduleKnobs {
   int64_t vectorWidth = 1;
   ReductionStrategy reduction = ReductionStrategy::Thread;
   int64_t accumulators = 1;
+  /// Reductions: the reduced points are split into this many slices, reduced in parallel into
+  /// a scratch buffer of partials by one kernel and combined by a second (for few outputs with
+  /// long reductions, e.g. column sums).
+  int64_t split = 1;
   /// Rows: keep each thread's part of the row in registers (one read of the inputs) instead of
   /// re-reading it for every pass.
   bool cacheRow = false;

@@ -56,6 +56,9 @@ def EvoLowerToGPUPass : Pass<"evo-lower-to-gpu", "mlir::ModuleOp"> {
                "Matmul: block tile M,N,K staged in shared memory (empty: one thread per output)">,
     ListOption<"threadTile", "thread-tile", "int64_t",
                "Matmul: register tile M,N computed by each thread (with tile-sizes; default 1,1)">,
+    Option<"split", "split", "int64_t", /*default=*/"1",
+           "Reductions: slices of the reduction reduced in parallel, then combined by a second "
+           "kernel (power of 2, at most 256)">,
     Option<"cacheRow", "cache-row", "bool", /*default=*/"false",
            "Row programs: keep each thread's part of the row in registers across passes">,
     Option<"fuseElementwise", "fuse-elementwise", "bool", /*default=*/"true",

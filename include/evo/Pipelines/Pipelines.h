@@ -23,6 +23,9 @@ struct EvoPipelineOptions : public mlir::PassPipelineOptions<EvoPipelineOptions>
   Option<int64_t> accumulators{*this, "accumulators",
                                llvm::cl::desc("Reductions: partial accumulators per thread"),
                                llvm::cl::init(1)};
+  Option<int64_t> split{*this, "split",
+                        llvm::cl::desc("Reductions: parallel slices combined by a second kernel"),
+                        llvm::cl::init(1)};
   Option<bool> cacheRow{*this, "cache-row",
                         llvm::cl::desc("Row programs: keep each thread's part of the row in registers"),
                         llvm::cl::init(false)};
