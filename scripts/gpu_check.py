@@ -80,6 +80,9 @@ CASES = [
     (f"{G}/conv2d.mlir", "", lambda x, w: F.conv2d(x, w)),
     (f"{G}/conv2d.mlir", "accumulators=2 block-size=128", lambda x, w: F.conv2d(x, w)),
     (f"{G}/maxpool2d.mlir", "", lambda x: F.max_pool2d(x, 2)),
+    (f"{G}/transpose_bias.mlir", "", lambda x, b: x.transpose(1, 2) + b),
+    (f"{G}/transpose_bias.mlir", "transpose-tile=32 block-size=256", lambda x, b: x.transpose(1, 2) + b),
+    (f"{G}/transpose_bias.mlir", "transpose-tile=64 block-size=1024", lambda x, b: x.transpose(1, 2) + b),
     # Row programs (EmitRows.cpp): whole softmax / norm functions in one kernel.
     (f"{EX}/softmax.mlir", "reduction-strategy=block block-size=256 vector-width=4 cache-row=1", lambda x: torch.softmax(x, 1)),
     (f"{G}/layernorm_mean.mlir", "", layernorm_mean),

@@ -61,7 +61,8 @@ std::optional<ReductionStrategy> symbolizeReductionStrategy(StringRef name) {
 ArrayRef<StringRef> knownKnobNames() {
   static const StringRef names[] = {"block_size",   "elements_per_thread", "vector_width",
                                     "reduction",    "accumulators",        "tile_sizes",
-                                    "thread_tile",  "cache_row",           "split"};
+                                    "thread_tile",  "cache_row",           "split",
+                                    "transpose_tile"};
   return names;
 }
 
@@ -76,6 +77,8 @@ LogicalResult ScheduleKnobs::verify(function_ref<InFlightDiagnostic()> emitError
     return emitError() << "vector_width must be 1, 2, 4 or 8, got " << vectorWidth;
   if (!isPowerOf2(accumulators) || accumulators > 8)
     return emitError() << "accumulators must be 1, 2, 4 or 8, got " << accumulators;
+  if (transposeTile != 0 && transposeTile != 16 && transposeTile != 32 && transposeTile != 64)
+    return emitError() << "transpose_tile must be 0 (off), 16, 32 or 64, got " << transposeTile;
   if (!isPowerOf2(split) || split > 256)
     return emitError() << "split must be a power of 2 in [1, 256], got " << split;
   if (!tileSizes.empty()) {
@@ -128,7 +131,7 @@ LogicalResult ScheduleKnobs::merge(DictionaryAttr dict,
   for (NamedAttribute entry : dict) {
     StringRef key = entry.getName().getValue();
     if (key == "block_size" || key == "elements_per_thread" || key == "vector_width" ||
-        key == "accumulators" || key == "split") {
+        key == "accumulators" || key == "split" || key == "transpose_tile") {
       FailureOr<int64_t> v = getInt(entry, emitError);
       if (failed(v))
         return failure();
@@ -136,6 +139,7 @@ LogicalResult ScheduleKnobs::merge(DictionaryAttr dict,
                       : key == "elements_per_thread" ? elementsPerThread
                       : key == "vector_width"        ? vectorWidth
                       : key == "split"               ? split
+                      : key == "transpose_tile"      ? transposeTile
                                                      : accumulators;
       slot = *v;
     } else if (key == "reduction") {
@@ -176,6 +180,7 @@ llvm::json::Object ScheduleKnobs::toJson(TaskFamily family) const {
     o["block_size"] = blockSize;
     o["elements_per_thread"] = elementsPerThread;
     o["vector_width"] = vectorWidth;
+    o["transpose_tile"] = transposeTile;
     break;
   case TaskFamily::Reduction:
   case TaskFamily::Softmax:
@@ -262,6 +267,7 @@ LogicalResult ScheduleKnobs::mergeJson(const llvm::json::Object &o, std::string 
 
 bool ScheduleKnobs::operator==(const ScheduleKnobs &o) const {
   return blockSize == o.blockSize && elementsPerThread == o.elementsPerThread &&
+         transposeTile == o.transposeTile &&
          vectorWidth == o.vectorWidth && reduction == o.reduction &&
          accumulators == o.accumulators && split == o.split && cacheRow == o.cacheRow && tileSizes == o.tileSizes &&
          threadTile == o.threadTile;

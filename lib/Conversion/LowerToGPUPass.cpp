@@ -47,6 +47,7 @@ void EvoLowerToGPUPass::runOnOperation() {
   options.knobs.accumulators = accumulators;
   options.knobs.cacheRow = cacheRow;
   options.knobs.split = split;
+  options.knobs.transposeTile = transposeTile;
   std::optional<evo::ReductionStrategy> strategy =
       evo::symbolizeReductionStrategy(reductionStrategy);
   if (!strategy) {

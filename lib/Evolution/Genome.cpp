@@ -122,8 +122,13 @@ std::vector<KnobDimension> knobDimensions(TaskFamily family) {
       threadTile.values.push_back({m, n});
 
   switch (family) {
-  case TaskFamily::Elementwise:
-    return {block, vector, ept};
+  case TaskFamily::Elementwise: {
+    KnobDimension transpose{"transpose_tile",
+                            {one(0), one(32), one(64)},
+                            [](const ScheduleKnobs &k) { return one(k.transposeTile); },
+                            [](ScheduleKnobs &k, ArrayRef<int64_t> v) { k.transposeTile = v[0]; }};
+    return {block, vector, ept, transpose};
+  }
   case TaskFamily::Reduction: {
     KnobDimension split{"split",
                         {one(1), one(2), one(4), one(8), one(16), one(32), one(64)},

@@ -19,6 +19,7 @@ void buildEvoPipeline(OpPassManager &pm, const EvoPipelineOptions &options) {
   lower.accumulators = options.accumulators;
   lower.cacheRow = options.cacheRow;
   lower.split = options.split;
+  lower.transposeTile = options.transposeTile;
   lower.tileSizes = llvm::to_vector(options.tileSizes);
   lower.threadTile = llvm::to_vector(options.threadTile);
   lower.fuseElementwise = options.fuseElementwise;

@@ -11,9 +11,9 @@
 // CHECK:         gpu.launch_func @relu_kernels::@relu_k0 blocks in (%[[GRID]], %[[ONE]], %[[ONE]]) threads in (%[[BLOCK]], %[[ONE]], %[[ONE]]) args(%[[X]] : memref<1000x1024xf32>, %[[Y]] : memref<1000x1024xf32>)
 // CHECK-NEXT:    return
 // CHECK:       gpu.module @relu_kernels attributes {evo.plan = {buffers = [{name = "arg0", role = "input", type = memref<1000x1024xf32>}, {name = "result0", role = "output", type = memref<1000x1024xf32>}], func = "relu", launches = [{args = array<i64: 0, 1>, block = array<i64: 256, 1, 1>, dynamic_shared_memory = 0 : i64, grid = array<i64: 4000, 1, 1>, kernel = "relu_k0", task = 0 : i64}]
-// CHECK-SAME:    tasks = [{buffers = array<i64: 0, 1>, family = "elementwise", knobs = {block_size = 256 : i64, elements_per_thread = 1 : i64, vector_width = 1 : i64}, name = "relu_t0"
+// CHECK-SAME:    tasks = [{buffers = array<i64: 0, 1>, family = "elementwise", knobs = {block_size = 256 : i64, elements_per_thread = 1 : i64, transpose_tile = 0 : i64, vector_width = 1 : i64}, name = "relu_t0"
 // CHECK:         gpu.func @relu_k0(%[[A:.*]]: memref<1000x1024xf32>, %[[B:.*]]: memref<1000x1024xf32>) kernel
-// CHECK-SAME:      evo.family = "elementwise", evo.knobs = {block_size = 256 : i64, elements_per_thread = 1 : i64, vector_width = 1 : i64}, evo.task = 0 : i64, known_block_size = array<i32: 256, 1, 1>
+// CHECK-SAME:      evo.family = "elementwise", evo.knobs = {block_size = 256 : i64, elements_per_thread = 1 : i64, transpose_tile = 0 : i64, vector_width = 1 : i64}, evo.task = 0 : i64, known_block_size = array<i32: 256, 1, 1>
 // CHECK:           %[[TID:.*]] = gpu.thread_id x
 // CHECK:           %[[BID:.*]] = gpu.block_id x
 // CHECK:           %[[LIN:.*]] = arith.addi %{{.*}}, %[[TID]] : index
@@ -27,7 +27,7 @@
 
 // KNOBS-LABEL: func.func @relu
 // KNOBS:         gpu.func @relu_k0
-// KNOBS-SAME:      evo.knobs = {block_size = 128 : i64, elements_per_thread = 2 : i64, vector_width = 1 : i64}
+// KNOBS-SAME:      evo.knobs = {block_size = 128 : i64, elements_per_thread = 2 : i64, transpose_tile = 0 : i64, vector_width = 1 : i64}
 // KNOBS-SAME:      known_block_size = array<i32: 128, 1, 1>
 // KNOBS-COUNT-2:   memref.store
 // KNOBS-NOT:       memref.store
@@ -83,7 +83,7 @@ func.func @chain(%a: tensor<64x128xf32>, %b: tensor<64x128xf32>, %bias: tensor<1
 
 // CHECK-LABEL: func.func @vec_add
 // CHECK:         gpu.func @vec_add_k0(%[[A:.*]]: memref<1000x1024xf16>, %[[B:.*]]: memref<1024xf16>, %[[C:.*]]: memref<1000x1024xf16>)
-// CHECK-SAME:      evo.knobs = {block_size = 64 : i64, elements_per_thread = 1 : i64, vector_width = 8 : i64}
+// CHECK-SAME:      evo.knobs = {block_size = 64 : i64, elements_per_thread = 1 : i64, transpose_tile = 0 : i64, vector_width = 8 : i64}
 // CHECK:           %[[VA:.*]] = vector.load %[[A]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<1000x1024xf16>, vector<8xf16>
 // CHECK:           %[[VB:.*]] = vector.load %[[B]][%{{.*}}] {alignment = 16 : i64} : memref<1024xf16>, vector<8xf16>
 // CHECK-COUNT-8:   arith.addf %{{.*}}, %{{.*}} : f16
@@ -622,4 +622,38 @@ func.func @split_does_not_divide(%x: tensor<100x64xf32>) -> tensor<64xf32> {
       linalg.yield %s : f32
     }
   return %r : tensor<64xf32>
+}
+
+// -----
+
+// transpose_tile: a block owns a 32x32 tile; the input is read coalesced along its rows into a
+// padded 32x33 workgroup buffer, then written coalesced along the output's rows.
+
+// CHECK-LABEL: func.func @transpose_tiled
+// CHECK:         gpu.launch_func @transpose_tiled_kernels::@transpose_tiled_k0 blocks in (%c128, %c1, %c1) threads in (%c256, %c1, %c1)
+// CHECK:         gpu.func @transpose_tiled_k0(%[[X:.*]]: memref<256x512xf32>, %[[Y:.*]]: memref<512x256xf32>) workgroup(%[[TILE:.*]] : memref<1056xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME:      transpose_tile = 32 : i64
+// CHECK:           %[[TX:.*]] = arith.remui %{{.*}}, %c32
+// CHECK:           %[[TY:.*]] = arith.divui %{{.*}}, %c32
+// CHECK-COUNT-4:   memref.store %{{.*}}, %[[TILE]]
+// CHECK:           gpu.barrier
+// CHECK:           %[[OUTCOL:.*]] = arith.addi %{{.*}}, %[[TX]]
+// CHECK:           %[[ROWTX:.*]] = arith.muli %[[TX]], %c33
+// CHECK:           %[[SLOT:.*]] = arith.addi %[[ROWTX]], %[[TY]]
+// CHECK:           %[[V:.*]] = memref.load %[[TILE]][%[[SLOT]]]
+// CHECK:           memref.store %[[V]], %[[Y]][%{{.*}}, %[[OUTCOL]]]
+// CHECK-COUNT-3:   memref.store %{{.*}}, %[[Y]]
+func.func @transpose_tiled(%x: tensor<256x512xf32>) -> tensor<512x256xf32> {
+  %e = tensor.empty() : tensor<512x256xf32>
+  %t = linalg.transpose ins(%x : tensor<256x512xf32>) outs(%e : tensor<512x256xf32>) permutation = [1, 0] {evo.knobs = {transpose_tile = 32, elements_per_thread = 1}}
+  return %t : tensor<512x256xf32>
+}
+
+// -----
+
+func.func @transpose_tile_without_transpose(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %e = tensor.empty() : tensor<64x64xf32>
+  // expected-error @+1 {{transpose_tile needs an input read across the innermost loop dimension and along the one before it (a transpose)}}
+  %r = linalg.exp ins(%x : tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) {evo.knobs = {transpose_tile = 32}} -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
 }

@@ -48,6 +48,7 @@
 // MANIFEST:          "knobs": {
 // MANIFEST-NEXT:       "block_size": 256,
 // MANIFEST-NEXT:       "elements_per_thread": 1,
+// MANIFEST-NEXT:       "transpose_tile": 0,
 // MANIFEST-NEXT:       "vector_width": 4
 // MANIFEST-NEXT:     },
 // MANIFEST-NEXT:     "name": "relu_k0",

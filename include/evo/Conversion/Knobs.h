@@ -34,6 +34,9 @@ std::optional<ReductionStrategy> symbolizeReductionStrategy(llvm::StringRef name
 struct ScheduleKnobs {
   int64_t blockSize = 256;
   int64_t elementsPerThread = 1;
+  /// Elementwise: stage inputs read across the innermost dimension (transposes) through shared
+  /// memory in tiles of this size, so that reads and writes are both coalesced; 0 = off.
+  int64_t transposeTile = 0;
   int64_t vectorWidth = 1;
   ReductionStrategy reduction = ReductionStrategy::Thread;
   int64_t accumulators = 1;

@@ -56,6 +56,9 @@ def EvoLowerToGPUPass : Pass<"evo-lower-to-gpu", "mlir::ModuleOp"> {
                "Matmul: block tile M,N,K staged in shared memory (empty: one thread per output)">,
     ListOption<"threadTile", "thread-tile", "int64_t",
                "Matmul: register tile M,N computed by each thread (with tile-sizes; default 1,1)">,
+    Option<"transposeTile", "transpose-tile", "int64_t", /*default=*/"0",
+           "Elementwise: stage transposed inputs through shared memory in tiles of 16, 32 or 64 "
+           "(0: off)">,
     Option<"split", "split", "int64_t", /*default=*/"1",
            "Reductions: slices of the reduction reduced in parallel, then combined by a second "
            "kernel (power of 2, at most 256)">,

@@ -23,6 +23,9 @@ struct EvoPipelineOptions : public mlir::PassPipelineOptions<EvoPipelineOptions>
   Option<int64_t> accumulators{*this, "accumulators",
                                llvm::cl::desc("Reductions: partial accumulators per thread"),
                                llvm::cl::init(1)};
+  Option<int64_t> transposeTile{*this, "transpose-tile",
+                                llvm::cl::desc("Elementwise: shared-memory transpose tile (0: off)"),
+                                llvm::cl::init(0)};
   Option<int64_t> split{*this, "split",
                         llvm::cl::desc("Reductions: parallel slices combined by a second kernel"),
                         llvm::cl::init(1)};
