@@ -129,12 +129,14 @@ def main():
               flush=True)
         if "error" in row:
             print(row["error"], flush=True)
-    json.dump({"date": time.strftime("%Y-%m-%d"), "gpu": torch.cuda.get_device_name(0), "rows": rows},
-              open(os.path.join(args.out, "bench.json"), "w"), indent=1)
+        # Written after every task: a call cut short by its time limit keeps what it measured.
+        json.dump({"date": time.strftime("%Y-%m-%d"), "gpu": torch.cuda.get_device_name(0),
+                   "rows": rows}, open(os.path.join(args.out, "bench.json"), "w"), indent=1)
     print()
     print(f"{'bench':11s} {'base ms':>9s} {'evo ms':>8s} {'speedup':>8s} {'eager':>8s} {'compile':>8s} "
-          f"{'vs best':>8s} {'roofline':>9s} {'cands':>6s} {'valid':>6s}")
+          f"{'vs best':>8s} {'roofline':>9s} {'cands':>6s} {'valid':>6s} {'cand/min':>8s}")
     speedups = []
+    total_evaluated = total_seconds = 0
     for name, r in rows.items():
         evo_ms, base = r.get("evolved_ms"), r.get("baseline_ms")
         best_torch = min(x for x in (r["eager_ms"], r["compile_ms"]) if x == x)
@@ -144,13 +146,24 @@ def main():
         rf = r.get("roofline", {})
         frac = rf.get("fraction_of_peak") if r["matmul"] else rf.get("fraction_of_copy")
         fmt = lambda x, p=3: f"{x:.{p}f}" if isinstance(x, (int, float)) and x == x else "-"
+        # Search throughput: candidates evaluated on the GPU per minute of the whole evolve call
+        # (lowering, compiling, verifying, timing and the finalists' re-measurement included).
+        rate = r.get("evaluated", 0) / r["evolve_s"] * 60 if r.get("evolve_s") else None
+        r["candidates_per_minute"] = rate
+        total_evaluated += r.get("evaluated", 0)
+        total_seconds += r.get("evolve_s", 0)
         print(f"{name:11s} {fmt(base):>9s} {fmt(evo_ms):>8s} {fmt(sp, 2):>8s} {fmt(r['eager_ms']):>8s} "
               f"{fmt(r['compile_ms']):>8s} {fmt(best_torch / evo_ms if evo_ms else None, 2):>8s} "
-              f"{fmt(frac, 2):>9s} {r.get('evaluated', 0):>6} {r.get('valid', 0):>6}")
+              f"{fmt(frac, 2):>9s} {r.get('evaluated', 0):>6} {r.get('valid', 0):>6} {fmt(rate, 0):>8s}")
+    if total_seconds:
+        print(f"\nsearch throughput: {total_evaluated} candidates in {total_seconds:.0f} s of evolve "
+              f"calls = {total_evaluated / total_seconds * 60:.0f} per minute")
     if speedups:
         speedups.sort()
         print(f"\nmedian speedup over the naive baseline: {speedups[len(speedups) // 2]:.2f}x "
               f"({len(speedups)} tasks, no LLM)")
+    json.dump({"date": time.strftime("%Y-%m-%d"), "gpu": torch.cuda.get_device_name(0), "rows": rows},
+              open(os.path.join(args.out, "bench.json"), "w"), indent=1)
     return 0
 
 
