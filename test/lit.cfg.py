@@ -41,6 +41,14 @@ for _var in ["EVO_LIBCUDA", "CUDA_VISIBLE_DEVICES"]:
     if _var in os.environ:
         config.environment[_var] = os.environ[_var]
 
+# The stand-in worker (unittests/FakeWorker.cpp) lets evo-evolve run end to end without a GPU.
+_fake = getattr(config, "evo_fake_worker", "")
+if _fake and os.access(_fake, os.X_OK):
+    config.available_features.add("stand-in-worker")
+    config.substitutions.append(("%evo_fake_worker", _fake))
+else:
+    lit_config.note("no stand-in worker (unit tests not built): evolution tests are UNSUPPORTED")
+
 # ptxas: assembling emitted PTX needs the CUDA toolkit, not a GPU.
 if config.evo_ptxas and os.access(config.evo_ptxas, os.X_OK):
     config.available_features.add("ptxas")

@@ -115,6 +115,15 @@ TEST_F(LaunchPlanTest, HostFunctionAllocatesScratchAndLaunchesInOrder) {
   b.setInsertionPointToStart(&kernel.getBody().front());
   gpu::ReturnOp::create(b, b.getUnknownLoc());
   EXPECT_TRUE(succeeded(plan.verifyAgainst(gm)));
+  // A scratch buffer that no launch uses (a leftover) is rejected.
+  {
+    LaunchPlan stale = plan;
+    stale.buffers.push_back({"tmp9", BufferRole::Scratch, plan.buffers[2].type});
+    EXPECT_TRUE(failed(stale.verifyAgainst(gm)));
+    ASSERT_FALSE(messages.empty());
+    EXPECT_NE(messages.back().find("scratch buffer 'tmp9' is not passed to any launch"),
+              std::string::npos);
+  }
 
   b.setInsertionPointToEnd(module->getBody());
   func::FuncOp host = buildHostFunction(b, b.getUnknownLoc(), plan, gm);

@@ -241,6 +241,13 @@ LogicalResult LaunchPlan::verifyAgainst(gpu::GPUModuleOp module) const {
                                   << " but evo.plan passes buffer '" << buffers[buf].name
                                   << "' of type " << buffers[buf].type;
   }
+  // A scratch buffer no launch uses would be allocated for nothing (e.g. left over after a task
+  // was re-lowered).
+  for (auto [i, buf] : llvm::enumerate(buffers))
+    if (buf.role == BufferRole::Scratch &&
+        llvm::none_of(launches, [&](const KernelLaunch &l) { return llvm::is_contained(l.args, i); }))
+      return module.emitError() << "evo.plan's scratch buffer '" << buf.name
+                                << "' is not passed to any launch";
   return success();
 }
 

@@ -103,7 +103,7 @@ llvm::Expected<Ceilings> deviceCeilings(const WorkerOptions &options, int device
     }
   std::string dir = cacheDir();
   llvm::SmallString<256> file(dir);
-  llvm::sys::path::append(file, "ceilings-" + c.uuid + ".json");
+  llvm::sys::path::append(file, "ceilings-v2-" + c.uuid + ".json");
   if (!dir.empty() && !c.uuid.empty())
     if (auto buf = llvm::MemoryBuffer::getFile(file))
       if (llvm::Expected<json::Value> v = json::parse((*buf)->getBuffer())) {

@@ -64,7 +64,9 @@ CompiledVariant compileVariant(const DialectRegistry &registry, StringRef source
     gm->print(os, OpPrintingFlags().useLocalScope());
   }
   out.launches = lowered->launches;
-  out.scratch = lowered->scratch;
+  for (const BufferDesc &b : lowered->scratch)
+    out.scratch.push_back({b.name, llvm::to_vector(b.type.getShape()),
+                           elementTypeName(b.type.getElementType()), b.zeroInit});
   FailureOr<std::string> text = compileToPTX(*module, ptx);
   if (failed(text))
     return out;
@@ -86,6 +88,13 @@ CompiledVariant compileVariant(const DialectRegistry &registry, StringRef source
   return out;
 }
 
+int64_t ScratchSpec::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -105,12 +114,12 @@ json::Array launchesJson(ArrayRef<KernelLaunch> launches) {
   return out;
 }
 
-json::Array scratchJson(ArrayRef<BufferDesc> scratch) {
+json::Array scratchJson(ArrayRef<ScratchSpec> scratch) {
   json::Array out;
-  for (const BufferDesc &b : scratch)
+  for (const ScratchSpec &b : scratch)
     out.push_back(json::Object{{"name", b.name},
-                               {"kind", elementTypeName(b.type.getElementType())},
-                               {"elements", b.type.getNumElements()},
+                               {"kind", b.elementType},
+                               {"elements", b.numElements()},
                                {"zero_init", b.zeroInit}});
   return out;
 }
@@ -199,6 +208,7 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
       return std::move(e);
     return json::Object{{"id", "#" + std::to_string(id)},
                         {cubin ? "cubin_file" : "ptx_file", file.str().str()},
+                        {"ptx_sha256", v.ptxHash},
                         {"launches", launchesJson(v.launches)},
                         {"scratch", scratchJson(v.scratch)}};
   };
@@ -392,8 +402,21 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
         if (g && !seenKeys.count(g->key(task.family)))
           child = g;
       }
+      // The population's neighbourhood is explored: step further, from any earlier genome and
+      // with two knob changes, before calling the space exhausted.
+      for (int attempt = 0; attempt < 200 && !child && !genomes.empty(); ++attempt) {
+        auto it = std::next(genomes.begin(), rng() % genomes.size());
+        std::optional<Genome> g = mutateKnob(it->second, task.family, legal, rng);
+        if (g && seenKeys.count(g->key(task.family)))
+          g = mutateKnob(*g, task.family, legal, rng);
+        if (g && !seenKeys.count(g->key(task.family))) {
+          child = g;
+          op = "knob-mutate";
+          parents = {it->first};
+        }
+      }
       if (!child) {
-        exhausted = true; // the neighbourhood of the population is explored
+        exhausted = true;
         break;
       }
       seenKeys.insert(child->key(task.family));

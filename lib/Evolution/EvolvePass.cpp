@@ -9,6 +9,7 @@
 #include "evo/Target/Manifest.h"
 #include "evo/Target/PTXAssembler.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -58,23 +59,55 @@ static LogicalResult splice(gpu::GPUModuleOp gm, evo::LaunchPlan &plan, unsigned
   if (!winnerModule)
     return gm.emitError("evo-evolve: the winner's IR is not a gpu.module");
 
+  // The task's own scratch (the old lowering's, beyond its arguments and results) goes away;
+  // the buffers after it move down.
+  {
+    evo::TaskDesc &old = plan.tasks[t];
+    llvm::SmallDenseSet<unsigned> dropped(old.buffers.begin() + numTaskBuffers, old.buffers.end());
+    if (!dropped.empty()) {
+      SmallVector<unsigned> newIndex(plan.buffers.size());
+      SmallVector<evo::BufferDesc> kept;
+      for (unsigned i = 0; i < plan.buffers.size(); ++i) {
+        newIndex[i] = kept.size();
+        if (!dropped.count(i))
+          kept.push_back(plan.buffers[i]);
+      }
+      plan.buffers = std::move(kept);
+      old.buffers.resize(numTaskBuffers);
+      for (evo::TaskDesc &d : plan.tasks)
+        for (unsigned &b : d.buffers)
+          b = newIndex[b];
+      for (evo::KernelLaunch &l : plan.launches)
+        if (l.task != t)
+          for (unsigned &a : l.args)
+            a = newIndex[a];
+    }
+  }
   evo::TaskDesc &desc = plan.tasks[t];
   SmallVector<unsigned> bufferOf(desc.buffers.begin(), desc.buffers.begin() + numTaskBuffers);
-  for (const evo::BufferDesc &s : winner.bestScratch) {
-    evo::BufferDesc b = s;
-    b.name = "tmp" + std::to_string(plan.buffers.size());
-    b.role = evo::BufferRole::Scratch;
+  for (const evo::ScratchSpec &s : winner.bestScratch) {
+    Type elt = parseType(s.elementType, ctx);
+    if (!elt)
+      return gm.emitError() << "evo-evolve: bad scratch element type '" << s.elementType << "'";
+    std::string name = "tmp" + std::to_string(plan.buffers.size());
+    while (llvm::any_of(plan.buffers, [&](const evo::BufferDesc &d) { return d.name == name; }))
+      name += "_";
+    evo::BufferDesc b{name, evo::BufferRole::Scratch, MemRefType::get(s.shape, elt), s.zeroInit};
     plan.buffers.push_back(b);
     bufferOf.push_back(plan.buffers.size() - 1);
+    desc.buffers.push_back(plan.buffers.size() - 1);
   }
-  // Drop the task's old kernels and launches, remembering where they were.
+  // Drop the task's old kernels and launches, remembering where they were and the first name.
   size_t insertAt = plan.launches.size();
+  std::string firstName;
   for (size_t i = 0; i < plan.launches.size();) {
     if (plan.launches[i].task != t) {
       ++i;
       continue;
     }
     insertAt = std::min(insertAt, i);
+    if (firstName.empty())
+      firstName = plan.launches[i].kernel;
     if (auto k = gm.lookupSymbol<gpu::GPUFuncOp>(plan.launches[i].kernel))
       k.erase();
     plan.launches.erase(plan.launches.begin() + i);
@@ -84,6 +117,9 @@ static LogicalResult splice(gpu::GPUModuleOp gm, evo::LaunchPlan &plan, unsigned
   std::map<std::string, std::string> renamed;
   for (auto k : llvm::make_early_inc_range(winnerModule.getOps<gpu::GPUFuncOp>())) {
     std::string oldName = k.getName().str();
+    // Variants name their kernels k0, k0_combine, ...: back to the task's names.
+    if (!firstName.empty() && StringRef(oldName).starts_with("k0"))
+      k.setName(firstName + oldName.substr(2));
     k->remove();
     k->setAttr(evo::kTaskAttrName, b.getI64IntegerAttr(t));
     symbols.insert(k); // renames on a clash
@@ -144,7 +180,7 @@ void EvoEvolvePass::runOnOperation() {
       inputHash += plan->source;
   inputHash = evo::sha256Hex(inputHash);
   bool exists = llvm::sys::fs::exists(std::string(runDir) + "/run.sqlite");
-  if (!exists && failed(gpuAndWorker()))
+  if (!exists && !standInWorker && failed(gpuAndWorker()))
     return signalPassFailure();
   if (exists && !resume) {
     emitError(module.getLoc()) << "evo-evolve: '" << runDir
@@ -212,7 +248,12 @@ void EvoEvolvePass::runOnOperation() {
         needGpu |= !r || r->status != "done";
       }
   std::optional<evo::Ceilings> ceilings;
-  if (needGpu) {
+  if (needGpu && standInWorker) {
+    if (worker.empty())
+      return emitError(module.getLoc(), "evo-evolve: stand-in-worker needs worker=PATH"),
+             signalPassFailure();
+    opts.verify.worker.workerPath = worker;
+  } else if (needGpu) {
     if (workerPath.empty() && failed(gpuAndWorker()))
       return signalPassFailure();
     opts.verify.worker.workerPath = workerPath;
@@ -293,7 +334,7 @@ void EvoEvolvePass::runOnOperation() {
            b.getNamedAttr("best_ms", b.getF64FloatAttr(result->bestMs)),
            b.getNamedAttr("speedup", b.getF64FloatAttr(speedup)),
            b.getNamedAttr("best_candidate", b.getI64IntegerAttr(result->bestId))}));
-      gm.emitRemark() << llvm::formatv("evo-evolve: {0}: {1:f4} ms -> {2:f4} ms ({3:f2}x), "
+      emitRemark(gm.getLoc()) << llvm::formatv("evo-evolve: {0}: {1:f4} ms -> {2:f4} ms ({3:f2}x), "
                                        "{4} candidates evaluated, {5} valid",
                                        desc.name, result->baselineMs, result->bestMs, speedup,
                                        result->evaluated, result->valid)

@@ -63,6 +63,8 @@ Loaded load() {
   bind(lib, d.cuMemcpyAsync, "cuMemcpyAsync", missing);
   bind(lib, d.cuMemcpyHtoD, "cuMemcpyHtoD_v2", missing);
   bind(lib, d.cuMemcpyDtoH, "cuMemcpyDtoH_v2", missing);
+  bind(lib, d.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", missing);
+  bind(lib, d.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", missing);
   bind(lib, d.cuMemsetD8, "cuMemsetD8_v2", missing);
   bind(lib, d.cuMemsetD8Async, "cuMemsetD8Async", missing);
   bind(lib, d.cuMemsetD16Async, "cuMemsetD16Async", missing);

@@ -610,13 +610,15 @@ struct Evaluator {
     if (indices.empty())
       return {};
     DeviceBuffer idx(indices.size() * 8, false), out(indices.size() * 8, false);
-    check(D->cuMemcpyHtoD(idx.ptr(), indices.data(), idx.bytes), "cuMemcpyHtoD");
+    // Copies go through gStream: it is a non-blocking stream, so a copy on the legacy stream
+    // (cuMemcpyHtoD) would not be ordered before the gather and could race with it.
+    check(D->cuMemcpyHtoDAsync(idx.ptr(), indices.data(), idx.bytes, gStream), "cuMemcpyHtoDAsync");
     uint64_t m = indices.size();
     launchHelper(H.gather, gridFor(m), 256, buffers[i]->ptr(), static_cast<int>(req.buffers[i].kind),
                  idx.ptr(), m, out.ptr());
     std::vector<uint64_t> bits(m);
+    check(D->cuMemcpyDtoHAsync(bits.data(), out.ptr(), out.bytes, gStream), "cuMemcpyDtoHAsync");
     check(D->cuStreamSynchronize(gStream), "cuStreamSynchronize");
-    check(D->cuMemcpyDtoH(bits.data(), out.ptr(), out.bytes), "cuMemcpyDtoH");
     return bits;
   }
 
@@ -714,7 +716,7 @@ struct Evaluator {
           uint64_t refBits;
           {
             DeviceBuffer idx(8, false), out(8, false);
-            check(D->cuMemcpyHtoD(idx.ptr(), &first, 8), "cuMemcpyHtoD");
+            check(D->cuMemcpyHtoDAsync(idx.ptr(), &first, 8, gStream), "cuMemcpyHtoDAsync");
             uint64_t one = 1;
             launchHelper(H.gather, 1, 32, ref.ptr(), static_cast<int>(s.kind), idx.ptr(), one,
                          out.ptr());
@@ -927,9 +929,11 @@ json measureCeilings() {
     struct Shape { unsigned perSm, threads; int unroll; };
     double best = 0;
     json tried = json::array();
+    // perSm 0: one 16-byte element per thread, no grid-stride loop (what simple elementwise
+    // kernels do, and on Hopper often the fastest).
     for (Shape s : {Shape{8, 256, 1}, Shape{16, 256, 4}, Shape{32, 256, 4}, Shape{4, 1024, 4},
-                    Shape{2, 1024, 1}}) {
-      unsigned grid = gSmCount * s.perSm;
+                    Shape{2, 1024, 1}, Shape{0, 256, 1}, Shape{0, 512, 1}, Shape{0, 128, 1}}) {
+      unsigned grid = s.perSm ? gSmCount * s.perSm : static_cast<unsigned>(n4 / s.threads);
       int unroll = s.unroll;
       double ms = medianMs(20, [&] { launchHelper(H.copy, grid, s.threads, in.ptr(), o.ptr(), n4, unroll); });
       double gbps = 2.0 * n4 * 16 / (ms * 1e6);

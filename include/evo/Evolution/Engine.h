@@ -54,13 +54,22 @@ struct TaskInput {
 };
 
 /// A compiled variant.
+/// A scratch buffer without MLIR types: variants are lowered in other (per-thread) contexts.
+struct ScratchSpec {
+  std::string name;
+  llvm::SmallVector<int64_t> shape;
+  std::string elementType; // "f32", "bf16", "i32", ...
+  bool zeroInit = false;
+  int64_t numElements() const;
+};
+
 struct CompiledVariant {
   bool ok = false;
   std::string diagnostics;
   std::string ir;    // the gpu.module
   std::string ptx, cubin, ptxHash;
   llvm::SmallVector<KernelLaunch> launches; // over the task's buffers, then `scratch`
-  llvm::SmallVector<BufferDesc> scratch;
+  llvm::SmallVector<ScratchSpec> scratch;
   int registers = -1, spills = -1;
 };
 
@@ -76,7 +85,7 @@ struct TaskResult {
   double baselineMs = 0, bestMs = 0;
   std::string bestIr;
   llvm::SmallVector<KernelLaunch> bestLaunches;
-  llvm::SmallVector<BufferDesc> bestScratch;
+  llvm::SmallVector<ScratchSpec> bestScratch;
   std::string bestKnobs; // JSON
   unsigned evaluated = 0, valid = 0;
 };

@@ -52,6 +52,9 @@ def EvoEvolvePass : Pass<"evo-evolve", "mlir::ModuleOp"> {
     Option<"features", "features", "std::string", /*default=*/"\"+ptx80\"", "PTX ISA">,
     Option<"ptxas", "ptxas", "std::string", /*default=*/"\"\"", "ptxas (default: found)">,
     Option<"device", "device", "int", /*default=*/"0", "CUDA device ordinal">,
+    Option<"standInWorker", "stand-in-worker", "bool", /*default=*/"false",
+           "Tests only: `worker` is a stand-in that needs no GPU (no driver check, no roofline); "
+           "its verdicts and times are whatever it reports">,
   ];
 }
 
