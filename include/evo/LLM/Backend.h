@@ -1,0 +1,89 @@
+//===- Backend.h - where LLM replies come from ---------------------*- C++ -*-===//
+//
+// A Backend makes one attempt at turning a prompt into a reply: an OpenAI-compatible chat
+// completions endpoint, Anthropic's Messages API, or a local command (`cmd:`). Retries, budgets,
+// pricing and the response cache are the Client's (Client.h). API keys are read from the
+// environment at each attempt and never stored anywhere. docs/llm.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EVO_LLM_BACKEND_H
+#define EVO_LLM_BACKEND_H
+
+#include "llvm/Support/Error.h"
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace evo::llm {
+
+struct Request {
+  std::string system; // the system prompt (may be empty)
+  std::string prompt; // the user message
+  double temperature = 1.0;
+  int64_t maxTokens = 4096;
+  /// Distinguishes repeated samples of the same prompt (part of the cache key).
+  unsigned sample = 0;
+  // Context for mailboxes and logs; not part of the cache key.
+  std::string task, strategy, op;
+  std::vector<int64_t> parents;
+};
+
+struct Usage {
+  int64_t promptTokens = 0, completionTokens = 0;
+  double cost = 0;       // in the price table's currency (USD by default)
+  bool reported = false; // the backend reported token counts
+};
+
+struct Reply {
+  std::string text;
+  std::string model; // as the server reported it (else the configured one)
+  Usage usage;
+  unsigned attempts = 0;
+  bool cached = false;
+  double seconds = 0;
+};
+
+/// One attempt's outcome, as the transport saw it.
+struct Attempt {
+  bool ok = false;
+  Reply reply;
+  int httpStatus = 0;     // 0 when there was no HTTP response
+  bool transient = false; // worth retrying (timeouts, 429, 5xx, truncated or malformed bodies)
+  double retryAfterSeconds = -1;
+  std::string error;
+};
+
+class Backend {
+public:
+  virtual ~Backend();
+  /// Kind, endpoint and model, for cache keys and reports (never the key).
+  virtual std::string identity() const = 0;
+  virtual std::string model() const = 0;
+  virtual Attempt attempt(const Request &request, double timeoutSeconds) = 0;
+};
+
+struct BackendOptions {
+  /// "openai", "anthropic" or "cmd:<program> [args...]".
+  std::string spec;
+  std::string model;
+  /// Default: https://api.openai.com/v1, https://api.anthropic.com.
+  std::string baseUrl;
+  /// The environment variable holding the key. Default OPENAI_API_KEY / ANTHROPIC_API_KEY; an
+  /// unset variable sends no key (local servers such as vLLM, llama.cpp, Ollama need none).
+  std::string keyEnv;
+};
+
+llvm::Expected<std::unique_ptr<Backend>> createBackend(const BackendOptions &options);
+
+/// Splits a `cmd:` argument string on spaces and tabs, with '...' and "..." quoting and no other
+/// interpretation (no variables, globs, pipes or redirections).
+llvm::Expected<std::vector<std::string>> splitCommand(llvm::StringRef text);
+
+/// Parses a Retry-After header value: delta-seconds or an HTTP date; -1 when unusable.
+double parseRetryAfter(llvm::StringRef value);
+
+} // namespace evo::llm
+
+#endif
