@@ -2,7 +2,9 @@
 
 #include "evo/LLM/Backend.h"
 #include "Http.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -269,7 +271,7 @@ public:
       a.error = "cannot create temporary files for the command";
       return a;
     }
-    auto cleanup = llvm::make_scope_exit([&] {
+    llvm::scope_exit cleanup([&] {
       llvm::sys::fs::remove(in);
       llvm::sys::fs::remove(out);
       llvm::sys::fs::remove(err);

@@ -277,9 +277,11 @@ Result Client::complete(const Request &request) {
       a.reply.attempts = attempt + 1;
       if (a.reply.model.empty())
         a.reply.model = impl->model();
-      a.reply.usage.cost = prices.cost(a.reply.model.empty() ? impl->model() : a.reply.model,
-                                       a.reply.usage.promptTokens,
-                                       a.reply.usage.completionTokens);
+      // Priced as the model the server named when the table knows it (dated names match by
+      // prefix), else as the configured model (gateways may report other names).
+      std::string priced = prices.lookup(a.reply.model) ? a.reply.model : impl->model();
+      a.reply.usage.cost =
+          prices.cost(priced, a.reply.usage.promptTokens, a.reply.usage.completionTokens);
       {
         std::lock_guard<std::mutex> lock(mutex);
         sums.promptTokens += a.reply.usage.promptTokens;

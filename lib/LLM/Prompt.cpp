@@ -1,0 +1,318 @@
+//===- Prompt.cpp - templates and the information they render ---------------===//
+
+#include "evo/LLM/Prompt.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+namespace json = llvm::json;
+using llvm::StringRef;
+
+namespace evo::llm {
+
+namespace {
+struct BuiltinTemplate {
+  const char *name;
+  const char *text;
+};
+// share/evo-opt/prompts/*.md, embedded at build time (cmake/EmbedFiles.cmake).
+const BuiltinTemplate kBuiltins[] = {
+#include "prompts.inc"
+};
+
+std::string fmtMs(double ms) {
+  if (!std::isfinite(ms))
+    return "";
+  return llvm::formatv("{0:f4}", ms).str();
+}
+} // namespace
+
+std::optional<Strategy> parseStrategy(StringRef name) {
+  return llvm::StringSwitch<std::optional<Strategy>>(name)
+      .Case("free", Strategy::Free)
+      .Case("insight", Strategy::Insight)
+      .Case("full", Strategy::Full)
+      .Case("eoh", Strategy::EoH)
+      .Case("funsearch", Strategy::FunSearch)
+      .Default(std::nullopt);
+}
+
+StringRef strategyName(Strategy s) {
+  switch (s) {
+  case Strategy::Free:
+    return "free";
+  case Strategy::Insight:
+    return "insight";
+  case Strategy::Full:
+    return "full";
+  case Strategy::EoH:
+    return "eoh";
+  case Strategy::FunSearch:
+    return "funsearch";
+  }
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Templates
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<Templates> Templates::load(StringRef overrideDir) {
+  Templates t;
+  for (const BuiltinTemplate &b : kBuiltins)
+    t.files[b.name] = b.text;
+  if (overrideDir.empty())
+    return t;
+  if (!llvm::sys::fs::is_directory(overrideDir))
+    return llvm::createStringError("llm-prompts: '" + overrideDir.str() + "' is not a directory");
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(overrideDir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    StringRef path = it->path();
+    if (llvm::sys::path::extension(path) != ".md")
+      continue;
+    auto buf = llvm::MemoryBuffer::getFile(path);
+    if (!buf)
+      return llvm::createStringError("llm-prompts: cannot read '" + path.str() + "'");
+    t.files[llvm::sys::path::stem(path).str()] = (*buf)->getBuffer().str();
+  }
+  if (ec)
+    return llvm::createStringError("llm-prompts: cannot list '" + overrideDir.str() +
+                                   "': " + ec.message());
+  return t;
+}
+
+std::vector<std::string> Templates::names() const {
+  std::vector<std::string> out;
+  for (const auto &[name, text] : files)
+    out.push_back(name);
+  return out;
+}
+
+llvm::Expected<std::string> Templates::render(StringRef name,
+                                              const std::map<std::string, std::string> &vars) const {
+  llvm::Expected<std::string> text = expand(name, vars, 0);
+  if (!text)
+    return text.takeError();
+  // Sections that were dropped leave runs of blank lines; keep at most one.
+  std::string out;
+  unsigned newlines = 0;
+  for (char c : *text) {
+    newlines = c == '\n' ? newlines + 1 : 0;
+    if (newlines <= 2)
+      out += c;
+  }
+  return StringRef(out).trim().str() + "\n";
+}
+
+llvm::Expected<std::string> Templates::expand(StringRef name,
+                                              const std::map<std::string, std::string> &vars,
+                                              unsigned depth) const {
+  auto it = files.find(name.str());
+  if (it == files.end())
+    return llvm::createStringError("no prompt template '" + name.str() + "'");
+  if (depth > 8)
+    return llvm::createStringError("prompt template '" + name.str() + "' includes itself");
+  StringRef text = it->second;
+  std::string out;
+  auto fail = [&](const std::string &msg) {
+    return llvm::createStringError("prompt template '" + name.str() + "': " + msg);
+  };
+  while (!text.empty()) {
+    size_t open = text.find("{{");
+    if (open == StringRef::npos) {
+      out += text;
+      break;
+    }
+    out += text.take_front(open);
+    text = text.drop_front(open + 2);
+    size_t close = text.find("}}");
+    if (close == StringRef::npos)
+      return fail("unterminated '{{'");
+    StringRef tag = text.take_front(close).trim();
+    text = text.drop_front(close + 2);
+    if (tag.consume_front(">")) {
+      llvm::Expected<std::string> inner = expand(tag.trim(), vars, depth + 1);
+      if (!inner)
+        return inner.takeError();
+      out += *inner;
+    } else if (tag.consume_front("#")) {
+      std::string var = tag.trim().str();
+      std::string endTag = "{{/" + var + "}}";
+      size_t end = text.find(endTag);
+      if (end == StringRef::npos)
+        return fail("section '" + var + "' has no {{/" + var + "}}");
+      StringRef body = text.take_front(end);
+      text = text.drop_front(end + endTag.size());
+      auto v = vars.find(var);
+      if (v == vars.end())
+        return fail("unknown variable '" + var + "'");
+      if (!v->second.empty()) {
+        // Expand the body by itself (a tiny template).
+        Templates sub;
+        sub.files = files;
+        sub.files["\x01section"] = body.str();
+        llvm::Expected<std::string> inner = sub.expand("\x01section", vars, depth + 1);
+        if (!inner)
+          return inner.takeError();
+        out += *inner;
+      }
+    } else {
+      auto v = vars.find(tag.str());
+      if (v == vars.end())
+        return fail("unknown variable '" + tag.str() + "'");
+      out += v->second;
+    }
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Context
+//===----------------------------------------------------------------------===//
+
+json::Object PromptContext::toJson() const {
+  json::Array sols;
+  for (const Solution &s : solutions)
+    sols.push_back(json::Object{{"id", s.id},
+                                {"ir", s.ir},
+                                {"ms", std::isfinite(s.ms) ? json::Value(s.ms) : json::Value(nullptr)},
+                                {"thought", s.thought}});
+  json::Array th, fa;
+  for (const std::string &t : thoughts)
+    th.push_back(t);
+  for (const std::string &f : failures)
+    fa.push_back(f);
+  auto num = [](double x) { return std::isfinite(x) ? json::Value(x) : json::Value(nullptr); };
+  return json::Object{{"task_name", taskName},       {"family", family},
+                      {"gpu", gpu},                  {"chip", chip},
+                      {"task_source", taskSource},   {"contract", contract},
+                      {"launch", launch},            {"roofline", roofline},
+                      {"current_kernel", currentKernel}, {"current_ms", num(currentMs)},
+                      {"baseline_ms", num(baselineMs)},  {"solutions", std::move(sols)},
+                      {"best_thought", bestThought},  {"profile", profile},
+                      {"thoughts", std::move(th)},    {"failures", std::move(fa)}};
+}
+
+llvm::Expected<PromptContext> PromptContext::fromJson(const json::Value &v) {
+  const json::Object *o = v.getAsObject();
+  if (!o)
+    return llvm::createStringError("a prompt context must be a JSON object");
+  PromptContext c;
+  auto str = [&](StringRef k) { return o->getString(k).value_or("").str(); };
+  auto num = [&](StringRef k) { return o->getNumber(k).value_or(NAN); };
+  c.taskName = str("task_name");
+  c.family = str("family");
+  c.gpu = str("gpu");
+  c.chip = str("chip");
+  c.taskSource = str("task_source");
+  c.contract = str("contract");
+  c.launch = str("launch");
+  c.roofline = str("roofline");
+  c.currentKernel = str("current_kernel");
+  c.currentMs = num("current_ms");
+  c.baselineMs = num("baseline_ms");
+  c.bestThought = str("best_thought");
+  c.profile = str("profile");
+  if (const json::Array *a = o->getArray("solutions"))
+    for (const json::Value &s : *a)
+      if (const json::Object *so = s.getAsObject())
+        c.solutions.push_back({so->getInteger("id").value_or(-1),
+                               so->getString("ir").value_or("").str(),
+                               so->getNumber("ms").value_or(NAN),
+                               so->getString("thought").value_or("").str()});
+  for (auto [key, out] : {std::pair<StringRef, std::vector<std::string> *>{"thoughts", &c.thoughts},
+                          {"failures", &c.failures}})
+    if (const json::Array *a = o->getArray(key))
+      for (const json::Value &s : *a)
+        if (std::optional<StringRef> t = s.getAsString())
+          out->push_back(t->str());
+  return c;
+}
+
+//===----------------------------------------------------------------------===//
+// Rendering
+//===----------------------------------------------------------------------===//
+
+static std::map<std::string, std::string> variables(StringRef templateName,
+                                                    const PromptContext &c) {
+  std::map<std::string, std::string> v;
+  v["task_name"] = c.taskName;
+  v["family"] = c.family;
+  v["gpu"] = c.gpu;
+  v["chip"] = c.chip;
+  v["task_source"] = StringRef(c.taskSource).trim().str();
+  v["contract"] = c.contract;
+  v["launch"] = c.launch;
+  v["roofline"] = c.roofline;
+  v["current_kernel"] = StringRef(c.currentKernel).trim().str();
+  v["current_ms"] = fmtMs(c.currentMs);
+  v["baseline_ms"] = fmtMs(c.baselineMs);
+  v["best_thought"] = c.bestThought;
+  v["profile"] = c.profile;
+  std::string thoughts, failures;
+  for (const std::string &t : c.thoughts)
+    thoughts += "- " + t + "\n";
+  for (const std::string &f : c.failures)
+    failures += "- " + f + "\n";
+  v["thoughts"] = thoughts;
+  v["failures"] = failures;
+  // I2. FunSearch shows the programs as versions v0, v1, ... (worst first); the others number
+  // them and give each one's runtime and speedup.
+  bool funsearch = templateName == "funsearch";
+  std::string sols;
+  for (auto [i, s] : llvm::enumerate(c.solutions)) {
+    std::string head = funsearch ? "### v" + std::to_string(i) : "### Solution " + std::to_string(i + 1);
+    if (std::isfinite(s.ms)) {
+      head += " (" + fmtMs(s.ms) + " ms";
+      if (std::isfinite(c.baselineMs) && s.ms > 0)
+        head += llvm::formatv(", {0:f2}x the naive baseline", c.baselineMs / s.ms).str();
+      head += ")";
+    }
+    sols += head + "\n\n```mlir\n" + StringRef(s.ir).trim().str() + "\n```\n\n";
+  }
+  v["solutions"] = StringRef(sols).rtrim().str();
+  v["next_version"] = std::to_string(c.solutions.size());
+  v["diagnostics"] = "";
+  v["code"] = "";
+  return v;
+}
+
+llvm::Expected<RenderedPrompt> renderPrompt(const Templates &t, StringRef templateName,
+                                            const PromptContext &ctx) {
+  std::map<std::string, std::string> vars = variables(templateName, ctx);
+  RenderedPrompt p;
+  p.templateName = templateName.str();
+  llvm::Expected<std::string> system = t.render("system", vars);
+  if (!system)
+    return system.takeError();
+  llvm::Expected<std::string> user = t.render(templateName, vars);
+  if (!user)
+    return user.takeError();
+  p.system = std::move(*system);
+  p.user = std::move(*user);
+  return p;
+}
+
+llvm::Expected<RenderedPrompt> renderRepair(const Templates &t, const PromptContext &ctx,
+                                            StringRef code, StringRef diagnostics) {
+  std::map<std::string, std::string> vars = variables("repair", ctx);
+  vars["code"] = StringRef(code).trim().str();
+  vars["diagnostics"] = StringRef(diagnostics).trim().str();
+  RenderedPrompt p;
+  p.templateName = "repair";
+  llvm::Expected<std::string> system = t.render("system", vars);
+  if (!system)
+    return system.takeError();
+  llvm::Expected<std::string> user = t.render("repair", vars);
+  if (!user)
+    return user.takeError();
+  p.system = std::move(*system);
+  p.user = std::move(*user);
+  return p;
+}
+
+} // namespace evo::llm
