@@ -1,7 +1,9 @@
 //===- Engine.cpp - the evolutionary search over a task's kernel variants -----===//
 
 #include "evo/Evolution/Engine.h"
+#include "evo/Evolution/LLMMutator.h"
 #include "evo/Evolution/Population.h"
+#include "evo/LLM/Reply.h"
 #include "evo/Target/Manifest.h"
 #include "evo/Target/PTXAssembler.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -18,6 +20,7 @@
 #include <cmath>
 #include <future>
 #include <map>
+#include <deque>
 #include <set>
 
 using namespace mlir;
@@ -25,58 +28,32 @@ namespace json = llvm::json;
 
 namespace evo {
 
-CompiledVariant compileVariant(const DialectRegistry &registry, StringRef source,
-                               TaskFamily family, const Genome &genome, const PTXOptions &ptx,
-                               StringRef ptxasPath) {
+MLIRContext &compileContext(const DialectRegistry &registry) {
   // One context per compile thread: variants compile in parallel without sharing IR.
   thread_local std::unique_ptr<MLIRContext> ctx;
   if (!ctx) {
     ctx = std::make_unique<MLIRContext>(registry, MLIRContext::Threading::DISABLED);
     loadLoweringDialects(ctx.get());
   }
-  CompiledVariant out;
-  llvm::raw_string_ostream diag(out.diagnostics);
-  ScopedDiagnosticHandler handler(ctx.get(), [&](Diagnostic &d) {
-    diag << d.str() << "\n";
-    return success();
-  });
-  OwningOpRef<ModuleOp> src = parseSourceString<ModuleOp>(source, ParserConfig(ctx.get()));
-  if (!src || src->getOps<func::FuncOp>().empty()) {
-    diag << "the task source does not parse\n";
-    return out;
-  }
-  func::FuncOp task = *src->getOps<func::FuncOp>().begin();
-  OpBuilder b(ctx.get());
-  OwningOpRef<ModuleOp> module = ModuleOp::create(task.getLoc());
-  b.setInsertionPointToEnd(module->getBody());
-  auto gm = gpu::GPUModuleOp::create(b, task.getLoc(), "variant");
-  FailureOr<LoweredTask> lowered = lowerTask(task, genome.knobs, gm, "k0");
-  if (failed(lowered))
-    return out;
-  applyRewrites(gm, genome.rewrites);
-  PassManager tidy(ctx.get(), gpu::GPUModuleOp::getOperationName());
-  tidy.addPass(createCanonicalizerPass());
-  tidy.addPass(createCSEPass());
-  if (failed(tidy.run(gm)))
-    return out;
+  return *ctx;
+}
+
+void compileVariantModule(ModuleOp module, gpu::GPUModuleOp gm, const PTXOptions &ptx,
+                          StringRef ptxasPath, CompiledVariant &out) {
   {
     llvm::raw_string_ostream os(out.ir);
     gm->print(os, OpPrintingFlags().useLocalScope());
   }
-  out.launches = lowered->launches;
-  for (const BufferDesc &b : lowered->scratch)
-    out.scratch.push_back({b.name, llvm::to_vector(b.type.getShape()),
-                           elementTypeName(b.type.getElementType()), b.zeroInit});
-  FailureOr<std::string> text = compileToPTX(*module, ptx);
+  FailureOr<std::string> text = compileToPTX(module, ptx);
   if (failed(text))
-    return out;
+    return;
   out.ptx = std::move(*text);
   out.ptxHash = sha256Hex(out.ptx);
   if (!ptxasPath.empty()) {
     llvm::Expected<AssembleResult> asmResult = assemblePtx(ptxasPath, out.ptx, ptx.chip);
     if (!asmResult) {
-      diag << llvm::toString(asmResult.takeError()) << "\n";
-      return out;
+      out.diagnostics += llvm::toString(asmResult.takeError()) + "\n";
+      return;
     }
     out.cubin = std::move(asmResult->cubin);
     for (const auto &entry : asmResult->kernels) {
@@ -85,7 +62,53 @@ CompiledVariant compileVariant(const DialectRegistry &registry, StringRef source
     }
   }
   out.ok = true;
-  return out;
+}
+
+CompiledVariant compileVariant(const DialectRegistry &registry, StringRef source,
+                               TaskFamily family, const Genome &genome, const PTXOptions &ptx,
+                               StringRef ptxasPath) {
+  MLIRContext &ctx = compileContext(registry);
+  CompiledVariant out;
+  std::string diagText;
+  llvm::raw_string_ostream diag(diagText);
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
+    diag << d.str() << "\n";
+    return success();
+  });
+  auto done = [&] {
+    out.diagnostics = diagText + out.diagnostics;
+    return out;
+  };
+  OwningOpRef<ModuleOp> src = parseSourceString<ModuleOp>(source, ParserConfig(&ctx));
+  if (!src || src->getOps<func::FuncOp>().empty()) {
+    diag << "the task source does not parse\n";
+    return done();
+  }
+  func::FuncOp task = *src->getOps<func::FuncOp>().begin();
+  OpBuilder b(&ctx);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(task.getLoc());
+  b.setInsertionPointToEnd(module->getBody());
+  auto gm = gpu::GPUModuleOp::create(b, task.getLoc(), "variant");
+  FailureOr<LoweredTask> lowered = lowerTask(task, genome.knobs, gm, "k0");
+  if (failed(lowered))
+    return done();
+  applyRewrites(gm, genome.rewrites);
+  PassManager tidy(&ctx, gpu::GPUModuleOp::getOperationName());
+  tidy.addPass(createCanonicalizerPass());
+  tidy.addPass(createCSEPass());
+  if (failed(tidy.run(gm)))
+    return done();
+  out.launches = lowered->launches;
+  for (const BufferDesc &b : lowered->scratch)
+    out.scratch.push_back({b.name, llvm::to_vector(b.type.getShape()),
+                           elementTypeName(b.type.getElementType()), b.zeroInit});
+  compileVariantModule(*module, gm, ptx, ptxasPath, out);
+  return done();
+}
+
+char PausedError::ID = 0;
+void PausedError::log(llvm::raw_ostream &os) const {
+  os << pending << " LLM prompt(s) wait for replies in the mailbox";
 }
 
 int64_t ScratchSpec::numElements() const {
@@ -147,11 +170,26 @@ FailureOr<LaunchPlan> taskPlan(func::FuncOp f, StringRef source) {
   return plan;
 }
 
+/// An LLM candidate waiting for its reply (or a repair).
+struct Asking {
+  int64_t id;
+  std::shared_future<llm::Result> reply;
+  llm::Request request;
+  llm::PromptContext context;
+  VariantInfo parent;
+  unsigned repairsLeft = 0;
+};
+
 struct Pending {
   int64_t id;
   Genome genome;
   std::shared_future<CompiledVariant> compiled;
+  /// Set for LLM candidates: what a repair needs.
+  std::optional<Asking> llm;
+  std::string code;
 };
+
+std::string firstLine(StringRef s) { return s.trim().split('\n').first.str(); }
 
 std::string formatEta(double s) {
   if (s < 0 || !std::isfinite(s))
@@ -305,16 +343,42 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
   seenHashes[baseCompiled.ptxHash] = baseline->id;
   for (Population &p : islands)
     p.add({baseline->id, baselineMs, true, order++});
-  std::vector<CandidateRecord> resubmit;
+  // What LLM prompts draw on: each variant's kernels and launches, earlier thoughts, failures.
+  std::map<int64_t, VariantInfo> infos;
+  std::map<int64_t, CompiledVariant> compiledById;
+  infos[baseline->id] = {baseCompiled.ir, baseCompiled.launches, baseCompiled.scratch};
+  compiledById[baseline->id] = baseCompiled;
+  std::vector<std::pair<int64_t, std::string>> thoughtPool;
+  std::deque<std::string> recentFailures;
+  auto noteFailure = [&](const CandidateRecord &c) {
+    if (c.verdict == "valid" || c.verdict == "pending" || c.verdict == "not-run")
+      return;
+    recentFailures.push_back(c.verdict + ": " + firstLine(c.reason));
+    if (recentFailures.size() > 3)
+      recentFailures.pop_front();
+  };
+  const bool llmOn = opts.llm && opts.llm->client && opts.llm->templates;
+  std::vector<CandidateRecord> resubmit, reask;
   for (CandidateRecord &c : store.getCandidates(task.name)) {
     if (c.op == "baseline")
       continue;
     ++created;
-    FailureOr<Genome> g = Genome::fromJson(c.knobs, c.rewrites, ctx);
-    if (succeeded(g)) {
-      genomes[c.id] = *g;
-      seenKeys.insert(g->key(task.family));
+    bool fromLLM = StringRef(c.op).starts_with("llm-");
+    if (fromLLM) {
+      if (!c.thought.empty())
+        thoughtPool.push_back({c.id, c.thought});
+      if (c.verdict == "pending") {
+        reask.push_back(c); // the same request again: the cache or mailbox answers it
+        continue;
+      }
+    } else {
+      FailureOr<Genome> g = Genome::fromJson(c.knobs, c.rewrites, ctx);
+      if (succeeded(g)) {
+        genomes[c.id] = *g;
+        seenKeys.insert(g->key(task.family));
+      }
     }
+    noteFailure(c);
     if (c.verdict == "pending") {
       resubmit.push_back(c);
       continue;
@@ -337,14 +401,250 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
   LegalityCache legal(func, task.family);
   Clock::time_point started = Clock::now();
   std::vector<Pending> compiling;
+  std::vector<Asking> asking;
   std::map<size_t, std::pair<int64_t, CompiledVariant>> submitted; // ticket -> candidate
   bool exhausted = false;
+  bool llmStopped = false; // the LLM budget is spent (or replay ran out): no more LLM children
+  unsigned paused = 0;     // prompts left in a mailbox (llm-wait=0): checkpoint and stop
+  std::string llmStopReason;
+  unsigned llmSequence = 0;
+  std::map<std::string, unsigned> promptSamples; // sample index per identical prompt
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
   auto timeUp = [&] { return opts.timeBudgetSeconds > 0 && elapsed() > opts.timeBudgetSeconds; };
 
   for (CandidateRecord &c : resubmit)
     if (genomes.count(c.id))
-      compiling.push_back({c.id, genomes[c.id], compile(genomes[c.id])});
+      compiling.push_back({c.id, genomes[c.id], compile(genomes[c.id]), std::nullopt, ""});
+
+  // A variant's kernels and launches (an LLM child keeps its first parent's launches).
+  std::function<std::optional<VariantInfo>(int64_t)> infoFor =
+      [&](int64_t id) -> std::optional<VariantInfo> {
+    auto it = infos.find(id);
+    if (it != infos.end())
+      return it->second;
+    std::optional<CandidateRecord> c = store.getCandidate(id);
+    if (!c || c->ir.empty())
+      return std::nullopt;
+    if (genomes.count(id)) {
+      CompiledVariant v = compile(genomes[id]).get();
+      if (!v.ok)
+        return std::nullopt;
+      compiledById[id] = v;
+      return infos[id] = {v.ir, v.launches, v.scratch};
+    }
+    if (c->parents.empty())
+      return std::nullopt;
+    std::optional<VariantInfo> p = infoFor(c->parents.front());
+    if (!p)
+      return std::nullopt;
+    return infos[id] = {c->ir, p->launches, p->scratch};
+  };
+
+  // I1 pieces that do not change during the task.
+  std::string contract, rooflineText;
+  {
+    llvm::raw_string_ostream os(contract);
+    for (auto [i, b] : llvm::enumerate(plan->buffers)) {
+      os << (i ? ", " : "") << b.name << " (" << stringifyBufferRole(b.role) << ", " << b.type
+         << ")";
+    }
+    for (const ScratchSpec &sc : baseCompiled.scratch)
+      os << ", scratch " << sc.elementType << "[" << sc.numElements() << "]";
+    if (ceilings)
+      rooflineText =
+          llvm::formatv("It moves {0:f1} MB and computes {1:f2} GFLOP: at least {2:f4} ms on this "
+                        "GPU (copy {3:f0} GB/s, FP32 {4:f1} TFLOP/s).",
+                        cost.bytes / 1e6, cost.flops / 1e9,
+                        judge(cost, *ceilings, 1.0, 1.0).floorMs, ceilings->copyGBps,
+                        ceilings->fp32TFlops)
+              .str();
+  }
+  auto launchText = [](ArrayRef<KernelLaunch> launches) {
+    std::string s;
+    for (auto [i, l] : llvm::enumerate(launches))
+      s += llvm::formatv("{0}@{1}: grid [{2}, {3}, {4}], block [{5}, {6}, {7}]",
+                         i ? "; " : "", l.kernel, l.grid[0], l.grid[1], l.grid[2], l.block[0],
+                         l.block[1], l.block[2])
+               .str();
+    return s;
+  };
+
+  // Proposes one LLM child on `island`; false when no parent can be used.
+  auto proposeLLM = [&](unsigned island, int generation) -> llvm::Expected<bool> {
+    const LLMSettings &L = *opts.llm;
+    Population &pop = islands[island];
+    LLMOperator op = chooseLLMOperator(L.strategy, pop.numValid(), llmSequence++);
+    std::vector<Member> parents;
+    auto bestOverall = [&]() -> std::optional<Member> {
+      std::optional<Member> b;
+      for (Population &p : islands)
+        if (std::optional<Member> m = p.best(); m && (!b || m->ms < b->ms))
+          b = m;
+      return b;
+    };
+    if (L.strategy == llm::Strategy::Free || L.strategy == llm::Strategy::Insight) {
+      if (std::optional<Member> b = bestOverall())
+        parents.push_back(*b);
+    } else {
+      for (int attempt = 0; attempt < 20 && parents.size() < std::max(1u, op.numParents);
+           ++attempt) {
+        std::optional<Member> m = pop.select(rng);
+        if (!m)
+          m = pop.best();
+        if (m && llvm::none_of(parents, [&](const Member &p) { return p.id == m->id; }))
+          parents.push_back(*m);
+      }
+      if (L.strategy == llm::Strategy::FunSearch) // versions from worst to best
+        llvm::sort(parents, [](const Member &a, const Member &b) { return a.ms > b.ms; });
+    }
+    if (parents.empty())
+      return false;
+    std::optional<VariantInfo> first = infoFor(parents.front().id);
+    if (!first)
+      return false;
+    llm::PromptContext pc;
+    pc.taskName = task.name;
+    pc.family = stringifyTaskFamily(task.family).str();
+    pc.gpu = L.gpuName;
+    pc.chip = L.chip;
+    pc.taskSource = task.source;
+    pc.contract = contract;
+    pc.launch = launchText(first->launches);
+    pc.roofline = rooflineText;
+    pc.currentKernel = first->ir;
+    pc.currentMs = parents.front().ms;
+    pc.baselineMs = baselineMs;
+    for (const Member &m : parents) {
+      std::optional<VariantInfo> info = infoFor(m.id);
+      std::optional<CandidateRecord> rec = store.getCandidate(m.id);
+      if (info)
+        pc.solutions.push_back({m.id, info->ir, m.ms, rec ? rec->thought : ""});
+    }
+    if (std::optional<CandidateRecord> rec = store.getCandidate(parents.front().id)) {
+      pc.bestThought = rec->thought;
+      std::string profile;
+      if (rec->registers >= 0)
+        profile += llvm::formatv("{0} registers per thread, {1} spilled; ", rec->registers,
+                                 std::max(rec->spills, 0))
+                       .str();
+      if (llvm::Expected<json::Value> r = json::parse(rec->roofline)) {
+        if (const json::Object *o = r->getAsObject()) {
+          if (std::optional<double> g = o->getNumber("achieved_gbps"))
+            profile += llvm::formatv("{0:f0} GB/s", *g).str();
+          if (std::optional<double> f = o->getNumber("fraction_of_copy"))
+            profile += llvm::formatv(" = {0:f0}% of copy bandwidth", 100 * *f).str();
+          if (std::optional<double> t = o->getNumber("achieved_tflops"))
+            profile += llvm::formatv(", {0:f2} TFLOP/s", *t).str();
+          if (std::optional<double> f = o->getNumber("fraction_of_peak"))
+            profile += llvm::formatv(" = {0:f1}% of peak", 100 * *f).str();
+        }
+      } else {
+        llvm::consumeError(r.takeError());
+      }
+      pc.profile = StringRef(profile).trim().trim(";").str();
+    }
+    // Three earlier ideas other than the parent's, picked at random.
+    std::vector<std::string> others;
+    for (auto &[id, t] : thoughtPool)
+      if (id != parents.front().id)
+        others.push_back(t);
+    for (unsigned i = 0; i < 3 && !others.empty(); ++i) {
+      size_t k = rng() % others.size();
+      pc.thoughts.push_back(others[k]);
+      others.erase(others.begin() + k);
+    }
+    pc.failures.assign(recentFailures.begin(), recentFailures.end());
+
+    llvm::Expected<llm::RenderedPrompt> prompt = llm::renderPrompt(*L.templates, op.templateName, pc);
+    if (!prompt)
+      return prompt.takeError();
+    llm::Request req;
+    req.system = prompt->system;
+    req.prompt = prompt->user;
+    req.temperature = L.temperature;
+    req.maxTokens = L.maxTokens;
+    req.sample = promptSamples[req.system + "\n" + req.prompt]++;
+    req.task = task.name;
+    req.strategy = llm::strategyName(L.strategy).str();
+    req.op = op.templateName;
+    for (const Member &m : parents)
+      req.parents.push_back(m.id);
+
+    CandidateRecord c;
+    c.task = task.name;
+    c.generation = generation;
+    c.island = island;
+    c.parents = req.parents;
+    c.op = "llm-" + op.templateName;
+    c.llmKey = L.client->key(req);
+    c.llmRequest = llvm::formatv("{0}", json::Value(json::Object{
+                                            {"system", req.system},
+                                            {"prompt", req.prompt},
+                                            {"temperature", req.temperature},
+                                            {"max_tokens", req.maxTokens},
+                                            {"sample", static_cast<int64_t>(req.sample)},
+                                            {"template", op.templateName},
+                                            {"strategy", req.strategy}}))
+                       .str();
+    if (llvm::Error e = store.addCandidate(c))
+      return std::move(e);
+    asking.push_back({c.id, L.client->submit(req), req, std::move(pc), *first, L.repairs});
+    return true;
+  };
+
+  // Resumed LLM candidates that had no verdict: ask again with the stored request.
+  for (CandidateRecord &c : reask) {
+    std::optional<VariantInfo> parent =
+        c.parents.empty() ? std::nullopt : infoFor(c.parents.front());
+    llvm::Expected<json::Value> r = json::parse(c.llmRequest);
+    const json::Object *o = r ? r->getAsObject() : nullptr;
+    if (!r)
+      llvm::consumeError(r.takeError());
+    if (!llmOn || !parent || !o || !o->getString("prompt")) {
+      c.verdict = "not-run";
+      c.reason = llmOn ? "LLM: the stored request cannot be asked again"
+                       : "LLM: interrupted, and this run has no LLM configured";
+      if (llvm::Error e = store.recordResult(c))
+        return std::move(e);
+      continue;
+    }
+    llm::Request req;
+    req.system = o->getString("system").value_or("").str();
+    req.prompt = o->getString("prompt")->str();
+    req.temperature = o->getNumber("temperature").value_or(1.0);
+    req.maxTokens = o->getInteger("max_tokens").value_or(4096);
+    req.sample = static_cast<unsigned>(o->getInteger("sample").value_or(0));
+    req.task = task.name;
+    req.strategy = o->getString("strategy").value_or("").str();
+    req.op = o->getString("template").value_or("").str();
+    req.parents = c.parents;
+    ++promptSamples[req.system + "\n" + req.prompt];
+    asking.push_back({c.id, opts.llm->client->submit(req), req, llm::PromptContext(), *parent,
+                      opts.llm->repairs});
+  }
+
+  // An LLM reply that cannot be used: ask for a repair while allowed, else record why.
+  auto repairOrReject = [&](Asking a, CandidateRecord &c, const std::string &diagnostics,
+                            const std::string &code) -> llvm::Error {
+    if (a.repairsLeft > 0 && !llmStopped && !a.context.taskName.empty()) {
+      llvm::Expected<llm::RenderedPrompt> p =
+          llm::renderRepair(*opts.llm->templates, a.context, code, diagnostics);
+      if (!p)
+        return p.takeError();
+      a.request.system = p->system;
+      a.request.prompt = p->user;
+      a.request.op = "repair";
+      --a.repairsLeft;
+      a.reply = opts.llm->client->submit(a.request);
+      asking.push_back(std::move(a));
+      return llvm::Error::success();
+    }
+    c.verdict = "compile-error";
+    c.reason = "LLM reply: " + firstLine(diagnostics);
+    c.compileDiagnostics = diagnostics;
+    noteFailure(c);
+    return store.recordResult(c);
+  };
 
   auto bestSpeedup = [&] {
     double best = baselineMs;
@@ -363,7 +663,7 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
   while (true) {
     // Keep the compiler and the GPU busy: generate while fewer than `depth` are in flight.
     while (!exhausted && created < budget && !timeUp() &&
-           compiling.size() + (*session)->pending() < depth) {
+           compiling.size() + asking.size() + (*session)->pending() < depth) {
       unsigned island = created % numIslands;
       int generation = created / std::max(1u, opts.samples) + 1;
       if (numIslands > 1 && opts.migrateEvery && created % (opts.samples * opts.migrateEvery) == 0 &&
@@ -371,6 +671,22 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
         for (unsigned i = 0; i < numIslands; ++i)
           if (std::optional<Member> m = islands[i].best())
             islands[(i + 1) % numIslands].add(*m);
+      if (llmOn && !llmStopped && !paused &&
+          !(opts.llm->mix > 0 && std::uniform_real_distribution<double>(0, 1)(rng) < opts.llm->mix)) {
+        llvm::Expected<bool> made = proposeLLM(island, generation);
+        if (!made)
+          return made.takeError();
+        if (*made) {
+          ++created;
+          continue;
+        }
+      }
+      if (llmOn && (opts.llm->mix <= 0 || paused)) {
+        // LLM only: nothing to do until replies come back (or the LLM budget stopped it).
+        if (llmStopped || paused)
+          exhausted = true;
+        break;
+      }
       Population &pop = islands[island];
       std::optional<Genome> child;
       std::string op;
@@ -378,8 +694,10 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
       for (int attempt = 0; attempt < 30 && !child; ++attempt) {
         std::optional<Member> p1 =
             opts.strategy == "single-best" ? pop.best() : pop.select(rng);
-        if (!p1 || !genomes.count(p1->id))
+        if (!p1)
           break;
+        if (!genomes.count(p1->id))
+          continue; // an LLM-made member: the built-in mutators need knobs
         unsigned roll = rng() % 10;
         std::optional<Genome> g;
         if (roll < 3 && pop.numValid() >= 2 && opts.strategy != "single-best") {
@@ -431,8 +749,64 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
       if (llvm::Error e = store.addCandidate(c))
         return std::move(e);
       genomes[c.id] = *child;
-      compiling.push_back({c.id, *child, compile(*child)});
+      compiling.push_back({c.id, *child, compile(*child), std::nullopt, ""});
       ++created;
+    }
+
+    // LLM replies: parse, then compile on the pool (or ask for a repair, or record why not).
+    for (size_t i = 0; i < asking.size();) {
+      if (asking[i].reply.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+        ++i;
+        continue;
+      }
+      Asking a = std::move(asking[i]);
+      asking.erase(asking.begin() + i);
+      const llm::Result &r = a.reply.get();
+      std::optional<CandidateRecord> c = store.getCandidate(a.id);
+      if (!c)
+        return fail("candidate " + Twine(a.id) + " vanished from the store");
+      if (r.status == llm::Result::Status::Pending) {
+        ++paused; // stays pending in the store; a resumed run asks again
+        continue;
+      }
+      if (!r.ok()) {
+        if (r.status == llm::Result::Status::BudgetExhausted ||
+            r.status == llm::Result::Status::ReplayMiss) {
+          llmStopped = true;
+          llmStopReason = r.error;
+        }
+        c->verdict = "not-run";
+        c->reason = "LLM: " + r.error;
+        if (llvm::Error e = store.recordResult(*c))
+          return std::move(e);
+        continue;
+      }
+      llm::ParsedReply parsed = llm::parseReply(r.reply.text);
+      c->promptTokens += r.reply.usage.promptTokens;
+      c->completionTokens += r.reply.usage.completionTokens;
+      c->costUsd += r.reply.usage.cost;
+      c->llmCalls += 1;
+      if (!parsed.thought.empty()) {
+        c->thought = parsed.thought;
+        thoughtPool.push_back({c->id, parsed.thought});
+      }
+      if (llvm::Error e = store.recordLLM(*c))
+        return std::move(e);
+      if (!parsed.hasCode()) {
+        std::string excerpt = StringRef(r.reply.text).trim().take_front(120).str();
+        if (llvm::Error e = repairOrReject(std::move(a), *c,
+                                           "the reply holds no MLIR code block (it begins: \"" +
+                                               excerpt + "\")",
+                                           ""))
+          return e;
+        continue;
+      }
+      VariantInfo parent = a.parent;
+      std::string code = parsed.code;
+      auto future = pool.async([&registry, &opts, code, parent] {
+        return compileLLMVariant(registry, code, parent, opts.ptx, opts.ptxasPath);
+      });
+      compiling.push_back({a.id, Genome(), future, std::move(a), code});
     }
 
     // Compiled variants go to the GPU (or are settled here: compile errors, duplicates).
@@ -447,6 +821,11 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
       std::optional<CandidateRecord> c = store.getCandidate(p.id);
       if (!c)
         return fail("candidate " + Twine(p.id) + " vanished from the store");
+      if (!v.ok && p.llm) {
+        if (llvm::Error e = repairOrReject(std::move(*p.llm), *c, v.diagnostics, p.code))
+          return e;
+        continue;
+      }
       c->ir = v.ir;
       c->ptxHash = v.ptxHash;
       c->compileDiagnostics = v.diagnostics;
@@ -459,6 +838,8 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
           return std::move(e);
         continue;
       }
+      infos[p.id] = {v.ir, v.launches, v.scratch};
+      compiledById[p.id] = v;
       auto dup = seenHashes.find(v.ptxHash);
       if (dup != seenHashes.end()) {
         c->verdict = "not-run";
@@ -477,10 +858,14 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
       submitted[ticket] = {p.id, v};
     }
 
-    if (compiling.empty() && (*session)->pending() == 0 &&
-        (exhausted || created >= budget || timeUp()))
+    bool generating = !exhausted && created < budget && !timeUp();
+    if (compiling.empty() && asking.empty() && (*session)->pending() == 0 && !generating)
       break;
-    auto done = (*session)->poll(compiling.empty() ? 0.5 : 0.02);
+    // LLM-only runs whose replies are all in and that cannot make more: done.
+    if (compiling.empty() && asking.empty() && (*session)->pending() == 0 && llmOn &&
+        (opts.llm->mix <= 0 || paused) && (llmStopped || paused))
+      break;
+    auto done = (*session)->poll(compiling.empty() && asking.empty() ? 0.5 : 0.02);
     if (!done)
       return done.takeError();
     for (auto &[ticket, outcome] : *done) {
@@ -495,12 +880,17 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
       ++evaluated;
       bool ok = c->verdict == "valid";
       valid += ok;
+      noteFailure(*c);
       islands[c->island % numIslands].add({c->id, ok ? c->medianMs : 0, ok, order++});
       submitted.erase(it);
     }
     report();
   }
   (*session).reset(); // ends the worker (its destructor sends "end")
+  if (paused) {
+    progress.finish();
+    return llvm::make_error<PausedError>(paused);
+  }
 
   // Finalists: the best few, re-measured interleaved with the baseline, more repetitions.
   std::vector<CandidateRecord> all = store.getCandidates(task.name);
@@ -528,11 +918,22 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
     timeReq["timing"] = std::move(timing);
     json::Array cands;
     for (const CandidateRecord &f : finalists) {
+      if (!binaries.count(f.id) && compiledById.count(f.id))
+        binaries[f.id] = compiledById[f.id];
       if (!binaries.count(f.id)) {
-        FailureOr<Genome> g = Genome::fromJson(f.knobs, f.rewrites, ctx);
-        if (failed(g))
-          return fail("finalist " + Twine(f.id) + " has an unreadable genome");
-        binaries[f.id] = compile(*g).get();
+        // From an earlier session: compile it again (LLM code from its stored IR).
+        if (StringRef(f.op).starts_with("llm-")) {
+          std::optional<VariantInfo> parent =
+              f.parents.empty() ? std::nullopt : infoFor(f.parents.front());
+          if (!parent)
+            return fail("finalist " + Twine(f.id) + " has no parent to take launches from");
+          binaries[f.id] = compileLLMVariant(registry, f.ir, *parent, opts.ptx, opts.ptxasPath);
+        } else {
+          FailureOr<Genome> g = Genome::fromJson(f.knobs, f.rewrites, ctx);
+          if (failed(g))
+            return fail("finalist " + Twine(f.id) + " has an unreadable genome");
+          binaries[f.id] = compile(*g).get();
+        }
         if (!binaries[f.id].ok)
           return fail("finalist " + Twine(f.id) + " no longer compiles");
       }

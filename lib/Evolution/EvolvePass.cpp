@@ -3,6 +3,8 @@
 #include "evo/Conversion/LaunchPlan.h"
 #include "evo/Evaluation/Roofline.h"
 #include "evo/Evolution/Engine.h"
+#include "evo/Evolution/LLMMutator.h"
+#include "evo/LLM/Mailbox.h"
 #include "evo/Evolution/Passes.h"
 #include "evo/Evolution/RunStore.h"
 #include "evo/Runtime/CudaDriver.h"
@@ -43,6 +45,25 @@ struct EvoEvolvePass final : evo::impl::EvoEvolvePassBase<EvoEvolvePass> {
     o["runs"] = static_cast<int64_t>(runs);
     o["chip"] = std::string(chip);
     o["features"] = std::string(features);
+    if (!std::string(llm).empty()) {
+      // A cmd: spec is recorded as its program and a hash of its arguments: arguments are not
+      // stored (keys belong in the environment, but a user may still pass one there).
+      StringRef spec = llm;
+      std::string shown = spec.str();
+      if (spec.starts_with("cmd:")) {
+        auto [prog, args] = spec.drop_front(4).trim().split(' ');
+        shown = "cmd:" + prog.str() + (args.empty() ? "" : " (args sha256 " +
+                                                               evo::sha256Hex(args).substr(0, 12) +
+                                                               ")");
+      }
+      o["llm"] = shown;
+      o["llm_model"] = std::string(llmModel);
+      o["llm_base_url"] = std::string(llmBaseUrl);
+      o["llm_temperature"] = static_cast<double>(llmTemperature);
+      o["llm_max_tokens"] = static_cast<int64_t>(llmMaxTokens);
+      o["llm_mix"] = static_cast<double>(llmMix);
+      o["llm_repairs"] = static_cast<int64_t>(llmRepairs);
+    }
     return llvm::formatv("{0}", json::Value(std::move(o))).str();
   }
 };
@@ -156,9 +177,25 @@ void EvoEvolvePass::runOnOperation() {
     emitError(module.getLoc(), "evo-evolve: no gpu.module with an evo.plan; run evo-lower-to-gpu first");
     return signalPassFailure();
   }
-  if (strategy != "evo" && strategy != "single-best" && strategy != "islands") {
-    emitError(module.getLoc()) << "evo-evolve: strategy must be evo, single-best or islands, got '"
-                       << strategy << "'";
+  std::optional<evo::llm::Strategy> llmStrategy = evo::llm::parseStrategy(strategy);
+  if (strategy != "evo" && strategy != "single-best" && strategy != "islands" && !llmStrategy) {
+    emitError(module.getLoc()) << "evo-evolve: strategy must be evo, single-best, islands, free, "
+                                  "insight, full, eoh or funsearch, got '"
+                               << strategy << "'";
+    return signalPassFailure();
+  }
+  if (llmStrategy && std::string(llm).empty()) {
+    emitError(module.getLoc()) << "evo-evolve: strategy=" << strategy
+                               << " asks an LLM: set llm=openai, llm=anthropic or llm=cmd:<program>";
+    return signalPassFailure();
+  }
+  if (!llmStrategy && !std::string(llm).empty()) {
+    emitError(module.getLoc()) << "evo-evolve: llm=" << llm << " is used by the LLM strategies "
+                               << "(free, insight, full, eoh, funsearch), not strategy=" << strategy;
+    return signalPassFailure();
+  }
+  if (llmMix < 0 || llmMix > 1) {
+    emitError(module.getLoc()) << "evo-evolve: llm-mix must be in [0, 1], got " << llmMix;
     return signalPassFailure();
   }
 
@@ -209,12 +246,74 @@ void EvoEvolvePass::runOnOperation() {
       return emitError(module.getLoc()) << llvm::toString(std::move(e)), signalPassFailure();
   }
 
+  // The LLM client, shared by every task of the run (budgets are per run).
+  std::unique_ptr<evo::llm::Client> client;
+  std::optional<evo::llm::Templates> templates;
+  evo::LLMSettings llmSettings;
+  if (llmStrategy) {
+    evo::llm::BackendOptions bo;
+    bo.spec = llm;
+    bo.model = llmModel;
+    bo.baseUrl = llmBaseUrl;
+    bo.keyEnv = llmKeyEnv;
+    bo.waitSeconds = llmWait;
+    llvm::Expected<std::unique_ptr<evo::llm::Backend>> backend = evo::llm::createBackend(bo);
+    if (!backend)
+      return emitError(module.getLoc()) << "evo-evolve: " << llvm::toString(backend.takeError()),
+             signalPassFailure();
+    evo::llm::PriceTable prices = evo::llm::PriceTable::builtin();
+    if (!std::string(llmPrices).empty()) {
+      llvm::Expected<evo::llm::PriceTable> t = evo::llm::PriceTable::load(llmPrices);
+      if (!t)
+        return emitError(module.getLoc()) << "evo-evolve: " << llvm::toString(t.takeError()),
+               signalPassFailure();
+      prices = std::move(*t);
+    }
+    llvm::Expected<evo::llm::Templates> t = evo::llm::Templates::load(llmPrompts);
+    if (!t)
+      return emitError(module.getLoc()) << "evo-evolve: " << llvm::toString(t.takeError()),
+             signalPassFailure();
+    templates = std::move(*t);
+    evo::llm::ClientOptions co;
+    co.timeoutSeconds = llmTimeout;
+    co.maxRetries = llmRetries;
+    co.parallel = std::max(1u, static_cast<unsigned>(llmParallel));
+    co.maxCalls = llmMaxCalls;
+    co.maxTokens = llmMaxTotalTokens;
+    co.maxCost = llmMaxCost;
+    co.cacheDir = std::string(llmCache).empty() ? std::string(runDir) + "/llm-cache"
+                                                : std::string(llmCache);
+    co.replay = llmReplay;
+    co.seed = seed;
+    client = std::make_unique<evo::llm::Client>(std::move(*backend), co, std::move(prices));
+    llmSettings.strategy = *llmStrategy;
+    llmSettings.client = client.get();
+    llmSettings.templates = &*templates;
+    llmSettings.temperature = llmTemperature;
+    llmSettings.maxTokens = llmMaxTokens;
+    llmSettings.repairs = llmRepairs;
+    llmSettings.mix = llmMix;
+    llmSettings.chip = chip;
+  }
+
   evo::EvolveOptions opts;
   opts.strategy = strategy;
+  if (llmStrategy) {
+    // The population mechanics of each method: Free and Insight improve the single best, Full
+    // and EoH keep an elitist population, FunSearch runs islands (5 unless set).
+    opts.strategy = *llmStrategy == evo::llm::Strategy::FunSearch ? "islands"
+                    : (*llmStrategy == evo::llm::Strategy::Free ||
+                       *llmStrategy == evo::llm::Strategy::Insight)
+                        ? "single-best"
+                        : "evo";
+    opts.llm = &llmSettings;
+  }
   opts.population = population;
   opts.samples = samples;
   opts.generations = generations;
-  opts.islands = islands;
+  opts.islands = llmStrategy == evo::llm::Strategy::FunSearch && islands.getNumOccurrences() == 0
+                     ? 5u
+                     : static_cast<unsigned>(islands);
   opts.migrateEvery = migrateEvery;
   opts.maxCandidates = maxCandidates;
   opts.timeBudgetSeconds = timeBudget;
@@ -262,11 +361,13 @@ void EvoEvolvePass::runOnOperation() {
       return emitError(module.getLoc()) << "evo-evolve: " << llvm::toString(c.takeError()),
              signalPassFailure();
     ceilings = *c;
+    llmSettings.gpuName = c->device;
     if (llvm::Error e = (*store)->setMeta("device", c->device))
       return emitError(module.getLoc()) << llvm::toString(std::move(e)), signalPassFailure();
   }
 
   evo::ProgressLine progress(quiet);
+  unsigned pausedPrompts = 0;
   Builder b(ctx);
   for (gpu::GPUModuleOp gm : targets) {
     FailureOr<evo::LaunchPlan> plan = evo::LaunchPlan::fromModule(gm);
@@ -322,8 +423,14 @@ void EvoEvolvePass::runOnOperation() {
                                  progress);
       }
       if (!result) {
-        gm.emitError() << "evo-evolve: " << llvm::toString(result.takeError());
-        return signalPassFailure();
+        llvm::Error rest = llvm::handleErrors(result.takeError(), [&](const evo::PausedError &p) {
+          pausedPrompts += p.pending;
+        });
+        if (rest) {
+          gm.emitError() << "evo-evolve: " << llvm::toString(std::move(rest));
+          return signalPassFailure();
+        }
+        continue; // paused: the other tasks may still post their prompts
       }
       if (failed(splice(gm, *plan, t, *result, numTaskBuffers)))
         return signalPassFailure();
@@ -352,8 +459,25 @@ void EvoEvolvePass::runOnOperation() {
       host.erase();
     }
   }
+  if (client) {
+    evo::llm::Totals t = client->totals();
+    emitRemark(module.getLoc()) << llvm::formatv(
+        "evo-evolve: LLM ({0}): {1} calls ({2} retried, {3} failed), {4} answered from the "
+        "cache; {5} prompt + {6} completion tokens; cost {7:f4} {8}",
+        client->backend().identity(), t.calls, t.retries, t.failures, t.cacheHits, t.promptTokens,
+        t.completionTokens, t.cost, client->priceTable().currency());
+  }
   if (llvm::Error e = evo::writeReports(**store, runDir)) {
     emitError(module.getLoc()) << "evo-evolve: " << llvm::toString(std::move(e));
+    return signalPassFailure();
+  }
+  if (pausedPrompts) {
+    // Not an error of the input: a checkpoint. No output is written; evo-opt exits with 75.
+    StringRef dir = StringRef(llm).drop_front(strlen("mailbox:")).trim();
+    llvm::errs() << "evo-evolve: paused: " << pausedPrompts << " LLM prompt(s) wait in " << dir
+                 << "/pending; answer them (e.g. evo-opt llm-relay " << dir
+                 << " --llm=...) and run again with resume=true\n";
+    evo::llm::requestPausedExit();
     return signalPassFailure();
   }
 }

@@ -213,6 +213,9 @@ CREATE TABLE candidates(
   completion_tokens   INTEGER NOT NULL,
   cost_usd            REAL NOT NULL,
   thought             TEXT NOT NULL,
+  llm_key             TEXT NOT NULL DEFAULT '',
+  llm_request         TEXT NOT NULL DEFAULT '{}',
+  llm_calls           INTEGER NOT NULL DEFAULT 0,
   created_at          TEXT NOT NULL,
   evaluated_at        TEXT,
   eval_order          INTEGER
@@ -225,7 +228,7 @@ const char *const kCandidateColumns =
     "id, task, generation, island, parents, op, knobs, rewrites, ir, ptx_hash, "
     "compile_diagnostics, verdict, reason, median_ms, timing, roofline, registers, spills, "
     "final_median_ms, prompt_tokens, completion_tokens, cost_usd, thought, created_at, "
-    "evaluated_at, eval_order";
+    "evaluated_at, eval_order, llm_key, llm_request, llm_calls";
 
 CandidateRecord readCandidate(const Statement &s) {
   CandidateRecord c;
@@ -255,6 +258,9 @@ CandidateRecord readCandidate(const Statement &s) {
   c.createdAt = s.text(23);
   c.evaluatedAt = s.text(24);
   c.evalOrder = s.integer(25, -1);
+  c.llmKey = s.text(26);
+  c.llmRequest = s.text(27);
+  c.llmCalls = s.integer(28);
   return c;
 }
 
@@ -491,9 +497,10 @@ Error RunStore::addCandidate(CandidateRecord &c) {
     Statement s(db, "INSERT INTO candidates(task, generation, island, parents, op, knobs, "
                     "rewrites, ir, ptx_hash, compile_diagnostics, verdict, reason, median_ms, "
                     "timing, roofline, registers, spills, final_median_ms, prompt_tokens, "
-                    "completion_tokens, cost_usd, thought, created_at) VALUES (?1, ?2, ?3, ?4, "
+                    "completion_tokens, cost_usd, thought, created_at, llm_key, llm_request, "
+                    "llm_calls) VALUES (?1, ?2, ?3, ?4, "
                     "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-                    "?21, ?22, ?23)");
+                    "?21, ?22, ?23, ?24, ?25, ?26)");
     s.bindText(1, c.task);
     s.bindInt(2, c.generation);
     s.bindInt(3, c.island);
@@ -517,6 +524,9 @@ Error RunStore::addCandidate(CandidateRecord &c) {
     s.bindReal(21, std::isnan(c.costUsd) ? 0.0 : c.costUsd); // NOT NULL: unknown cost is 0
     s.bindText(22, c.thought);
     s.bindText(23, createdAt);
+    s.bindText(24, c.llmKey);
+    s.bindText(25, c.llmRequest);
+    s.bindInt(26, c.llmCalls);
     Error e = s.run(llvm::formatv("{0}: addCandidate", path).str());
     if (e && s.errorCode() == SQLITE_CONSTRAINT_FOREIGNKEY)
       return llvm::joinErrors(
@@ -568,6 +578,30 @@ Error RunStore::recordResult(const CandidateRecord &c) {
       return e;
     if (sqlite3_changes(db) != 1)
       return makeError(llvm::formatv("recordResult: no candidate {0} in '{1}'", c.id, path));
+    return Error::success();
+  });
+}
+
+Error RunStore::recordLLM(const CandidateRecord &c) {
+  if (Error e = checkJson("llm_request", c.llmRequest))
+    return e;
+  std::lock_guard<std::mutex> lock(mutex);
+  return inTransaction(db, [&]() -> Error {
+    Statement s(db, "UPDATE candidates SET llm_key = ?2, llm_request = ?3, llm_calls = ?4, "
+                    "prompt_tokens = ?5, completion_tokens = ?6, cost_usd = ?7, thought = ?8 "
+                    "WHERE id = ?1");
+    s.bindInt(1, c.id);
+    s.bindText(2, c.llmKey);
+    s.bindText(3, c.llmRequest);
+    s.bindInt(4, c.llmCalls);
+    s.bindInt(5, c.promptTokens);
+    s.bindInt(6, c.completionTokens);
+    s.bindReal(7, std::isnan(c.costUsd) ? 0.0 : c.costUsd);
+    s.bindText(8, c.thought);
+    if (Error e = s.run(llvm::formatv("{0}: recordLLM({1})", path, c.id).str()))
+      return e;
+    if (sqlite3_changes(db) != 1)
+      return makeError(llvm::formatv("recordLLM: no candidate {0} in '{1}'", c.id, path));
     return Error::success();
   });
 }

@@ -1,6 +1,7 @@
 //===- Backend.cpp - OpenAI-compatible, Anthropic and command backends -------===//
 
 #include "evo/LLM/Backend.h"
+#include "evo/LLM/Mailbox.h"
 #include "Http.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
@@ -8,12 +9,16 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 #include <chrono>
 #include <cmath>
 #include <ctime>
+
+extern char **environ;
 
 namespace json = llvm::json;
 using llvm::StringRef;
@@ -256,10 +261,13 @@ public:
   CommandBackend(std::vector<std::string> argv, std::string program, std::string modelName)
       : argv(std::move(argv)), program(std::move(program)), modelName(std::move(modelName)) {}
   std::string identity() const override {
-    std::string s = "cmd|";
-    for (const std::string &a : argv)
-      s += a + " ";
-    return s + "|" + modelName;
+    // The arguments only as a hash: identities appear in logs and reports.
+    std::string args;
+    for (const std::string &a : llvm::ArrayRef(argv).drop_front())
+      args += a + "\x1f";
+    std::array<uint8_t, 32> h = llvm::SHA256::hash(llvm::arrayRefFromStringRef(args));
+    return "cmd|" + llvm::sys::path::filename(program).str() + "|" +
+           llvm::toHex(llvm::ArrayRef(h).take_front(6), true) + "|" + modelName;
   }
   std::string model() const override { return modelName.empty() ? "cmd" : modelName; }
   Attempt attempt(const Request &r, double timeout) override {
@@ -287,14 +295,31 @@ public:
         os << r.system << "\n\n";
       os << r.prompt;
     }
+    // The environment, plus what a wrapper around a real model needs: the sampling parameters
+    // and a file it may write its token usage to ({"prompt_tokens": n, "completion_tokens": m}).
+    llvm::SmallString<128> usageFile;
+    if (!llvm::sys::fs::createTemporaryFile("evo-llm-usage", "json", usageFile))
+      llvm::sys::fs::remove(usageFile);
+    std::vector<std::string> envStrings;
+    for (char **e = environ; e && *e; ++e) {
+      StringRef kv(*e);
+      if (!kv.starts_with("EVO_LLM_"))
+        envStrings.push_back(kv.str());
+    }
+    envStrings.push_back("EVO_LLM_SAMPLE=" + std::to_string(r.sample));
+    envStrings.push_back("EVO_LLM_TEMPERATURE=" + llvm::formatv("{0}", r.temperature).str());
+    envStrings.push_back("EVO_LLM_MAX_TOKENS=" + std::to_string(r.maxTokens));
+    envStrings.push_back("EVO_LLM_USAGE_FILE=" + usageFile.str().str());
+    std::vector<StringRef> env(envStrings.begin(), envStrings.end());
+    llvm::scope_exit removeUsage([&] { llvm::sys::fs::remove(usageFile); });
     std::vector<StringRef> args(argv.begin(), argv.end());
     std::optional<StringRef> redirects[] = {StringRef(in), StringRef(out), StringRef(err)};
     std::string errMsg;
     bool failedToRun = false;
     auto start = std::chrono::steady_clock::now();
     unsigned waitSeconds = static_cast<unsigned>(std::max(1.0, std::ceil(timeout)));
-    int rc = llvm::sys::ExecuteAndWait(program, args, std::nullopt, redirects, waitSeconds, 0,
-                                       &errMsg, &failedToRun);
+    int rc = llvm::sys::ExecuteAndWait(program, args, llvm::ArrayRef<StringRef>(env), redirects,
+                                       waitSeconds, 0, &errMsg, &failedToRun);
     a.reply.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     auto readAll = [](StringRef path) {
@@ -318,6 +343,19 @@ public:
     }
     a.reply.text = readAll(out);
     a.reply.model = model();
+    if (std::string usage = readAll(usageFile); !usage.empty()) {
+      if (llvm::Expected<json::Value> u = json::parse(usage)) {
+        if (const json::Object *o = u->getAsObject()) {
+          a.reply.usage.promptTokens = o->getInteger("prompt_tokens").value_or(0);
+          a.reply.usage.completionTokens = o->getInteger("completion_tokens").value_or(0);
+          a.reply.usage.reported = true;
+          if (std::optional<StringRef> m = o->getString("model"))
+            a.reply.model = m->str();
+        }
+      } else {
+        llvm::consumeError(u.takeError());
+      }
+    }
     if (StringRef(a.reply.text).trim().empty()) {
       a.transient = true;
       a.error = "the command printed nothing";
@@ -336,6 +374,11 @@ private:
 
 llvm::Expected<std::unique_ptr<Backend>> createBackend(const BackendOptions &options) {
   StringRef spec = options.spec;
+  if (spec.consume_front("mailbox:")) {
+    if (spec.trim().empty())
+      return llvm::createStringError("llm=mailbox: needs a directory (mailbox:DIR)");
+    return createMailboxBackend(spec.trim().str(), options.waitSeconds);
+  }
   if (spec.consume_front("cmd:")) {
     llvm::Expected<std::vector<std::string>> argv = splitCommand(spec);
     if (!argv)
@@ -362,7 +405,8 @@ llvm::Expected<std::unique_ptr<Backend>> createBackend(const BackendOptions &opt
     return std::make_unique<AnthropicBackend>(options);
   }
   return llvm::createStringError("unknown llm backend '" + spec.str() +
-                                 "': expected openai, anthropic or cmd:<program> [args]");
+                                 "': expected openai, anthropic, cmd:<program> [args] or "
+                                 "mailbox:<dir>");
 }
 
 } // namespace evo::llm

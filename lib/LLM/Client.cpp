@@ -261,18 +261,26 @@ Result Client::complete(const Request &request) {
     res.error = "replay: no cached reply for prompt " + res.key;
     return res;
   }
-  if (std::optional<std::string> spent = reserveCall()) {
-    res.status = Result::Status::BudgetExhausted;
-    res.error = *spent;
-    return res;
-  }
+  if (!impl->answersElsewhere())
+    if (std::optional<std::string> spent = reserveCall()) {
+      res.status = Result::Status::BudgetExhausted;
+      res.error = *spent;
+      return res;
+    }
+  Request keyed = request;
+  keyed.key = res.key;
   std::string lastError;
   for (unsigned attempt = 0; attempt <= opts.maxRetries; ++attempt) {
     if (attempt > 0) {
       std::lock_guard<std::mutex> lock(mutex);
       ++sums.retries;
     }
-    Attempt a = impl->attempt(request, opts.timeoutSeconds);
+    Attempt a = impl->attempt(keyed, opts.timeoutSeconds);
+    if (a.pending) {
+      res.status = Result::Status::Pending;
+      res.error = a.error;
+      return res;
+    }
     if (a.ok) {
       a.reply.attempts = attempt + 1;
       if (a.reply.model.empty())
@@ -280,8 +288,13 @@ Result Client::complete(const Request &request) {
       // Priced as the model the server named when the table knows it (dated names match by
       // prefix), else as the configured model (gateways may report other names).
       std::string priced = prices.lookup(a.reply.model) ? a.reply.model : impl->model();
-      a.reply.usage.cost =
-          prices.cost(priced, a.reply.usage.promptTokens, a.reply.usage.completionTokens);
+      if (!impl->answersElsewhere() || a.reply.usage.cost == 0)
+        a.reply.usage.cost =
+            prices.cost(priced, a.reply.usage.promptTokens, a.reply.usage.completionTokens);
+      if (impl->answersElsewhere()) {
+        std::lock_guard<std::mutex> lock(mutex);
+        ++sums.calls; // answered by the relay: counted when it arrives
+      }
       {
         std::lock_guard<std::mutex> lock(mutex);
         sums.promptTokens += a.reply.usage.promptTokens;

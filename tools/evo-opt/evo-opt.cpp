@@ -22,6 +22,7 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "evo/LLM/Mailbox.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Path.h"
@@ -81,13 +82,120 @@ static int reportMain(int argc, char **argv) {
   return 0;
 }
 
+/// `evo-opt llm-relay DIR --llm=SPEC [options]`: answers a mailbox's pending prompts
+/// (docs/llm.md, "Mailbox").
+static int relayMain(int argc, char **argv) {
+  auto usage = [] {
+    llvm::errs() << "usage: evo-opt llm-relay DIR --llm=openai|anthropic|cmd:<program> "
+                    "[--llm-model=M] [--llm-base-url=URL] [--llm-key-env=VAR] [--llm-timeout=S] "
+                    "[--llm-retries=N] [--llm-parallel=N] [--llm-max-calls=N] "
+                    "[--llm-max-total-tokens=N] [--llm-max-cost=X] [--llm-prices=FILE] "
+                    "[--llm-cache=DIR] [--watch=SECONDS]\n";
+    return 2;
+  };
+  if (argc < 3 || llvm::StringRef(argv[2]).starts_with("-"))
+    return usage();
+  std::string dir = argv[2];
+  evo::llm::BackendOptions bo;
+  evo::llm::ClientOptions co;
+  evo::llm::RelayOptions ro;
+  std::string prices;
+  for (int i = 3; i < argc; ++i) {
+    auto [key, value] = llvm::StringRef(argv[i]).split('=');
+    auto number = [&](auto &out) {
+      double v;
+      if (value.getAsDouble(v) || v < 0) {
+        llvm::errs() << "evo-opt llm-relay: " << key << " needs a non-negative number, got '"
+                     << value << "'\n";
+        return false;
+      }
+      out = static_cast<std::remove_reference_t<decltype(out)>>(v);
+      return true;
+    };
+    bool ok = true;
+    if (key == "--llm")
+      bo.spec = value.str();
+    else if (key == "--llm-model")
+      bo.model = value.str();
+    else if (key == "--llm-base-url")
+      bo.baseUrl = value.str();
+    else if (key == "--llm-key-env")
+      bo.keyEnv = value.str();
+    else if (key == "--llm-timeout")
+      ok = number(co.timeoutSeconds);
+    else if (key == "--llm-retries")
+      ok = number(co.maxRetries);
+    else if (key == "--llm-parallel")
+      ok = number(co.parallel);
+    else if (key == "--llm-max-calls")
+      ok = number(co.maxCalls);
+    else if (key == "--llm-max-total-tokens")
+      ok = number(co.maxTokens);
+    else if (key == "--llm-max-cost")
+      ok = number(co.maxCost);
+    else if (key == "--llm-prices")
+      prices = value.str();
+    else if (key == "--llm-cache")
+      co.cacheDir = value.str();
+    else if (key == "--watch")
+      ok = number(ro.idleSeconds);
+    else {
+      llvm::errs() << "evo-opt llm-relay: unknown option '" << argv[i] << "'\n";
+      return usage();
+    }
+    if (!ok)
+      return 2;
+  }
+  if (bo.spec.empty() || llvm::StringRef(bo.spec).starts_with("mailbox:")) {
+    llvm::errs() << "evo-opt llm-relay: --llm must name the backend that answers "
+                    "(openai, anthropic or cmd:<program>)\n";
+    return 2;
+  }
+  llvm::Expected<std::unique_ptr<evo::llm::Backend>> backend = evo::llm::createBackend(bo);
+  if (!backend) {
+    llvm::errs() << "evo-opt llm-relay: " << llvm::toString(backend.takeError()) << "\n";
+    return 2;
+  }
+  evo::llm::PriceTable table = evo::llm::PriceTable::builtin();
+  if (!prices.empty()) {
+    llvm::Expected<evo::llm::PriceTable> t = evo::llm::PriceTable::load(prices);
+    if (!t) {
+      llvm::errs() << "evo-opt llm-relay: " << llvm::toString(t.takeError()) << "\n";
+      return 2;
+    }
+    table = std::move(*t);
+  }
+  evo::llm::Client client(std::move(*backend), co, std::move(table));
+  llvm::Expected<evo::llm::RelayStats> stats = evo::llm::relayMailbox(dir, client, ro);
+  if (!stats) {
+    llvm::errs() << "evo-opt llm-relay: " << llvm::toString(stats.takeError()) << "\n";
+    return 1;
+  }
+  for (const std::string &p : stats->problems)
+    llvm::errs() << "evo-opt llm-relay: " << p << "\n";
+  evo::llm::Totals t = client.totals();
+  llvm::outs() << llvm::formatv("llm-relay: {0} answered, {1} failed, {2} skipped, {3} still "
+                                "pending; {4} calls, {5} prompt + {6} completion tokens, cost "
+                                "{7:f4} {8}\n",
+                                stats->answered, stats->failed, stats->skipped,
+                                evo::llm::countPending(dir), t.calls, t.promptTokens,
+                                t.completionTokens, t.cost, client.priceTable().currency());
+  return stats->failed ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
   llvm::StringRef tool = argc > 0 ? llvm::sys::path::filename(argv[0]) : "evo-opt";
   if (tool == "evo-runner" || tool == "mlir-runner")
     return evo::runnerMain(argc, argv);
   if (argc > 1 && llvm::StringRef(argv[1]) == "report")
     return reportMain(argc, argv);
+  if (argc > 1 && llvm::StringRef(argv[1]) == "llm-relay")
+    return relayMain(argc, argv);
   if (tool == "FileCheck")
     return evo::fileCheckMain(argc, argv);
-  return optMain(argc, argv);
+  int rc = optMain(argc, argv);
+  // evo-evolve paused with LLM prompts waiting in a mailbox: a checkpoint, not an error.
+  if (rc != 0 && evo::llm::pausedExitRequested())
+    return evo::llm::kPausedExitCode;
+  return rc;
 }

@@ -17,9 +17,13 @@
 #include "evo/Evolution/Genome.h"
 #include "evo/Evolution/RunStore.h"
 #include "evo/Target/Compile.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 
 namespace evo {
+
+struct LLMSettings;
 
 struct EvolveOptions {
   /// "evo": elitist population with rank selection; "single-best": always mutate the best;
@@ -42,6 +46,9 @@ struct EvolveOptions {
   VerifyOptions verify;
   PTXOptions ptx;
   std::string ptxasPath; // empty: found like evo-emit-ptx does
+  /// LLM strategies (free, insight, full, eoh, funsearch): the client, templates and operator
+  /// settings; null for the built-in mutators alone.
+  const LLMSettings *llm = nullptr;
 };
 
 /// One task to evolve, as the lowering recorded it.
@@ -73,6 +80,13 @@ struct CompiledVariant {
   int registers = -1, spills = -1;
 };
 
+/// The calling thread's MLIR context for compiling variants (one per thread).
+mlir::MLIRContext &compileContext(const mlir::DialectRegistry &registry);
+/// Prints `gm` into `out.ir` and compiles `module` (which holds it) to PTX, then to a cubin when
+/// `ptxasPath` is given; sets `out.ok` on success.
+void compileVariantModule(mlir::ModuleOp module, mlir::gpu::GPUModuleOp gm, const PTXOptions &ptx,
+                          llvm::StringRef ptxasPath, CompiledVariant &out);
+
 /// Lowers `genome` for the task in `source` and compiles it (PTX, then cubin with ptxas when
 /// available). Thread-safe: uses its own MLIR context built from `registry`.
 CompiledVariant compileVariant(const mlir::DialectRegistry &registry, llvm::StringRef source,
@@ -88,6 +102,17 @@ struct TaskResult {
   llvm::SmallVector<ScratchSpec> bestScratch;
   std::string bestKnobs; // JSON
   unsigned evaluated = 0, valid = 0;
+};
+
+/// evolveTask's error when LLM prompts were left in a mailbox to be answered later: the store
+/// holds everything done so far, and `resume=true` continues.
+class PausedError : public llvm::ErrorInfo<PausedError> {
+public:
+  static char ID;
+  explicit PausedError(unsigned pending) : pending(pending) {}
+  void log(llvm::raw_ostream &os) const override;
+  std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
+  unsigned pending;
 };
 
 /// Evolves one task; resumes from the store when it already holds candidates of this task.

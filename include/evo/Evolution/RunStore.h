@@ -69,6 +69,12 @@ struct CandidateRecord {
   int64_t completionTokens = 0;
   double costUsd = 0;
   std::string thought;   // the "thought" of an LLM reply, when any
+  /// LLM candidates: the cache key binding the reply to its prompt, the request (system and
+  /// user prompt, sampling parameters; JSON) so that a resumed run can ask again, and the number
+  /// of replies it took (1 + repairs).
+  std::string llmKey;
+  std::string llmRequest = "{}";
+  int64_t llmCalls = 0;
   std::string createdAt; // ISO 8601, set by the store
   /// Set by the store when a result is recorded: ISO 8601 time and the 1-based position in the
   /// run's evaluation order (evaluations may finish in another order than candidates were made).
@@ -84,7 +90,7 @@ struct CandidateRecord {
 class RunStore {
 public:
   /// Stored in meta.schema_version; a store with another version is refused, not migrated.
-  static constexpr int schemaVersion = 1;
+  static constexpr int schemaVersion = 2;
 
   /// Opens DIR/run.sqlite, creating DIR and the schema when `create` is true. Opening a run that
   /// does not exist without `create`, or a file that is not an evo run store, is an error.
@@ -115,6 +121,8 @@ public:
   llvm::Error recordResult(const CandidateRecord &c);
   /// Stores a finalist's re-measured median.
   llvm::Error recordFinal(int64_t id, double finalMedianMs);
+  /// Records an LLM candidate's request and accounting (tokens and cost add up over repairs).
+  llvm::Error recordLLM(const CandidateRecord &c);
   /// All candidates of a task (all tasks when empty), by id.
   std::vector<CandidateRecord> getCandidates(llvm::StringRef task = "") const;
   std::optional<CandidateRecord> getCandidate(int64_t id) const;

@@ -28,6 +28,8 @@ struct Request {
   // Context for mailboxes and logs; not part of the cache key.
   std::string task, strategy, op;
   std::vector<int64_t> parents;
+  /// Set by the Client: the cache key (a mailbox names its files by it).
+  std::string key;
 };
 
 struct Usage {
@@ -53,6 +55,8 @@ struct Attempt {
   bool transient = false; // worth retrying (timeouts, 429, 5xx, truncated or malformed bodies)
   double retryAfterSeconds = -1;
   std::string error;
+  /// The request was handed over and its reply will come later (a mailbox).
+  bool pending = false;
 };
 
 class Backend {
@@ -62,10 +66,12 @@ public:
   virtual std::string identity() const = 0;
   virtual std::string model() const = 0;
   virtual Attempt attempt(const Request &request, double timeoutSeconds) = 0;
+  /// Replies are produced elsewhere (a mailbox): budgets are the relay's, not this run's.
+  virtual bool answersElsewhere() const { return false; }
 };
 
 struct BackendOptions {
-  /// "openai", "anthropic" or "cmd:<program> [args...]".
+  /// "openai", "anthropic", "cmd:<program> [args...]" or "mailbox:<dir>".
   std::string spec;
   std::string model;
   /// Default: https://api.openai.com/v1, https://api.anthropic.com.
@@ -73,6 +79,8 @@ struct BackendOptions {
   /// The environment variable holding the key. Default OPENAI_API_KEY / ANTHROPIC_API_KEY; an
   /// unset variable sends no key (local servers such as vLLM, llama.cpp, Ollama need none).
   std::string keyEnv;
+  /// mailbox: seconds to wait for a reply (0: leave the request pending).
+  double waitSeconds = 0;
 };
 
 llvm::Expected<std::unique_ptr<Backend>> createBackend(const BackendOptions &options);

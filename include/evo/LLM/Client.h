@@ -76,7 +76,8 @@ struct ClientOptions {
 };
 
 struct Result {
-  enum class Status { Ok, Failed, BudgetExhausted, ReplayMiss };
+  /// Pending: handed to a mailbox, the reply comes later.
+  enum class Status { Ok, Failed, BudgetExhausted, ReplayMiss, Pending };
   Status status = Status::Failed;
   Reply reply;
   std::string key;

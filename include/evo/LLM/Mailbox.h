@@ -1,0 +1,58 @@
+//===- Mailbox.h - LLM replies answered elsewhere, later ------------*- C++ -*-===//
+//
+// `llm=mailbox:DIR` splits the evolution (on a GPU node without internet) from the LLM calls
+// (on a login node with the API key, a batch API, or a person):
+//
+//   DIR/pending/<key>.prompt.md   the user prompt
+//   DIR/pending/<key>.json        sidecar: key, system prompt, sampling parameters, task,
+//                                 strategy, operator, parents; the relay adds the usage
+//   DIR/replies/<key>.md          the reply, written atomically (temp + rename)
+//
+// <key> is the response-cache key of the prompt (Client.h), so a reply answers exactly one
+// prompt. The run either waits for replies (llm-wait seconds) or, with llm-wait=0, checkpoints
+// and exits with kPausedExitCode; `resume=true` consumes whatever replies exist and asks again
+// for the others. `evo-opt llm-relay DIR ...` answers a mailbox with any backend. docs/llm.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EVO_LLM_MAILBOX_H
+#define EVO_LLM_MAILBOX_H
+
+#include "evo/LLM/Client.h"
+
+namespace evo::llm {
+
+/// evo-opt's exit status when a run paused with prompts waiting in a mailbox.
+constexpr int kPausedExitCode = 75; // EX_TEMPFAIL: try again later
+/// Set by evo-evolve when it paused; evo-opt then exits with kPausedExitCode.
+void requestPausedExit();
+bool pausedExitRequested();
+/// Replies larger than this are rejected (with a reason, never a crash).
+constexpr uint64_t kMaxReplyBytes = 1 << 20;
+
+/// The mailbox backend; `waitSeconds` 0 means do not wait (the request stays pending).
+std::unique_ptr<Backend> createMailboxBackend(std::string dir, double waitSeconds,
+                                              double pollSeconds = 0.5);
+
+struct RelayOptions {
+  /// Keep watching for new prompts until this many seconds pass without one (0: one pass).
+  double idleSeconds = 0;
+};
+
+struct RelayStats {
+  unsigned answered = 0, failed = 0, skipped = 0;
+  std::vector<std::string> problems; // one line each, for the user
+};
+
+/// Answers the mailbox's pending prompts that have no reply yet with `client` (retries,
+/// budgets, cache, accounting and parallelism are the client's), writing the usage into the
+/// sidecars, then the replies, atomically.
+llvm::Expected<RelayStats> relayMailbox(llvm::StringRef dir, Client &client,
+                                        const RelayOptions &options);
+
+/// Prompts in the mailbox without a reply.
+unsigned countPending(llvm::StringRef dir);
+
+} // namespace evo::llm
+
+#endif
