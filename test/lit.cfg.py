@@ -41,6 +41,10 @@ for _var in ["EVO_LIBCUDA", "CUDA_VISIBLE_DEVICES"]:
     if _var in os.environ:
         config.environment[_var] = os.environ[_var]
 
+# The scripted LLM (scripts/scripted-llm) lowers tasks with evo-opt to write its replies.
+config.substitutions.append(("%scripted_llm", os.path.join(config.evo_src_root, "scripts", "scripted-llm")))
+config.environment["EVO_OPT"] = os.path.join(config.evo_tools_dir, "evo-opt")
+
 # The stand-in worker (unittests/FakeWorker.cpp) lets evo-evolve run end to end without a GPU.
 _fake = getattr(config, "evo_fake_worker", "")
 if _fake and os.access(_fake, os.X_OK):

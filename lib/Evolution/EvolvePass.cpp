@@ -274,6 +274,10 @@ void EvoEvolvePass::runOnOperation() {
       return emitError(module.getLoc()) << "evo-evolve: " << llvm::toString(t.takeError()),
              signalPassFailure();
     templates = std::move(*t);
+    if (StringRef(llm).starts_with("mailbox:"))
+      for (const std::string &name : evo::llm::strayReplies(StringRef(llm).drop_front(8).trim()))
+        emitWarning(module.getLoc()) << "evo-evolve: mailbox reply '" << name
+                                     << "' answers no prompt of this mailbox; ignored";
     evo::llm::ClientOptions co;
     co.timeoutSeconds = llmTimeout;
     co.maxRetries = llmRetries;

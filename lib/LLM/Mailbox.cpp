@@ -254,15 +254,23 @@ llvm::Expected<RelayStats> relayMailbox(StringRef dir, Client &client,
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   // Replies nobody asked for are reported, never used.
+  for (const std::string &name : strayReplies(dir))
+    stats.problems.push_back("replies/" + name + ": no prompt has this key; ignored");
+  return stats;
+}
+
+std::vector<std::string> strayReplies(StringRef dir) {
+  std::vector<std::string> out;
   std::error_code ec;
   for (llvm::sys::fs::directory_iterator it(join(dir, "replies"), ec), end; it != end && !ec;
        it.increment(ec)) {
     StringRef name = llvm::sys::path::filename(it->path());
     if (name.ends_with(".md") &&
         !llvm::sys::fs::exists(join(dir, "pending", (name.drop_back(3) + ".json").str())))
-      stats.problems.push_back("replies/" + name.str() + ": no prompt has this key; ignored");
+      out.push_back(name.str());
   }
-  return stats;
+  llvm::sort(out);
+  return out;
 }
 
 } // namespace evo::llm

@@ -23,6 +23,8 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "evo/LLM/Mailbox.h"
+#include "evo/LLM/Prompt.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Path.h"
@@ -183,6 +185,59 @@ static int relayMain(int argc, char **argv) {
   return stats->failed ? 1 : 0;
 }
 
+/// `evo-opt llm-prompt --template=NAME --context=FILE.json [--prompts=DIR]`: renders a prompt
+/// as evo-evolve would send it (docs/llm.md; for checking templates).
+static int promptMain(int argc, char **argv) {
+  std::string name, context, dir;
+  for (int i = 2; i < argc; ++i) {
+    auto [key, value] = llvm::StringRef(argv[i]).split('=');
+    if (key == "--template")
+      name = value.str();
+    else if (key == "--context")
+      context = value.str();
+    else if (key == "--prompts")
+      dir = value.str();
+    else
+      name.clear(), context.clear(), i = argc;
+  }
+  if (name.empty() || context.empty()) {
+    llvm::errs() << "usage: evo-opt llm-prompt --template=NAME --context=FILE.json "
+                    "[--prompts=DIR]\n";
+    return 2;
+  }
+  auto buf = llvm::MemoryBuffer::getFile(context);
+  if (!buf) {
+    llvm::errs() << "evo-opt llm-prompt: cannot read '" << context << "'\n";
+    return 1;
+  }
+  llvm::Expected<llvm::json::Value> v = llvm::json::parse((*buf)->getBuffer());
+  if (!v) {
+    llvm::errs() << "evo-opt llm-prompt: " << context << ": " << llvm::toString(v.takeError())
+                 << "\n";
+    return 1;
+  }
+  llvm::Expected<evo::llm::PromptContext> ctx = evo::llm::PromptContext::fromJson(*v);
+  llvm::Expected<evo::llm::Templates> t = evo::llm::Templates::load(dir);
+  if (!ctx || !t) {
+    llvm::errs() << "evo-opt llm-prompt: "
+                 << (ctx ? llvm::toString(t.takeError()) : llvm::toString(ctx.takeError()))
+                 << "\n";
+    if (ctx && !t)
+      return 1;
+    if (t)
+      return 1;
+    llvm::consumeError(t.takeError());
+    return 1;
+  }
+  llvm::Expected<evo::llm::RenderedPrompt> p = evo::llm::renderPrompt(*t, name, *ctx);
+  if (!p) {
+    llvm::errs() << "evo-opt llm-prompt: " << llvm::toString(p.takeError()) << "\n";
+    return 1;
+  }
+  llvm::outs() << "=== system ===\n" << p->system << "=== user (" << name << ") ===\n" << p->user;
+  return 0;
+}
+
 int main(int argc, char **argv) {
   llvm::StringRef tool = argc > 0 ? llvm::sys::path::filename(argv[0]) : "evo-opt";
   if (tool == "evo-runner" || tool == "mlir-runner")
@@ -191,6 +246,8 @@ int main(int argc, char **argv) {
     return reportMain(argc, argv);
   if (argc > 1 && llvm::StringRef(argv[1]) == "llm-relay")
     return relayMain(argc, argv);
+  if (argc > 1 && llvm::StringRef(argv[1]) == "llm-prompt")
+    return promptMain(argc, argv);
   if (tool == "FileCheck")
     return evo::fileCheckMain(argc, argv);
   int rc = optMain(argc, argv);

@@ -53,6 +53,9 @@ llvm::Expected<RelayStats> relayMailbox(llvm::StringRef dir, Client &client,
 /// Prompts in the mailbox without a reply.
 unsigned countPending(llvm::StringRef dir);
 
+/// Reply files whose key names no prompt of the mailbox (they are never used).
+std::vector<std::string> strayReplies(llvm::StringRef dir);
+
 } // namespace evo::llm
 
 #endif
