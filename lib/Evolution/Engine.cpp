@@ -584,7 +584,8 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
                                             {"max_tokens", req.maxTokens},
                                             {"sample", static_cast<int64_t>(req.sample)},
                                             {"template", op.templateName},
-                                            {"strategy", req.strategy}}))
+                                            {"strategy", req.strategy},
+                                            {"context", pc.toJson()}}))
                        .str();
     if (llvm::Error e = store.addCandidate(c))
       return std::move(e);
@@ -619,7 +620,15 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
     req.op = o->getString("template").value_or("").str();
     req.parents = c.parents;
     ++promptSamples[req.system + "\n" + req.prompt];
-    asking.push_back({c.id, opts.llm->client->submit(req), req, llm::PromptContext(), *parent,
+    // The prompt's context lets a reply that cannot be used be repaired after a resume too.
+    llm::PromptContext context;
+    if (const json::Value *cv = o->get("context")) {
+      if (llvm::Expected<llm::PromptContext> pc = llm::PromptContext::fromJson(*cv))
+        context = std::move(*pc);
+      else
+        llvm::consumeError(pc.takeError());
+    }
+    asking.push_back({c.id, opts.llm->client->submit(req), req, std::move(context), *parent,
                       opts.llm->repairs});
   }
 

@@ -84,3 +84,24 @@ evolve("resume=true")
 db = verdicts()
 tokens = db.execute("select sum(prompt_tokens), sum(completion_tokens) from candidates").fetchone()
 print(f"tokens recorded: {tokens[0] > 0 and tokens[1] > 0}")
+
+# With llm-repairs=1, a reply that cannot be used after a resume is asked again with its
+# diagnostics: the prompt context travels with the stored request.
+run_dir, mailbox = os.path.join(work, "run-repair"), os.path.join(work, "mb-repair")
+opts = (f"worker={worker} stand-in-worker=true run-dir={run_dir} max-candidates=2 quiet=true "
+        f"strategy=full llm=mailbox:{mailbox} llm-repairs=1")
+os.remove(os.path.join(work, "out.mlir"))
+evolve()
+first = pending()
+for k in first:
+    write(k, "name: broken\n```mlir\ngpu.module @m { this is not mlir\n```\nthought: oops\n")
+evolve("resume=true")
+repairs = [k for k in pending() if k not in first]
+print(f"repair prompts={len(repairs)}")
+text = open(os.path.join(mailbox, "pending", repairs[0] + ".prompt.md")).read()
+print("repair prompt has diagnostics: " + str("could not be used" in text and "does not parse" in text))
+print("repair prompt has the task: " + str("linalg" in text or "softmax" in text))
+for k in repairs:
+    write(k, good_reply(k))
+evolve("resume=true")
+verdicts()  # the two repaired replies are the same kernel: one runs, one is 'identical PTX'
