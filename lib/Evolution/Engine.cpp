@@ -199,6 +199,38 @@ std::string formatEta(double s) {
 
 } // namespace
 
+llvm::Expected<CompiledVariant> rebuildCandidate(const RunStore &store, int64_t id,
+                                                 const DialectRegistry &registry,
+                                                 StringRef taskSource, TaskFamily family,
+                                                 const PTXOptions &ptx, StringRef ptxasPath) {
+  auto fail = [&](const Twine &msg) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "candidate " + Twine(id) + ": " + msg);
+  };
+  std::optional<CandidateRecord> c = store.getCandidate(id);
+  if (!c)
+    return fail("not in the run store");
+  CompiledVariant v;
+  if (StringRef(c->op).starts_with("llm-")) {
+    if (c->parents.empty() || c->ir.empty())
+      return fail("an LLM candidate without a parent or IR");
+    llvm::Expected<CompiledVariant> parent = rebuildCandidate(
+        store, c->parents.front(), registry, taskSource, family, ptx, ptxasPath);
+    if (!parent)
+      return parent.takeError();
+    v = compileLLMVariant(registry, c->ir, {parent->ir, parent->launches, parent->scratch}, ptx,
+                          ptxasPath);
+  } else {
+    FailureOr<Genome> g = Genome::fromJson(c->knobs, c->rewrites, &compileContext(registry));
+    if (failed(g))
+      return fail("its genome cannot be read");
+    v = compileVariant(registry, taskSource, family, *g, ptx, ptxasPath);
+  }
+  if (!v.ok)
+    return fail("no longer compiles: " + firstLine(v.diagnostics));
+  return v;
+}
+
 llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, RunStore &store,
                                       const EvolveOptions &opts, const Ceilings *ceilings,
                                       ProgressLine &progress) {
@@ -393,8 +425,26 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
     islands[c.island % numIslands].add({c.id, ok ? c.medianMs : 0, ok, order++});
   }
 
+  // replay-run: the old run's candidates of this task, re-created here in their order. A
+  // resumed replay maps by position: the k-th candidate made here is the old run's k-th.
+  std::vector<CandidateRecord> replaySource;
+  std::map<int64_t, int64_t> replayIds; // old id -> id here
+  size_t replayNext = 0;
+  if (opts.replay) {
+    for (CandidateRecord &c : opts.replay->getCandidates(task.name)) {
+      if (c.op == "baseline")
+        replayIds[c.id] = baseline->id;
+      else
+        replaySource.push_back(std::move(c));
+    }
+    for (const CandidateRecord &c : store.getCandidates(task.name))
+      if (c.op != "baseline" && replayNext < replaySource.size())
+        replayIds[replaySource[replayNext++].id] = c.id;
+  }
   const unsigned budget =
-      opts.maxCandidates ? opts.maxCandidates : opts.generations * std::max(1u, opts.samples);
+      opts.replay ? replaySource.size()
+      : opts.maxCandidates ? opts.maxCandidates
+                           : opts.generations * std::max(1u, opts.samples);
   const unsigned depth = std::max(2 * opts.samples, threads);
   std::mt19937_64 rng(opts.seed * 0x9E3779B97F4A7C15ull + std::hash<std::string>()(task.name) +
                       created);
@@ -410,7 +460,9 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
   unsigned llmSequence = 0;
   std::map<std::string, unsigned> promptSamples; // sample index per identical prompt
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
-  auto timeUp = [&] { return opts.timeBudgetSeconds > 0 && elapsed() > opts.timeBudgetSeconds; };
+  auto timeUp = [&] {
+    return !opts.replay && opts.timeBudgetSeconds > 0 && elapsed() > opts.timeBudgetSeconds;
+  };
 
   for (CandidateRecord &c : resubmit)
     if (genomes.count(c.id))
@@ -437,7 +489,13 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
     std::optional<VariantInfo> p = infoFor(c->parents.front());
     if (!p)
       return std::nullopt;
-    return infos[id] = {c->ir, p->launches, p->scratch};
+    // Compiled again from its stored IR: its launches are the parent's, changed by any
+    // evo.launch the IR carries.
+    CompiledVariant v = compileLLMVariant(registry, c->ir, *p, opts.ptx, opts.ptxasPath);
+    if (!v.ok)
+      return std::nullopt;
+    compiledById[id] = v;
+    return infos[id] = {v.ir, v.launches, v.scratch};
   };
 
   // I1 pieces that do not change during the task.
@@ -593,23 +651,22 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
     return true;
   };
 
-  // Resumed LLM candidates that had no verdict: ask again with the stored request.
-  for (CandidateRecord &c : reask) {
-    std::optional<VariantInfo> parent =
-        c.parents.empty() ? std::nullopt : infoFor(c.parents.front());
+  // An LLM candidate's stored request, and the prompt context a repair needs.
+  struct StoredRequest {
+    llm::Request request;
+    llm::PromptContext context;
+  };
+  auto storedRequest = [&](const CandidateRecord &c) -> std::optional<StoredRequest> {
     llvm::Expected<json::Value> r = json::parse(c.llmRequest);
-    const json::Object *o = r ? r->getAsObject() : nullptr;
-    if (!r)
+    if (!r) {
       llvm::consumeError(r.takeError());
-    if (!llmOn || !parent || !o || !o->getString("prompt")) {
-      c.verdict = "not-run";
-      c.reason = llmOn ? "LLM: the stored request cannot be asked again"
-                       : "LLM: interrupted, and this run has no LLM configured";
-      if (llvm::Error e = store.recordResult(c))
-        return std::move(e);
-      continue;
+      return std::nullopt;
     }
-    llm::Request req;
+    const json::Object *o = r->getAsObject();
+    if (!o || !o->getString("prompt"))
+      return std::nullopt;
+    StoredRequest s;
+    llm::Request &req = s.request;
     req.system = o->getString("system").value_or("").str();
     req.prompt = o->getString("prompt")->str();
     req.temperature = o->getNumber("temperature").value_or(1.0);
@@ -619,18 +676,116 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
     req.strategy = o->getString("strategy").value_or("").str();
     req.op = o->getString("template").value_or("").str();
     req.parents = c.parents;
-    ++promptSamples[req.system + "\n" + req.prompt];
-    // The prompt's context lets a reply that cannot be used be repaired after a resume too.
-    llm::PromptContext context;
     if (const json::Value *cv = o->get("context")) {
       if (llvm::Expected<llm::PromptContext> pc = llm::PromptContext::fromJson(*cv))
-        context = std::move(*pc);
+        s.context = std::move(*pc);
       else
         llvm::consumeError(pc.takeError());
     }
-    asking.push_back({c.id, opts.llm->client->submit(req), req, std::move(context), *parent,
-                      opts.llm->repairs});
+    return s;
+  };
+  // How many repairs a replayed candidate made in the old run (its replies less the first).
+  auto replayRepairs = [&](int64_t id) -> std::optional<unsigned> {
+    for (auto &[oldId, newId] : replayIds)
+      if (newId == id)
+        for (const CandidateRecord &o : replaySource)
+          if (o.id == oldId)
+            return static_cast<unsigned>(std::max<int64_t>(0, o.llmCalls - 1));
+    return std::nullopt;
+  };
+
+  // Resumed LLM candidates that had no verdict: ask again with the stored request.
+  for (CandidateRecord &c : reask) {
+    std::optional<VariantInfo> parent =
+        c.parents.empty() ? std::nullopt : infoFor(c.parents.front());
+    std::optional<StoredRequest> sr = storedRequest(c);
+    if (!llmOn || !parent || !sr) {
+      c.verdict = "not-run";
+      c.reason = llmOn ? "LLM: the stored request cannot be asked again"
+                       : "LLM: interrupted, and this run has no LLM configured";
+      if (llvm::Error e = store.recordResult(c))
+        return std::move(e);
+      continue;
+    }
+    ++promptSamples[sr->request.system + "\n" + sr->request.prompt];
+    // The prompt's context lets a reply that cannot be used be repaired after a resume too.
+    asking.push_back({c.id, opts.llm->client->submit(sr->request), sr->request,
+                      std::move(sr->context), *parent,
+                      replayRepairs(c.id).value_or(opts.llm->repairs)});
   }
+
+  // replay-run: re-creates the old run's candidate `old`; false while the parent it needs is
+  // still being compiled.
+  auto replayOne = [&](const CandidateRecord &old) -> llvm::Expected<bool> {
+    CandidateRecord c;
+    c.task = task.name;
+    c.generation = old.generation;
+    c.island = old.island;
+    c.op = old.op;
+    for (int64_t p : old.parents) {
+      auto it = replayIds.find(p);
+      if (it == replayIds.end())
+        return fail("replay: candidate " + Twine(old.id) + "'s parent " + Twine(p) +
+                    " is not an earlier candidate of the replayed run");
+      c.parents.push_back(it->second);
+    }
+    if (!StringRef(old.op).starts_with("llm-")) {
+      FailureOr<Genome> g = Genome::fromJson(old.knobs, old.rewrites, ctx);
+      if (failed(g))
+        return fail("replay: candidate " + Twine(old.id) + "'s genome cannot be read");
+      c.knobs = old.knobs;
+      c.rewrites = old.rewrites;
+      if (llvm::Error e = store.addCandidate(c))
+        return std::move(e);
+      genomes[c.id] = *g;
+      seenKeys.insert(g->key(task.family));
+      compiling.push_back({c.id, *g, compile(*g), std::nullopt, ""});
+      replayIds[old.id] = c.id;
+      return true;
+    }
+    c.llmKey = old.llmKey;
+    c.llmRequest = old.llmRequest;
+    std::optional<StoredRequest> sr = storedRequest(old);
+    if (!llmOn || old.llmCalls == 0 || !sr) {
+      // Never answered there (a budget, an interruption): the same outcome, without asking.
+      if (llvm::Error e = store.addCandidate(c))
+        return std::move(e);
+      c.verdict = "not-run";
+      c.reason = old.verdict == "not-run" ? old.reason
+                                          : "replay: the replayed run holds no reply for it";
+      if (llvm::Error e = store.recordResult(c))
+        return std::move(e);
+      replayIds[old.id] = c.id;
+      return true;
+    }
+    std::optional<VariantInfo> parent =
+        c.parents.empty() ? std::nullopt : infoFor(c.parents.front());
+    if (!parent) {
+      auto inFlight = [&](int64_t id) {
+        return llvm::any_of(compiling, [&](const Pending &p) { return p.id == id; }) ||
+               llvm::any_of(asking, [&](const Asking &a) { return a.id == id; });
+      };
+      if (!c.parents.empty() && inFlight(c.parents.front()))
+        return false;
+      // Its parent came out differently here (e.g. a reply missing from the cache).
+      if (llvm::Error e = store.addCandidate(c))
+        return std::move(e);
+      c.verdict = "not-run";
+      c.reason = "replay: its parent has no kernels here to build on";
+      if (llvm::Error e = store.recordResult(c))
+        return std::move(e);
+      replayIds[old.id] = c.id;
+      return true;
+    }
+    if (llvm::Error e = store.addCandidate(c))
+      return std::move(e);
+    ++promptSamples[sr->request.system + "\n" + sr->request.prompt];
+    asking.push_back({c.id, opts.llm->client->submit(sr->request), sr->request,
+                      std::move(sr->context), *parent,
+                      static_cast<unsigned>(std::max<int64_t>(0, old.llmCalls - 1))});
+    replayIds[old.id] = c.id;
+    return true;
+  };
 
   // An LLM reply that cannot be used: ask for a repair while allowed, else record why.
   auto repairOrReject = [&](Asking a, CandidateRecord &c, const std::string &diagnostics,
@@ -673,6 +828,20 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
     // Keep the compiler and the GPU busy: generate while fewer than `depth` are in flight.
     while (!exhausted && created < budget && !timeUp() &&
            compiling.size() + asking.size() + (*session)->pending() < depth) {
+      if (opts.replay) {
+        if (replayNext >= replaySource.size()) {
+          exhausted = true;
+          break;
+        }
+        llvm::Expected<bool> made = replayOne(replaySource[replayNext]);
+        if (!made)
+          return made.takeError();
+        if (!*made)
+          break; // its parent is still compiling: after the next poll
+        ++replayNext;
+        ++created;
+        continue;
+      }
       unsigned island = created % numIslands;
       int generation = created / std::max(1u, opts.samples) + 1;
       if (numIslands > 1 && opts.migrateEvery && created % (opts.samples * opts.migrateEvery) == 0 &&
@@ -930,21 +1099,10 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
       if (!binaries.count(f.id) && compiledById.count(f.id))
         binaries[f.id] = compiledById[f.id];
       if (!binaries.count(f.id)) {
-        // From an earlier session: compile it again (LLM code from its stored IR).
-        if (StringRef(f.op).starts_with("llm-")) {
-          std::optional<VariantInfo> parent =
-              f.parents.empty() ? std::nullopt : infoFor(f.parents.front());
-          if (!parent)
-            return fail("finalist " + Twine(f.id) + " has no parent to take launches from");
-          binaries[f.id] = compileLLMVariant(registry, f.ir, *parent, opts.ptx, opts.ptxasPath);
-        } else {
-          FailureOr<Genome> g = Genome::fromJson(f.knobs, f.rewrites, ctx);
-          if (failed(g))
-            return fail("finalist " + Twine(f.id) + " has an unreadable genome");
-          binaries[f.id] = compile(*g).get();
-        }
-        if (!binaries[f.id].ok)
+        // From an earlier session: compiled again (LLM code from its stored IR).
+        if (!infoFor(f.id) || !compiledById.count(f.id))
           return fail("finalist " + Twine(f.id) + " no longer compiles");
+        binaries[f.id] = compiledById[f.id];
       }
       llvm::Expected<json::Object> cj = writeBinary(f.id, binaries[f.id]);
       if (!cj)
@@ -1000,6 +1158,16 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
   result.bestKnobs = best->knobs;
   result.evaluated = evaluated;
   result.valid = valid;
+  for (const CandidateRecord &old : replaySource) {
+    ++result.replayed;
+    auto it = replayIds.find(old.id);
+    std::optional<CandidateRecord> now =
+        it == replayIds.end() ? std::nullopt : store.getCandidate(it->second);
+    bool same = now && now->op == old.op && now->ptxHash == old.ptxHash &&
+                (!old.ptxHash.empty() || now->verdict == old.verdict);
+    if (!same)
+      result.replayDiffer.push_back(old.id);
+  }
   return result;
 }
 

@@ -219,6 +219,31 @@ void EvoEvolvePass::runOnOperation() {
   bool exists = llvm::sys::fs::exists(std::string(runDir) + "/run.sqlite");
   if (!exists && !standInWorker && failed(gpuAndWorker()))
     return signalPassFailure();
+  // replay-run: the finished run to re-create, made from the same input and configuration.
+  std::unique_ptr<evo::RunStore> replayStore;
+  if (!std::string(replayRun).empty()) {
+    auto bad = [&](const Twine &why) {
+      emitError(module.getLoc()) << "evo-evolve: replay-run=" << replayRun << ": " << why;
+      signalPassFailure();
+    };
+    if (llvm::sys::fs::equivalent(std::string(replayRun), std::string(runDir)))
+      return bad("it is the run-dir itself; replay into a new run-dir");
+    if (!llvm::sys::fs::exists(std::string(replayRun) + "/run.sqlite"))
+      return bad("no run store there (run.sqlite)");
+    llvm::Expected<std::unique_ptr<evo::RunStore>> old = evo::RunStore::open(replayRun, false);
+    if (!old)
+      return bad(llvm::toString(old.takeError()));
+    replayStore = std::move(*old);
+    if (!forceResume && (replayStore->getMeta("input_hash") != inputHash ||
+                         replayStore->getMeta("config") != configJson()))
+      return bad(Twine("that run was made from ") +
+                 (replayStore->getMeta("input_hash") != inputHash ? "another input"
+                                                                  : "another configuration") +
+                 "; replay it with the same ones (or pass force-resume=true)");
+    for (const evo::TaskRecord &t : replayStore->getTasks())
+      if (t.status != "done")
+        return bad("task '" + t.name + "' is not finished there; finish it with resume=true first");
+  }
   if (exists && !resume) {
     emitError(module.getLoc()) << "evo-evolve: '" << runDir
                        << "' already holds a run; pass resume=true to continue it, or choose "
@@ -239,11 +264,15 @@ void EvoEvolvePass::runOnOperation() {
                          << "; resume it with the same ones, or pass force-resume=true";
       return signalPassFailure();
     }
-  } else {
+  }
+  if (!exists) {
     if (llvm::Error e = (*store)->setMeta("input_hash", inputHash))
       return emitError(module.getLoc()) << llvm::toString(std::move(e)), signalPassFailure();
     if (llvm::Error e = (*store)->setMeta("config", configJson()))
       return emitError(module.getLoc()) << llvm::toString(std::move(e)), signalPassFailure();
+    if (replayStore)
+      if (llvm::Error e = (*store)->setMeta("replay_of", replayRun))
+        return emitError(module.getLoc()) << llvm::toString(std::move(e)), signalPassFailure();
   }
 
   // The LLM client, shared by every task of the run (budgets are per run).
@@ -285,9 +314,11 @@ void EvoEvolvePass::runOnOperation() {
     co.maxCalls = llmMaxCalls;
     co.maxTokens = llmMaxTotalTokens;
     co.maxCost = llmMaxCost;
-    co.cacheDir = std::string(llmCache).empty() ? std::string(runDir) + "/llm-cache"
-                                                : std::string(llmCache);
-    co.replay = llmReplay;
+    // A replay answers from the replayed run's cache and never calls the backend.
+    co.cacheDir = !std::string(llmCache).empty() ? std::string(llmCache)
+                  : replayStore                  ? std::string(replayRun) + "/llm-cache"
+                                                 : std::string(runDir) + "/llm-cache";
+    co.replay = llmReplay || replayStore;
     co.seed = seed;
     client = std::make_unique<evo::llm::Client>(std::move(*backend), co, std::move(prices));
     llmSettings.strategy = *llmStrategy;
@@ -327,6 +358,7 @@ void EvoEvolvePass::runOnOperation() {
   opts.finalRuns = finalRuns;
   opts.compileThreads = compileThreads;
   opts.quiet = quiet;
+  opts.replay = replayStore.get();
   opts.ptx.chip = chip;
   opts.ptx.features = features;
   opts.verify.trials = trials;
@@ -398,15 +430,14 @@ void EvoEvolvePass::runOnOperation() {
         llvm::consumeError(result.takeError());
         std::optional<evo::CandidateRecord> best = (*store)->getCandidate(done->bestId);
         std::optional<evo::CandidateRecord> base = (*store)->getCandidate(done->baselineId);
-        FailureOr<evo::Genome> g = failure();
-        if (best)
-          g = evo::Genome::fromJson(best->knobs, best->rewrites, ctx);
-        if (failed(g))
+        llvm::Expected<evo::CompiledVariant> v =
+            best ? evo::rebuildCandidate(**store, best->id, ctx->getDialectRegistry(),
+                                         desc.source, desc.family, opts.ptx, "")
+                 : llvm::createStringError(llvm::inconvertibleErrorCode(), "it is not stored");
+        if (!v)
           return gm.emitError() << "evo-evolve: the stored winner of '" << desc.name
-                                << "' cannot be rebuilt",
+                                << "' cannot be rebuilt: " << llvm::toString(v.takeError()),
                  signalPassFailure();
-        evo::CompiledVariant v = evo::compileVariant(ctx->getDialectRegistry(), desc.source,
-                                                     desc.family, *g, opts.ptx, "");
         evo::TaskResult r;
         r.task = desc.name;
         r.bestId = best->id;
@@ -416,9 +447,9 @@ void EvoEvolvePass::runOnOperation() {
         };
         r.bestMs = timeOf(*best);
         r.baselineMs = base ? timeOf(*base) : NAN;
-        r.bestIr = v.ir;
-        r.bestLaunches = v.launches;
-        r.bestScratch = v.scratch;
+        r.bestIr = v->ir;
+        r.bestLaunches = v->launches;
+        r.bestScratch = v->scratch;
         r.bestKnobs = best->knobs;
         result = std::move(r);
       } else {
@@ -450,6 +481,20 @@ void EvoEvolvePass::runOnOperation() {
                                        desc.name, result->baselineMs, result->bestMs, speedup,
                                        result->evaluated, result->valid)
                              .str();
+      if (replayStore) {
+        unsigned same = result->replayed - result->replayDiffer.size();
+        emitRemark(gm.getLoc()) << llvm::formatv(
+            "evo-evolve: replay of {0}: {1}: {2} candidates re-created, {3} identical to the "
+            "replayed run's (same PTX, or the same verdict without PTX)",
+            replayRun, desc.name, result->replayed, same);
+        if (!result->replayDiffer.empty()) {
+          std::string ids;
+          for (int64_t id : result->replayDiffer)
+            ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+          emitWarning(gm.getLoc()) << "evo-evolve: replay of " << replayRun << ": " << desc.name
+                                   << ": these candidates came out differently: " << ids;
+        }
+      }
     }
     gm->setAttr(evo::kPlanAttrName, plan->toAttr(ctx));
     gm->setAttr("evo.evolved", b.getArrayAttr(summary));

@@ -49,6 +49,10 @@ struct EvolveOptions {
   /// LLM strategies (free, insight, full, eoh, funsearch): the client, templates and operator
   /// settings; null for the built-in mutators alone.
   const LLMSettings *llm = nullptr;
+  /// replay-run: the finished run whose candidates are re-created, in their order, instead of
+  /// new ones (built-in ones from their genomes, LLM ones from their stored requests, answered
+  /// by a replaying client); null for a search.
+  const RunStore *replay = nullptr;
 };
 
 /// One task to evolve, as the lowering recorded it.
@@ -93,6 +97,13 @@ CompiledVariant compileVariant(const mlir::DialectRegistry &registry, llvm::Stri
                                TaskFamily family, const Genome &genome, const PTXOptions &ptx,
                                llvm::StringRef ptxasPath);
 
+/// Compiles a stored candidate again: from its genome, or (LLM candidates) from its stored IR
+/// on top of its rebuilt first parent, whose launches it inherits unless its IR says otherwise.
+llvm::Expected<CompiledVariant> rebuildCandidate(const RunStore &store, int64_t id,
+                                                 const mlir::DialectRegistry &registry,
+                                                 llvm::StringRef taskSource, TaskFamily family,
+                                                 const PTXOptions &ptx, llvm::StringRef ptxasPath);
+
 struct TaskResult {
   std::string task;
   int64_t baselineId = -1, bestId = -1;
@@ -102,6 +113,10 @@ struct TaskResult {
   llvm::SmallVector<ScratchSpec> bestScratch;
   std::string bestKnobs; // JSON
   unsigned evaluated = 0, valid = 0;
+  /// replay-run: candidates re-created, and the old ids of those whose PTX (or, without PTX,
+  /// whose verdict) differs from the old run's.
+  unsigned replayed = 0;
+  std::vector<int64_t> replayDiffer;
 };
 
 /// evolveTask's error when LLM prompts were left in a mailbox to be answered later: the store

@@ -38,6 +38,9 @@ def EvoEvolvePass : Pass<"evo-evolve", "mlir::ModuleOp"> {
     Option<"resume", "resume", "bool", /*default=*/"false", "Continue the run in run-dir">,
     Option<"forceResume", "force-resume", "bool", /*default=*/"false",
            "Resume even if the input or the configuration changed">,
+    Option<"replayRun", "replay-run", "std::string", /*default=*/"\"\"",
+           "Re-create the candidates of the finished run in this directory, in its order (same "
+           "genomes; LLM replies from its cache, no LLM call) and evaluate them afresh">,
     Option<"finalists", "finalists", "unsigned", /*default=*/"4", "Re-measured candidates">,
     Option<"finalRounds", "final-rounds", "unsigned", /*default=*/"5", "Interleaved rounds">,
     Option<"finalRuns", "final-runs", "unsigned", /*default=*/"100", "Timed runs per round">,
