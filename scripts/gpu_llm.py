@@ -5,7 +5,10 @@
   1. strategy=full through the command backend (llm=cmd:scripts/scripted-llm);
   2. strategy=full through a mailbox (llm=mailbox:DIR, llm-wait=0): every cycle the run pauses
      with its prompts (exit 75), `evo-opt llm-relay` answers them with the scripted LLM, and the
-     run is resumed, until it finishes.
+     run is resumed, until it finishes;
+  3. replay-run of run 1: its candidates re-created from its cache with zero LLM calls and
+     evaluated afresh, checked candidate by candidate against it;
+  4. resume=true of the finished run 1: no GPU work, the same module out.
 
 Prints a table; writes $OUT/llm.json and both run directories' report.json.
 """
@@ -46,11 +49,12 @@ def main():
     rows = {}
 
     # 1. The command backend.
-    run = os.path.join(work, "cmd-run")
+    run = cmd_run = os.path.join(work, "cmd-run")
+    cmd_opts = (f"strategy=full llm=cmd:{SCRIPTED} max-candidates={args.candidates} quiet=true "
+                f"{args.extra}")
     t0 = time.time()
     r = subprocess.run([args.evo_opt, args.input, "--evo-lower-to-gpu",
-                        f"--evo-evolve=strategy=full llm=cmd:{SCRIPTED} run-dir={run} "
-                        f"max-candidates={args.candidates} quiet=true {args.extra}",
+                        f"--evo-evolve={cmd_opts} run-dir={run}",
                         "-o", os.path.join(work, "cmd.mlir")], capture_output=True, text=True, env=env)
     row = {"rc": r.returncode, "seconds": round(time.time() - t0, 1),
            "remarks": [l for l in r.stderr.splitlines() if "remark" in l]}
@@ -89,15 +93,42 @@ def main():
     rows["mailbox"] = row
     print(f"[llm] mailbox: {json.dumps({k: row.get(k) for k in ('rc', 'cycles', 'speedup', 'validity_rate', 'prompt_tokens', 'seconds')})}", flush=True)
 
+    # 3. Replay of run 1, and 4. resume of the finished run 1.
+    if rows["cmd"]["rc"] == 0:
+        rerun = os.path.join(work, "replay-run")
+        t0 = time.time()
+        r = subprocess.run([args.evo_opt, args.input, "--evo-lower-to-gpu",
+                            f"--evo-evolve={cmd_opts} run-dir={rerun} replay-run={cmd_run}",
+                            "-o", os.path.join(work, "replay.mlir")], capture_output=True, text=True, env=env)
+        remarks = [l.split("remark: ", 1)[-1] for l in r.stderr.splitlines() if "remark" in l or "warning" in l]
+        row = {"rc": r.returncode, "seconds": round(time.time() - t0, 1), "remarks": remarks,
+               "replay_check": next((l for l in remarks if "replay of" in l), ""),
+               "llm_calls": next((l for l in remarks if "LLM (" in l), "")}
+        if r.returncode == 0:
+            row.update(summary(rerun))
+            row["same_module"] = open(os.path.join(work, "replay.mlir")).read() == open(os.path.join(work, "cmd.mlir")).read()
+        else:
+            row["stderr"] = r.stderr[-1500:]
+        rows["replay"] = row
+        print(f"[llm] replay: {row['replay_check']} | {row['llm_calls']}", flush=True)
+        t0 = time.time()
+        r = subprocess.run([args.evo_opt, args.input, "--evo-lower-to-gpu",
+                            f"--evo-evolve={cmd_opts} run-dir={cmd_run} resume=true",
+                            "-o", os.path.join(work, "resumed.mlir")], capture_output=True, text=True, env=env)
+        same = r.returncode == 0 and open(os.path.join(work, "resumed.mlir")).read() == open(os.path.join(work, "cmd.mlir")).read()
+        rows["resume-done"] = {"rc": r.returncode if same else 1, "seconds": round(time.time() - t0, 1),
+                               "same_module": same, "stderr": r.stderr[-800:]}
+        print(f"[llm] resume of the finished run: same module {same}", flush=True)
+
     json.dump(rows, open(os.path.join(args.out, "llm.json"), "w"), indent=1)
     print()
-    print(f"{'llm run':9s} {'rc':>3s} {'cycles':>6s} {'base ms':>8s} {'best ms':>8s} {'speedup':>8s} "
+    print(f"{'llm run':11s} {'rc':>3s} {'cycles':>6s} {'base ms':>8s} {'best ms':>8s} {'speedup':>8s} "
           f"{'validity':>8s} {'evaluated':>9s} {'tokens in/out':>15s} {'s':>6s}")
     fmt = lambda x, p=3: f"{x:.{p}f}" if isinstance(x, (int, float)) else "-"
     for name, r in rows.items():
         c = r.get("counts") or {}
         tok = f"{r.get('prompt_tokens') or 0}/{r.get('completion_tokens') or 0}"
-        print(f"{name:9s} {r['rc']:>3} {r.get('cycles', 1):>6} {fmt(r.get('baseline_ms')):>8s} "
+        print(f"{name:11s} {r['rc']:>3} {r.get('cycles', 1):>6} {fmt(r.get('baseline_ms')):>8s} "
               f"{fmt(r.get('best_ms')):>8s} {fmt(r.get('speedup'), 2):>8s} "
               f"{fmt(r.get('validity_rate'), 2):>8s} {c.get('evaluated', 0):>9} {tok:>15s} {r['seconds']:>6}")
     return 0 if all(r["rc"] == 0 for r in rows.values()) else 1
