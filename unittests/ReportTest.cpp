@@ -313,3 +313,45 @@ TEST(ReportProgressLineTest, QuietOrNotATerminalIsSilent) {
   ProgressLine line(/*quiet=*/false);
   EXPECT_EQ(line.enabled(), llvm::sys::Process::StandardErrIsDisplayed());
 }
+
+// Compiles finish out of order: the evaluated one of two identical kernels counts, whichever was
+// made first.
+TEST(ReportDuplicates, TheEvaluatedCopyStandsForItsPTX) {
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("evo-report-dup", dir));
+  {
+    llvm::Expected<std::unique_ptr<RunStore>> s = RunStore::open(dir, true);
+    ASSERT_TRUE(static_cast<bool>(s)) << llvm::toString(s.takeError());
+    RunStore &store = **s;
+    TaskRecord t;
+    t.name = "t";
+    t.family = "rows";
+    ASSERT_FALSE(store.upsertTask(t));
+    auto add = [&](const std::string &op, const std::string &ptx, const std::string &verdict,
+                   double ms, const std::string &reason) {
+      CandidateRecord c;
+      c.task = "t";
+      c.op = op;
+      c.ptxHash = ptx;
+      EXPECT_FALSE(static_cast<bool>(store.addCandidate(c)));
+      c.verdict = verdict;
+      c.medianMs = ms;
+      c.reason = reason;
+      EXPECT_FALSE(static_cast<bool>(store.recordResult(c)));
+      return c.id;
+    };
+    add("baseline", "p1", "valid", 4.0, "");
+    add("llm-full_init", "p2", "not-run", NAN, "identical PTX to candidate 3"); // #2
+    add("llm-full_init", "p2", "valid", 1.0, "");                               // #3
+    add("llm-full_mutation", "p2", "not-run", NAN, "identical PTX to candidate 3");
+    json::Value summary = summarizeRun(store);
+    const json::Object &n =
+        *(*summary.getAsObject()->getArray("tasks"))[0].getAsObject()->getObject("counts");
+    EXPECT_EQ(n.getInteger("total"), 2);
+    EXPECT_EQ(n.getInteger("duplicates"), 2);
+    EXPECT_EQ(n.getInteger("evaluated"), 2);
+    EXPECT_EQ(n.getInteger("valid"), 2);
+    EXPECT_EQ(n.getInteger("not_run"), 0);
+  }
+  llvm::sys::fs::remove_directories(dir);
+}

@@ -129,11 +129,20 @@ TaskReport analyzeTask(const RunStore &store, TaskRecord task) {
   r.task = std::move(task);
   const std::vector<CandidateRecord> &cs = r.candidates;
 
+  // One candidate stands for each PTX: the first evaluated one (compiles finish out of order, so
+  // it need not be the first made), else the first; the others are its duplicates.
   llvm::DenseMap<int64_t, int> indexOf;
-  llvm::StringSet<> seenPtx;
+  llvm::StringMap<int> representative;
+  for (auto [i, c] : llvm::enumerate(cs)) {
+    if (c.ptxHash.empty())
+      continue;
+    auto [it, fresh] = representative.try_emplace(c.ptxHash, static_cast<int>(i));
+    if (!fresh && !cs[it->second].isEvaluated() && c.isEvaluated())
+      it->second = static_cast<int>(i);
+  }
   for (auto [i, c] : llvm::enumerate(cs)) {
     indexOf[c.id] = static_cast<int>(i);
-    bool dup = !c.ptxHash.empty() && !seenPtx.insert(c.ptxHash).second;
+    bool dup = !c.ptxHash.empty() && representative.lookup(c.ptxHash) != static_cast<int>(i);
     r.duplicate.push_back(dup);
     r.promptTokens += c.promptTokens;
     r.completionTokens += c.completionTokens;
