@@ -7,13 +7,21 @@
 // columns tx + j*(BN/TN): consecutive threads read consecutive shared-memory words (no bank
 // conflicts) and write consecutive columns of C.
 //
+// With vector_width=4 a thread's tile is made of 4x4 blocks instead: rows 4*ty + i%4 + (i/4)*4*
+// (BM/TM), columns likewise, so each K step reads its A and B fragments with 128-bit shared-memory
+// loads (a warp's A reads are broadcasts, its B reads two wavefronts), A's tile is stored with
+// rows padded by 4 elements (its transposed stores do not collide on banks), and C is written
+// 4 columns at a time.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Emitters.h"
 #include "KernelBuilder.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 
@@ -51,9 +59,15 @@ FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &t, const ScheduleKnobs
     return bad() << "the threads must evenly share the tile copies";
   if (TM * TN > 256)
     return bad() << "a thread tile of more than 256 accumulators would spill";
+  if (k.vectorWidth != 1 && k.vectorWidth != 4)
+    return bad() << "vector_width=" << k.vectorWidth << " with tile_sizes must be 1 or 4";
+  const bool vec = k.vectorWidth == 4;
+  if (vec && (TM % 4 || TN % 4))
+    return bad() << "vector_width=4 needs thread_tile entries that are multiples of 4";
+  const int64_t lda = vec ? BM + 4 : BM; // A's tile in shared memory: BK rows of lda
   Type eltA = t.params[t.inputs[0].buffer].getElementType();
   Type eltB = t.params[t.inputs[1].buffer].getElementType();
-  int64_t smemBytes = BM * BK * eltA.getIntOrFloatBitWidth() / 8 +
+  int64_t smemBytes = lda * BK * eltA.getIntOrFloatBitWidth() / 8 +
                       BK * BN * eltB.getIntOrFloatBitWidth() / 8;
   if (smemBytes > 48 * 1024)
     return bad() << "the tiles need " << smemBytes << " bytes of shared memory (limit 49152)";
@@ -72,12 +86,29 @@ FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &t, const ScheduleKnobs
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   MLIRContext *mctx = op.getContext();
   KernelBuilder kb(ctx.module, ctx.kernelName, t.params,
-                   {workgroupBuffer(mctx, BK * BM, eltA), workgroupBuffer(mctx, BK * BN, eltB)},
+                   {workgroupBuffer(mctx, BK * lda, eltA), workgroupBuffer(mctx, BK * BN, eltB)},
                    {threads, 1, 1}, op.getLoc());
   Location loc = op.getLoc();
   Value As = kb.workgroup(0), Bs = kb.workgroup(1);
   Value tid = kb.threadId();
   Value tCol = kb.rem(tid, tx), tRow = kb.div(tid, tx);
+  // The tile rows and columns a thread owns (see the file comment).
+  auto rowOf = [&](int64_t i) {
+    return vec ? kb.add(kb.mul(tRow, 4), (i / 4) * 4 * ty + i % 4) : kb.add(tRow, i * ty);
+  };
+  auto colOf = [&](int64_t j) {
+    return vec ? kb.add(kb.mul(tCol, 4), (j / 4) * 4 * tx + j % 4) : kb.add(tCol, j * tx);
+  };
+  // Four consecutive shared-memory elements from `base`, one 128-bit (or 64-bit) load.
+  auto load4 = [&](Value buffer, Type elt, Value base) {
+    auto v = vector::LoadOp::create(kb.b, VectorType::get({4}, elt), buffer, ValueRange{base});
+    if (int64_t align = vectorAlignment(elt, 4))
+      v.setAlignment(align);
+    SmallVector<Value> out;
+    for (int64_t l = 0; l < 4; ++l)
+      out.push_back(vector::ExtractOp::create(kb.b, v, l));
+    return out;
+  };
   Value m0 = kb.mul(kb.blockId(gpu::Dimension::y), BM);
   Value n0 = kb.mul(kb.blockId(gpu::Dimension::x), BN);
   SmallVector<Value> batchIdx = kb.delinearize(kb.blockId(gpu::Dimension::z), batchSizes);
@@ -111,7 +142,7 @@ FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &t, const ScheduleKnobs
       Value v = memref::LoadOp::create(
           kb.b, kb.param(t.inputs[0].buffer),
           kb.applyMap(maps[0], indices(kb.add(m0, mm), zeroIdx, kb.add(k0, kk))));
-      memref::StoreOp::create(kb.b, v, As, ValueRange{kb.add(kb.mul(kk, BM), mm)});
+      memref::StoreOp::create(kb.b, v, As, ValueRange{kb.add(kb.mul(kk, lda), mm)});
     }
     for (int64_t l = 0; l < BK * BN / threads; ++l) {
       Value e = kb.add(tid, l * threads);
@@ -123,15 +154,20 @@ FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &t, const ScheduleKnobs
       memref::StoreOp::create(kb.b, v, Bs, ValueRange{kb.add(kb.mul(kk, BN), nn)});
     }
     gpu::BarrierOp::create(kb.b);
-    SmallVector<Value> next = kb.forLoop(zeroIdx, kb.idx(BK), 1, cur, [&](Value kk, ValueRange a) {
+    auto step = [&](Value kk, ValueRange a) {
       SmallVector<Value> as, bs;
-      Value aRow = kb.mul(kk, BM), bRow = kb.mul(kk, BN);
-      for (int64_t i = 0; i < TM; ++i)
-        as.push_back(memref::LoadOp::create(kb.b, As,
-                                            ValueRange{kb.add(aRow, kb.add(tRow, i * ty))}));
-      for (int64_t j = 0; j < TN; ++j)
-        bs.push_back(memref::LoadOp::create(kb.b, Bs,
-                                            ValueRange{kb.add(bRow, kb.add(tCol, j * tx))}));
+      Value aRow = kb.mul(kk, lda), bRow = kb.mul(kk, BN);
+      if (vec) {
+        for (int64_t i = 0; i < TM; i += 4)
+          llvm::append_range(as, load4(As, eltA, kb.add(aRow, rowOf(i))));
+        for (int64_t j = 0; j < TN; j += 4)
+          llvm::append_range(bs, load4(Bs, eltB, kb.add(bRow, colOf(j))));
+      } else {
+        for (int64_t i = 0; i < TM; ++i)
+          as.push_back(memref::LoadOp::create(kb.b, As, ValueRange{kb.add(aRow, rowOf(i))}));
+        for (int64_t j = 0; j < TN; ++j)
+          bs.push_back(memref::LoadOp::create(kb.b, Bs, ValueRange{kb.add(bRow, colOf(j))}));
+      }
       SmallVector<Value> out;
       for (int64_t i = 0; i < TM; ++i)
         for (int64_t j = 0; j < TN; ++j) {
@@ -142,23 +178,46 @@ FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &t, const ScheduleKnobs
           out.push_back(combine(kb.b, loc, comb.op, a[i * TN + j], x));
         }
       return out;
-    });
+    };
+    // The vector schedule unrolls the K step here (BK <= 32: at most 32 x TM*TN FMAs), so the
+    // shared-memory offsets are constants and no loop counter competes with the FMAs.
+    SmallVector<Value> next;
+    if (vec && BK <= 32) {
+      next.assign(cur.begin(), cur.end());
+      for (int64_t kk = 0; kk < BK; ++kk)
+        next = step(kb.idx(kk), next);
+    } else {
+      next = kb.forLoop(zeroIdx, kb.idx(BK), 1, cur, step);
+    }
     gpu::BarrierOp::create(kb.b);
     return next;
   });
 
+  // C: `lanes` consecutive columns at a time (one vector access where C is contiguous along N).
   AffineMap outMap = maps[2];
+  const int64_t lanes = vec ? 4 : 1;
   for (int64_t i = 0; i < TM; ++i)
-    for (int64_t j = 0; j < TN; ++j) {
-      SmallVector<Value> ivs =
-          indices(kb.add(m0, kb.add(tRow, i * ty)), kb.add(n0, kb.add(tCol, j * tx)), zeroIdx);
-      Value result = accs[i * TN + j];
+    for (int64_t j = 0; j < TN; j += lanes) {
+      SmallVector<Value> ivs = indices(kb.add(m0, rowOf(i)), kb.add(n0, colOf(j)), zeroIdx);
+      SmallVector<Value> results(accs.begin() + i * TN + j, accs.begin() + i * TN + j + lanes);
       if (t.inits[0].kind != ValueSource::Kind::None) {
-        Value init0 = loadLanes(kb, t.inits[0], outMap, outElt, ivs, 0, 1).front();
-        result = combine(kb.b, loc, comb.op, castTo(kb.b, loc, init0, acc), result);
+        SmallVector<Value> init0 = loadLanes(kb, t.inits[0], outMap, outElt, ivs, nDim, lanes);
+        for (int64_t l = 0; l < lanes; ++l)
+          results[l] = combine(kb.b, loc, comb.op, castTo(kb.b, loc, init0[l], acc), results[l]);
       }
-      storeLanes(kb, t.outputs[0], outMap, ivs, 0, {castTo(kb.b, loc, result, outElt)});
+      for (Value &r : results)
+        r = castTo(kb.b, loc, r, outElt);
+      storeLanes(kb, t.outputs[0], outMap, ivs, nDim, results);
     }
+  // Multiply and add contract to FMA (one rounding, as cuBLAS does): without it NVPTX emits
+  // mul.rn + add.rn, twice the instructions of the inner loop.
+  kb.kernel.walk([](arith::ArithFastMathInterface op) {
+    auto flags = arith::FastMathFlagsAttr::get(op->getContext(), op.getFastMathFlagsAttr()
+                                                                     ? op.getFastMathFlagsAttr().getValue() |
+                                                                           arith::FastMathFlags::contract
+                                                                     : arith::FastMathFlags::contract);
+    op->setAttr(op.getFastMathAttrName(), flags);
+  });
   kb.finish();
 
   LoweredTask lowered;

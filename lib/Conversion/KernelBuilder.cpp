@@ -134,9 +134,7 @@ SmallVector<Value> laneIndices(KernelBuilder &kb, ArrayRef<Value> ivs, unsigned 
   return out;
 }
 
-/// Byte alignment that a vector access of `lanes` elements may assume: buffers come from
-/// cudaMalloc (256-byte aligned) and the lane dimension's extent is a multiple of `lanes`.
-static int64_t vectorAlignment(Type elementType, int64_t lanes) {
+int64_t vectorAlignment(Type elementType, int64_t lanes) {
   int64_t bytes = lanes * (elementType.getIntOrFloatBitWidth() / 8);
   return bytes >= 1 && bytes <= 16 && (bytes & (bytes - 1)) == 0 ? bytes : 0;
 }

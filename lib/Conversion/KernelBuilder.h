@@ -65,6 +65,11 @@ public:
 };
 
 /// How an operand's address moves when loop dimension `dim` advances by one.
+/// Byte alignment that a vector access of `lanes` elements may assume (0: none): buffers come
+/// from cudaMalloc (256-byte aligned) or are workgroup buffers (16-byte aligned), and the caller
+/// knows the start is a multiple of `lanes` elements.
+int64_t vectorAlignment(mlir::Type elementType, int64_t lanes);
+
 enum class Access { Contiguous, Invariant, Gather };
 Access accessAlong(mlir::AffineMap map, unsigned dim);
 

@@ -206,6 +206,8 @@ llvm::json::Object ScheduleKnobs::toJson(TaskFamily family) const {
     } else {
       o["tile_sizes"] = list(tileSizes);
       o["thread_tile"] = list(threadTile);
+      if (vectorWidth != 1) // 128-bit shared-memory fragments (EmitMatmul.cpp)
+        o["vector_width"] = vectorWidth;
     }
     break;
   }

@@ -449,6 +449,10 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
   std::mt19937_64 rng(opts.seed * 0x9E3779B97F4A7C15ull + std::hash<std::string>()(task.name) +
                       created);
   LegalityCache legal(func, task.family);
+  std::deque<Genome> seeds; // seedGenomes: tried first by the built-in mutators
+  if (!opts.replay)
+    for (Genome &g : seedGenomes(baseGenome, task.family))
+      seeds.push_back(std::move(g));
   Clock::time_point started = Clock::now();
   std::vector<Pending> compiling;
   std::vector<Asking> asking;
@@ -869,6 +873,15 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
       std::optional<Genome> child;
       std::string op;
       std::vector<int64_t> parents;
+      while (!child && !seeds.empty()) {
+        Genome g = std::move(seeds.front());
+        seeds.pop_front();
+        if (!seenKeys.count(g.key(task.family)) && legal.isLegal(g)) {
+          child = std::move(g);
+          op = "knob-seed";
+          parents = {baseline->id};
+        }
+      }
       for (int attempt = 0; attempt < 30 && !child; ++attempt) {
         std::optional<Member> p1 =
             opts.strategy == "single-best" ? pop.best() : pop.select(rng);

@@ -11,11 +11,29 @@
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 
 namespace evo {
+
+namespace {
+/// Workgroup buffers become shared-memory globals aligned only to their element type; the
+/// emitters' 128-bit shared-memory accesses (vector_width=4 matmul tiles) need 16 bytes.
+struct AlignWorkgroupGlobals
+    : PassWrapper<AlignWorkgroupGlobals, OperationPass<gpu::GPUModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(AlignWorkgroupGlobals)
+  StringRef getArgument() const override { return "evo-align-workgroup-globals"; }
+  void runOnOperation() override {
+    getOperation().walk([](LLVM::GlobalOp g) {
+      if (g.getAddrSpace() == static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared) &&
+          g.getAlignment().value_or(0) < 16)
+        g.setAlignment(16);
+    });
+  }
+};
+} // namespace
 
 FailureOr<Attribute> nvvmTarget(MLIRContext *ctx, const PTXOptions &o,
                                 function_ref<InFlightDiagnostic()> emitError) {
@@ -40,6 +58,7 @@ void buildKernelsToPTXPipeline(OpPassManager &pm, const PTXOptions &options) {
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
+  kernels.addPass(std::make_unique<AlignWorkgroupGlobals>());
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = "isa";
   binary.toolkitPath = options.cudaPath.empty() ? defaultCudaPath() : options.cudaPath;

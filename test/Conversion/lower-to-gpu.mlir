@@ -355,6 +355,34 @@ func.func @bmm_f16(%a: tensor<8x128x256xf16>, %b: tensor<8x256x256xf16>) -> tens
 
 // -----
 
+// vector_width=4 tiles: A's tile padded to 64+4 per K row, 128-bit fragments from shared memory
+// (4 vector.loads per K step for a 8x8 thread tile), the K step unrolled (BK=4), multiply-adds
+// marked contract (FMA), C written 4 columns at a time.
+
+// CHECK-LABEL: func.func @matmul_vec
+// CHECK:         gpu.launch_func @matmul_vec_kernels::@matmul_vec_k0 blocks in (%c2, %c2, %c1) threads in (%c64, %c1, %c1)
+// CHECK:         gpu.func @matmul_vec_k0({{.*}}) workgroup(%[[AS:.*]] : memref<272xf32, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<256xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK-SAME:      evo.knobs = {thread_tile = array<i64: 8, 8>, tile_sizes = array<i64: 64, 64, 4>, vector_width = 4 : i64}
+// CHECK:           scf.for
+// CHECK:             memref.store %{{.*}}, %[[AS]]
+// CHECK:             gpu.barrier
+// CHECK-NOT:         scf.for
+// CHECK-COUNT-2:     vector.load %[[AS]][%{{.*}}] {alignment = 16 : i64} : memref<272xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK-COUNT-2:     vector.load %[[BS]][%{{.*}}] {alignment = 16 : i64} : memref<256xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK:             arith.mulf %{{.*}}, %{{.*}} fastmath<contract> : f32
+// CHECK-NEXT:        arith.addf %{{.*}}, %{{.*}} fastmath<contract> : f32
+// CHECK-COUNT-16:  vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<128x128xf32>, vector<4xf32>
+func.func @matmul_vec(%a: tensor<128x64xf32>, %b: tensor<64x128xf32>) -> tensor<128x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<128x128xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<128x128xf32>) -> tensor<128x128xf32>
+  %c = linalg.matmul {evo.knobs = {tile_sizes = [64, 64, 4], thread_tile = [8, 8], vector_width = 4}}
+         ins(%a, %b : tensor<128x64xf32>, tensor<64x128xf32>) outs(%acc : tensor<128x128xf32>) -> tensor<128x128xf32>
+  return %c : tensor<128x128xf32>
+}
+
+// -----
+
 // Two tasks: the intermediate becomes a device scratch buffer that the host allocates and frees.
 
 // CHECK-LABEL: func.func @mm_relu
@@ -554,6 +582,18 @@ func.func @bad_tiles(%a: tensor<100x64xf32>, %b: tensor<64x64xf32>) -> tensor<10
   %c = linalg.matmul {evo.knobs = {tile_sizes = [64, 64, 16], thread_tile = [4, 4]}}
          ins(%a, %b : tensor<100x64xf32>, tensor<64x64xf32>) outs(%acc : tensor<100x64xf32>) -> tensor<100x64xf32>
   return %c : tensor<100x64xf32>
+}
+
+// -----
+
+func.func @bad_vector_tiles(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  // expected-error @+1 {{tile_sizes=64,64,16 thread_tile=4,2 for M=64 N=64 K=64: vector_width=4 needs thread_tile entries that are multiples of 4}}
+  %c = linalg.matmul {evo.knobs = {tile_sizes = [64, 64, 16], thread_tile = [4, 2], vector_width = 4}}
+         ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%acc : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %c : tensor<64x64xf32>
 }
 
 // -----

@@ -21,7 +21,7 @@
 
 // PTX:         .visible .entry softmax_k0(
 // PTX:         .maxntid 128, 1, 1
-// PTX:         .shared .align 4 .b8 {{.*}}[16];
+// PTX:         .shared .align 16 .b8 {{.*}}[16];
 // PTX:         ld.global.v4.b32
 // PTX:         shfl.sync.bfly.b32
 // PTX:         bar.sync 0;

@@ -70,6 +70,11 @@ private:
 
 /// The built-in mutators. Each returns a genome different from its parents that lowers for the
 /// task, or std::nullopt after a bounded number of attempts.
+/// Known-good starting points of a family, proposed before any mutation (the caller checks their
+/// legality): for contractions, register-tiled schedules that mutations from the naive one reach
+/// only after several legal steps.
+std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family);
+
 std::optional<Genome> mutateKnob(const Genome &parent, TaskFamily family, LegalityCache &legal,
                                  std::mt19937_64 &rng);
 std::optional<Genome> crossoverKnobs(const Genome &a, const Genome &b, TaskFamily family,
