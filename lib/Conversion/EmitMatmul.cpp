@@ -134,64 +134,120 @@ FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &t, const ScheduleKnobs
     init.push_back(combinerIdentity(kb.b, loc, comb.op, acc));
   Value unusedOut = kb.constant(cast<TypedAttr>(kb.b.getZeroAttr(outElt)));
 
-  SmallVector<Value> accs = kb.forLoop(zeroIdx, kb.idx(K), BK, init, [&](Value k0, ValueRange cur) {
-    for (int64_t l = 0; l < BM * BK / threads; ++l) {
+  // Global -> shared copies of one K tile, in two halves so that the next tile can be read
+  // into registers while the current one is computed on (prefetch): `fetch` loads, `stash`
+  // stores. A run of 4 elements contiguous in global memory is one 128-bit load (vector
+  // schedule, when the threads share the runs evenly); A's tile is stored transposed.
+  struct Piece {
+    Value row, col; // A: (mm, kk); B: (kk, nn), the first of the piece's elements
+    SmallVector<Value> values;
+  };
+  struct Fetched {
+    SmallVector<Piece> a, b;
+  };
+  const bool vecA = vec && aKFastest && BK % 4 == 0 && (BM * BK / 4) % threads == 0;
+  const bool vecB = vec && bNFastest && (BK * BN / 4) % threads == 0;
+  auto fetch = [&](Value k0) {
+    Fetched f;
+    const int64_t pa = vecA ? 4 : 1, pb = vecB ? 4 : 1;
+    for (int64_t l = 0; l < BM * BK / pa / threads; ++l) {
       Value e = kb.add(tid, l * threads);
-      Value mm = aKFastest ? kb.div(e, BK) : kb.rem(e, BM);
-      Value kk = aKFastest ? kb.rem(e, BK) : kb.div(e, BM);
-      Value v = memref::LoadOp::create(
-          kb.b, kb.param(t.inputs[0].buffer),
-          kb.applyMap(maps[0], indices(kb.add(m0, mm), zeroIdx, kb.add(k0, kk))));
-      memref::StoreOp::create(kb.b, v, As, ValueRange{kb.add(kb.mul(kk, lda), mm)});
+      Value mm = vecA ? kb.div(e, BK / 4) : aKFastest ? kb.div(e, BK) : kb.rem(e, BM);
+      Value kk = vecA ? kb.mul(kb.rem(e, BK / 4), 4) : aKFastest ? kb.rem(e, BK) : kb.div(e, BM);
+      f.a.push_back({mm, kk,
+                     loadLanes(kb, t.inputs[0], maps[0], eltA,
+                               indices(kb.add(m0, mm), zeroIdx, kb.add(k0, kk)), kDim, pa)});
     }
-    for (int64_t l = 0; l < BK * BN / threads; ++l) {
+    for (int64_t l = 0; l < BK * BN / pb / threads; ++l) {
       Value e = kb.add(tid, l * threads);
-      Value nn = bNFastest ? kb.rem(e, BN) : kb.div(e, BK);
-      Value kk = bNFastest ? kb.div(e, BN) : kb.rem(e, BK);
-      Value v = memref::LoadOp::create(
-          kb.b, kb.param(t.inputs[1].buffer),
-          kb.applyMap(maps[1], indices(zeroIdx, kb.add(n0, nn), kb.add(k0, kk))));
-      memref::StoreOp::create(kb.b, v, Bs, ValueRange{kb.add(kb.mul(kk, BN), nn)});
+      Value nn = vecB ? kb.mul(kb.rem(e, BN / 4), 4) : bNFastest ? kb.rem(e, BN) : kb.div(e, BK);
+      Value kk = vecB ? kb.div(e, BN / 4) : bNFastest ? kb.div(e, BN) : kb.rem(e, BK);
+      f.b.push_back({kk, nn,
+                     loadLanes(kb, t.inputs[1], maps[1], eltB,
+                               indices(zeroIdx, kb.add(n0, nn), kb.add(k0, kk)), nDim, pb)});
     }
-    gpu::BarrierOp::create(kb.b);
-    auto step = [&](Value kk, ValueRange a) {
-      SmallVector<Value> as, bs;
-      Value aRow = kb.mul(kk, lda), bRow = kb.mul(kk, BN);
-      if (vec) {
-        for (int64_t i = 0; i < TM; i += 4)
-          llvm::append_range(as, load4(As, eltA, kb.add(aRow, rowOf(i))));
-        for (int64_t j = 0; j < TN; j += 4)
-          llvm::append_range(bs, load4(Bs, eltB, kb.add(bRow, colOf(j))));
-      } else {
-        for (int64_t i = 0; i < TM; ++i)
-          as.push_back(memref::LoadOp::create(kb.b, As, ValueRange{kb.add(aRow, rowOf(i))}));
-        for (int64_t j = 0; j < TN; ++j)
-          bs.push_back(memref::LoadOp::create(kb.b, Bs, ValueRange{kb.add(bRow, colOf(j))}));
+    return f;
+  };
+  auto stash = [&](const Fetched &f) {
+    for (const Piece &p : f.a)
+      for (auto [q, v] : llvm::enumerate(p.values))
+        memref::StoreOp::create(kb.b, v, As,
+                                ValueRange{kb.add(kb.mul(kb.add(p.col, q), lda), p.row)});
+    for (const Piece &p : f.b) {
+      Value at = kb.add(kb.mul(p.row, BN), p.col);
+      if (p.values.size() == 1) {
+        memref::StoreOp::create(kb.b, p.values.front(), Bs, ValueRange{at});
+        continue;
       }
-      SmallVector<Value> out;
+      auto v = vector::FromElementsOp::create(
+          kb.b, VectorType::get({int64_t(p.values.size())}, eltB), p.values);
+      auto st = vector::StoreOp::create(kb.b, v, Bs, ValueRange{at});
+      if (int64_t align = vectorAlignment(eltB, p.values.size()))
+        st.setAlignment(align);
+    }
+  };
+
+  // One K tile from shared memory into the accumulators.
+  auto step = [&](Value kk, ValueRange a) {
+    SmallVector<Value> as, bs;
+    Value aRow = kb.mul(kk, lda), bRow = kb.mul(kk, BN);
+    if (vec) {
+      for (int64_t i = 0; i < TM; i += 4)
+        llvm::append_range(as, load4(As, eltA, kb.add(aRow, rowOf(i))));
+      for (int64_t j = 0; j < TN; j += 4)
+        llvm::append_range(bs, load4(Bs, eltB, kb.add(bRow, colOf(j))));
+    } else {
       for (int64_t i = 0; i < TM; ++i)
-        for (int64_t j = 0; j < TN; ++j) {
-          IRMapping map;
-          clonePayload(kb.b, op, {as[i], bs[j], unusedOut}, {}, {comb.op}, map);
-          Value x = castTo(kb.b, loc, map.lookupOrDefault(comb.op->getOperand(comb.valueOperand)),
-                           acc);
-          out.push_back(combine(kb.b, loc, comb.op, a[i * TN + j], x));
-        }
-      return out;
-    };
+        as.push_back(memref::LoadOp::create(kb.b, As, ValueRange{kb.add(aRow, rowOf(i))}));
+      for (int64_t j = 0; j < TN; ++j)
+        bs.push_back(memref::LoadOp::create(kb.b, Bs, ValueRange{kb.add(bRow, colOf(j))}));
+    }
+    SmallVector<Value> out;
+    for (int64_t i = 0; i < TM; ++i)
+      for (int64_t j = 0; j < TN; ++j) {
+        IRMapping map;
+        clonePayload(kb.b, op, {as[i], bs[j], unusedOut}, {}, {comb.op}, map);
+        Value x = castTo(kb.b, loc, map.lookupOrDefault(comb.op->getOperand(comb.valueOperand)),
+                         acc);
+        out.push_back(combine(kb.b, loc, comb.op, a[i * TN + j], x));
+      }
+    return out;
+  };
+  auto computeTile = [&](ValueRange cur) {
     // The vector schedule unrolls the K step here (BK <= 32: at most 32 x TM*TN FMAs), so the
     // shared-memory offsets are constants and no loop counter competes with the FMAs.
-    SmallVector<Value> next;
     if (vec && BK <= 32) {
-      next.assign(cur.begin(), cur.end());
+      SmallVector<Value> next(cur.begin(), cur.end());
       for (int64_t kk = 0; kk < BK; ++kk)
         next = step(kb.idx(kk), next);
-    } else {
-      next = kb.forLoop(zeroIdx, kb.idx(BK), 1, cur, step);
+      return next;
     }
+    return kb.forLoop(zeroIdx, kb.idx(BK), 1, cur, step);
+  };
+
+  SmallVector<Value> accs;
+  if (!k.prefetch) {
+    accs = kb.forLoop(zeroIdx, kb.idx(K), BK, init, [&](Value k0, ValueRange cur) {
+      stash(fetch(k0));
+      gpu::BarrierOp::create(kb.b);
+      SmallVector<Value> next = computeTile(cur);
+      gpu::BarrierOp::create(kb.b);
+      return next;
+    });
+  } else {
+    // Tile 0 first; then each iteration reads tile k0 while computing tile k0 - BK.
+    stash(fetch(zeroIdx));
     gpu::BarrierOp::create(kb.b);
-    return next;
-  });
+    SmallVector<Value> last = kb.forLoop(kb.idx(BK), kb.idx(K), BK, init, [&](Value k0, ValueRange cur) {
+      Fetched next = fetch(k0);
+      SmallVector<Value> out = computeTile(cur);
+      gpu::BarrierOp::create(kb.b);
+      stash(next);
+      gpu::BarrierOp::create(kb.b);
+      return out;
+    });
+    accs = computeTile(last);
+  }
 
   // C: `lanes` consecutive columns at a time (one vector access where C is contiguous along N).
   AffineMap outMap = maps[2];

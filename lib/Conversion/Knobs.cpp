@@ -62,7 +62,7 @@ ArrayRef<StringRef> knownKnobNames() {
   static const StringRef names[] = {"block_size",   "elements_per_thread", "vector_width",
                                     "reduction",    "accumulators",        "tile_sizes",
                                     "thread_tile",  "cache_row",           "split",
-                                    "transpose_tile"};
+                                    "transpose_tile", "prefetch"};
   return names;
 }
 
@@ -149,13 +149,13 @@ LogicalResult ScheduleKnobs::merge(DictionaryAttr dict,
       if (!strategy)
         return emitError() << "knob 'reduction' must be \"thread\", \"warp\" or \"block\"";
       reduction = *strategy;
-    } else if (key == "cache_row") {
+    } else if (key == "cache_row" || key == "prefetch") {
       FailureOr<int64_t> v = getInt(entry, emitError);
       if (failed(v))
         return failure();
       if (*v != 0 && *v != 1)
-        return emitError() << "knob 'cache_row' must be 0 or 1";
-      cacheRow = *v;
+        return emitError() << "knob '" << key << "' must be 0 or 1";
+      (key == "cache_row" ? cacheRow : prefetch) = *v;
     } else if (key == "tile_sizes") {
       if (failed(getIntList(entry, tileSizes, emitError)))
         return failure();
@@ -208,6 +208,8 @@ llvm::json::Object ScheduleKnobs::toJson(TaskFamily family) const {
       o["thread_tile"] = list(threadTile);
       if (vectorWidth != 1) // 128-bit shared-memory fragments (EmitMatmul.cpp)
         o["vector_width"] = vectorWidth;
+      if (prefetch)
+        o["prefetch"] = static_cast<int64_t>(prefetch);
     }
     break;
   }
@@ -271,7 +273,8 @@ bool ScheduleKnobs::operator==(const ScheduleKnobs &o) const {
   return blockSize == o.blockSize && elementsPerThread == o.elementsPerThread &&
          transposeTile == o.transposeTile &&
          vectorWidth == o.vectorWidth && reduction == o.reduction &&
-         accumulators == o.accumulators && split == o.split && cacheRow == o.cacheRow && tileSizes == o.tileSizes &&
+         accumulators == o.accumulators && split == o.split && cacheRow == o.cacheRow && prefetch == o.prefetch &&
+         tileSizes == o.tileSizes &&
          threadTile == o.threadTile;
 }
 

@@ -46,6 +46,7 @@ void EvoLowerToGPUPass::runOnOperation() {
   options.knobs.vectorWidth = vectorWidth;
   options.knobs.accumulators = accumulators;
   options.knobs.cacheRow = cacheRow;
+  options.knobs.prefetch = prefetch;
   options.knobs.split = split;
   options.knobs.transposeTile = transposeTile;
   std::optional<evo::ReductionStrategy> strategy =

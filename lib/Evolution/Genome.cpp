@@ -138,8 +138,13 @@ std::vector<KnobDimension> knobDimensions(TaskFamily family) {
   }
   case TaskFamily::Softmax:
     return {block, vector, strategy};
-  case TaskFamily::Matmul:
-    return {tiles, threadTile, block, accumulators, vector};
+  case TaskFamily::Matmul: {
+    KnobDimension prefetch{"prefetch",
+                           {one(0), one(1)},
+                           [](const ScheduleKnobs &k) { return one(int64_t(k.prefetch)); },
+                           [](ScheduleKnobs &k, ArrayRef<int64_t> v) { k.prefetch = v[0]; }};
+    return {tiles, threadTile, block, accumulators, vector, prefetch};
+  }
   case TaskFamily::Rows: {
     KnobDimension cache{"cache_row",
                         {one(0), one(1)},
@@ -155,17 +160,20 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family) {
   std::vector<Genome> seeds;
   if (family != TaskFamily::Matmul)
     return seeds;
-  // {BM, BN, BK, TM, TN}: 256 threads (128 for the last), 128-bit fragments, BK of 8 or 16.
+  // {BM, BN, BK, TM, TN}: 256 threads (128 for the last), 128-bit fragments, BK of 8 or 16, each
+  // with and without register prefetch of the next K tile.
   const int64_t shapes[][5] = {{128, 128, 8, 8, 8}, {128, 64, 8, 8, 4},  {64, 128, 8, 4, 8},
                                {128, 128, 16, 8, 8}, {64, 64, 8, 4, 4},   {64, 64, 16, 4, 4},
                                {128, 64, 16, 8, 8}};
-  for (const auto &s : shapes) {
-    Genome g = baseline;
-    g.knobs.tileSizes = {s[0], s[1], s[2]};
-    g.knobs.threadTile = {s[3], s[4]};
-    g.knobs.vectorWidth = 4;
-    seeds.push_back(g);
-  }
+  for (const auto &s : shapes)
+    for (bool prefetch : {true, false}) {
+      Genome g = baseline;
+      g.knobs.tileSizes = {s[0], s[1], s[2]};
+      g.knobs.threadTile = {s[3], s[4]};
+      g.knobs.vectorWidth = 4;
+      g.knobs.prefetch = prefetch;
+      seeds.push_back(g);
+    }
   return seeds;
 }
 

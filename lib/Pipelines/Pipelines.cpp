@@ -18,6 +18,7 @@ void buildEvoPipeline(OpPassManager &pm, const EvoPipelineOptions &options) {
   lower.reductionStrategy = options.reductionStrategy;
   lower.accumulators = options.accumulators;
   lower.cacheRow = options.cacheRow;
+  lower.prefetch = options.prefetch;
   lower.split = options.split;
   lower.transposeTile = options.transposeTile;
   lower.tileSizes = llvm::to_vector(options.tileSizes);

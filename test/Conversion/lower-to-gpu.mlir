@@ -361,10 +361,13 @@ func.func @bmm_f16(%a: tensor<8x128x256xf16>, %b: tensor<8x256x256xf16>) -> tens
 
 // CHECK-LABEL: func.func @matmul_vec
 // CHECK:         gpu.launch_func @matmul_vec_kernels::@matmul_vec_k0 blocks in (%c2, %c2, %c1) threads in (%c64, %c1, %c1)
-// CHECK:         gpu.func @matmul_vec_k0({{.*}}) workgroup(%[[AS:.*]] : memref<272xf32, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<256xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK:         gpu.func @matmul_vec_k0(%[[A:.*]]: memref<128x64xf32>, %[[B:.*]]: memref<64x128xf32>, %{{.*}}: memref<128x128xf32>) workgroup(%[[AS:.*]] : memref<272xf32, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<256xf32, #gpu.address_space<workgroup>>) kernel
 // CHECK-SAME:      evo.knobs = {thread_tile = array<i64: 8, 8>, tile_sizes = array<i64: 64, 64, 4>, vector_width = 4 : i64}
 // CHECK:           scf.for
-// CHECK:             memref.store %{{.*}}, %[[AS]]
+// CHECK:             vector.load %[[A]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<128x64xf32>, vector<4xf32>
+// CHECK:             vector.load %[[B]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<64x128xf32>, vector<4xf32>
+// CHECK-COUNT-4:     memref.store %{{.*}}, %[[AS]]
+// CHECK:             vector.store %{{.*}}, %[[BS]][%{{.*}}] {alignment = 16 : i64}
 // CHECK:             gpu.barrier
 // CHECK-NOT:         scf.for
 // CHECK-COUNT-2:     vector.load %[[AS]][%{{.*}}] {alignment = 16 : i64} : memref<272xf32, #gpu.address_space<workgroup>>, vector<4xf32>
@@ -377,6 +380,38 @@ func.func @matmul_vec(%a: tensor<128x64xf32>, %b: tensor<64x128xf32>) -> tensor<
   %e = tensor.empty() : tensor<128x128xf32>
   %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<128x128xf32>) -> tensor<128x128xf32>
   %c = linalg.matmul {evo.knobs = {tile_sizes = [64, 64, 4], thread_tile = [8, 8], vector_width = 4}}
+         ins(%a, %b : tensor<128x64xf32>, tensor<64x128xf32>) outs(%acc : tensor<128x128xf32>) -> tensor<128x128xf32>
+  return %c : tensor<128x128xf32>
+}
+
+// -----
+
+// prefetch=1: tile 0 is copied before the loop; the loop (from K tile 1) reads the next tile
+// from global memory before computing on the current one, stores it after a barrier, and the
+// last tile is computed after the loop.
+
+// CHECK-LABEL: func.func @matmul_prefetch
+// CHECK:         gpu.func @matmul_prefetch_k0(%[[A:.*]]: memref<128x64xf32>, %[[B:.*]]: memref<64x128xf32>, %{{.*}}: memref<128x128xf32>) workgroup(%[[AS:.*]] : {{.*}}, %[[BS:.*]] : {{.*}}) kernel
+// CHECK-SAME:      prefetch = 1 : i64
+// CHECK:           %[[C4:.*]] = arith.constant 4 : index
+// CHECK:           vector.load %[[A]]
+// CHECK:           gpu.barrier
+// CHECK:           scf.for %{{.*}} = %[[C4]] to
+// CHECK:             vector.load %[[A]]
+// CHECK:             vector.load %[[B]]
+// CHECK:             vector.load %[[AS]]
+// CHECK:             gpu.barrier
+// CHECK-NEXT:        memref.store %{{.*}}, %[[AS]]
+// CHECK:             vector.store %{{.*}}, %[[BS]]
+// CHECK-NEXT:        gpu.barrier
+// CHECK:             scf.yield
+// CHECK:           vector.load %[[AS]]
+// CHECK:           vector.store
+func.func @matmul_prefetch(%a: tensor<128x64xf32>, %b: tensor<64x128xf32>) -> tensor<128x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<128x128xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<128x128xf32>) -> tensor<128x128xf32>
+  %c = linalg.matmul {evo.knobs = {tile_sizes = [64, 64, 4], thread_tile = [8, 8], vector_width = 4, prefetch = 1}}
          ins(%a, %b : tensor<128x64xf32>, tensor<64x128xf32>) outs(%acc : tensor<128x128xf32>) -> tensor<128x128xf32>
   return %c : tensor<128x128xf32>
 }

@@ -75,13 +75,26 @@ func.func @matmul_vec(%a: tensor<512x256xf32>, %b: tensor<256x384xf32>) -> tenso
 
 // -----
 
+// ... with the next K tile prefetched into registers (K = 264: 33 tiles of 8).
+// expected-remark @below {{evo-verify: 'matmul_prefetch' is valid (5 trials, }}
+func.func @matmul_prefetch(%a: tensor<256x264xf32>, %b: tensor<264x384xf32>) -> tensor<256x384xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x384xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<256x384xf32>) -> tensor<256x384xf32>
+  %c = linalg.matmul {evo.knobs = {tile_sizes = [128, 128, 8], thread_tile = [8, 8], vector_width = 4, prefetch = 1}}
+         ins(%a, %b : tensor<256x264xf32>, tensor<264x384xf32>) outs(%acc : tensor<256x384xf32>) -> tensor<256x384xf32>
+  return %c : tensor<256x384xf32>
+}
+
+// -----
+
 // The same schedule on f16 operands (64-bit fragments) with a batch dimension.
 // expected-remark @below {{evo-verify: 'bmm_f16_vec' is valid (5 trials, }}
 func.func @bmm_f16_vec(%a: tensor<4x128x256xf16>, %b: tensor<4x256x128xf16>) -> tensor<4x128x128xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4x128x128xf32>
   %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<4x128x128xf32>) -> tensor<4x128x128xf32>
-  %c = linalg.batch_matmul {evo.knobs = {tile_sizes = [64, 64, 16], thread_tile = [4, 4], vector_width = 4}}
+  %c = linalg.batch_matmul {evo.knobs = {tile_sizes = [64, 64, 16], thread_tile = [4, 4], vector_width = 4, prefetch = 1}}
          ins(%a, %b : tensor<4x128x256xf16>, tensor<4x256x128xf16>)
          outs(%acc : tensor<4x128x128xf32>) -> tensor<4x128x128xf32>
   return %c : tensor<4x128x128xf32>

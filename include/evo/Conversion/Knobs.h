@@ -51,6 +51,9 @@ struct ScheduleKnobs {
   llvm::SmallVector<int64_t, 3> tileSizes;
   /// Matmul per-thread register tile {M, N}; used with tileSizes.
   llvm::SmallVector<int64_t, 2> threadTile = {1, 1};
+  /// Tiled matmul: read the next K tile from global memory into registers while computing on
+  /// the current one (its latency hides behind the FMAs), then store it to shared memory.
+  bool prefetch = false;
 
   /// Checks the values that do not depend on a task's shapes.
   mlir::LogicalResult verify(llvm::function_ref<mlir::InFlightDiagnostic()> emitError) const;

@@ -64,6 +64,8 @@ def EvoLowerToGPUPass : Pass<"evo-lower-to-gpu", "mlir::ModuleOp"> {
            "kernel (power of 2, at most 256)">,
     Option<"cacheRow", "cache-row", "bool", /*default=*/"false",
            "Row programs: keep each thread's part of the row in registers across passes">,
+    Option<"prefetch", "prefetch", "bool", /*default=*/"false",
+           "Tiled matmul: load the next K tile into registers while computing the current one">,
     Option<"fuseElementwise", "fuse-elementwise", "bool", /*default=*/"true",
            "Fuse elementwise producers into their consumers, and whole row programs (softmax, "
            "norms) into one kernel, before lowering">,

@@ -32,6 +32,9 @@ struct EvoPipelineOptions : public mlir::PassPipelineOptions<EvoPipelineOptions>
   Option<bool> cacheRow{*this, "cache-row",
                         llvm::cl::desc("Row programs: keep each thread's part of the row in registers"),
                         llvm::cl::init(false)};
+  Option<bool> prefetch{*this, "prefetch",
+                        llvm::cl::desc("Tiled matmul: prefetch the next K tile into registers"),
+                        llvm::cl::init(false)};
   ListOption<int64_t> tileSizes{*this, "tile-sizes", llvm::cl::desc("Matmul block tile M,N,K")};
   ListOption<int64_t> threadTile{*this, "thread-tile",
                                  llvm::cl::desc("Matmul register tile M,N")};
