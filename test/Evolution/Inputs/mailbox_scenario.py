@@ -9,6 +9,9 @@ import sqlite3
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fake_openai import FakeOpenAI  # noqa: E402
+
 evo, worker, scripted, source, work = sys.argv[1:6]
 run_dir, mailbox = os.path.join(work, "run"), os.path.join(work, "mb")
 opts = (f"worker={worker} stand-in-worker=true run-dir={run_dir} max-candidates=6 quiet=true "
@@ -78,12 +81,19 @@ for k, why in db.execute("select substr(llm_key, 1, 8), reason from candidates w
 after = dict(db.execute("select id, eval_order from candidates where verdict != 'pending'").fetchall())
 print("re-evaluated: " + str(any(after.get(i) != o for i, o in before)))
 
-r = subprocess.run([evo, "llm-relay", mailbox, f"--llm=cmd:{scripted}"], capture_output=True, text=True)
-print(r.stdout.strip())
+# The relay answers through a local OpenAI-compatible server; the usage it reports is what the
+# run store records for that candidate.
+missing = pending()[0]
+with FakeOpenAI(scripted) as server:
+    r = subprocess.run([evo, "llm-relay", mailbox, "--llm=openai", f"--llm-base-url={server.base_url}",
+                        "--llm-model=fake-model", "--llm-key-env=EVO_TEST_NO_KEY"],
+                       capture_output=True, text=True)
+    print(r.stdout.strip() + f" (server saw {server.requests} request)")
 evolve("resume=true")
 db = verdicts()
-tokens = db.execute("select sum(prompt_tokens), sum(completion_tokens) from candidates").fetchone()
-print(f"tokens recorded: {tokens[0] > 0 and tokens[1] > 0}")
+tokens = db.execute("select prompt_tokens, completion_tokens from candidates where llm_key = ?",
+                    (missing,)).fetchone()
+print(f"tokens recorded for the relayed prompt: {tokens[0]} / {tokens[1]}")
 
 # With llm-repairs=1, a reply that cannot be used after a resume is asked again with its
 # diagnostics: the prompt context travels with the stored request.
