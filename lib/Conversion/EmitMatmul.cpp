@@ -27,19 +27,74 @@ using namespace mlir;
 
 namespace evo {
 
+std::optional<GemmView> gemmView(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+    return std::nullopt;
+  GemmView v;
+  // (inferContractionDims alone also "finds" dimensions in a convolution: ask first whether the
+  // op is a contraction.)
+  if (FailureOr<linalg::ContractionDimensions> d = linalg::inferContractionDims(op);
+      linalg::isaContractionOpInterface(op) && succeeded(d) && d->m.size() == 1 &&
+      d->n.size() == 1 && d->k.size() == 1) {
+    v.m.assign(d->m.begin(), d->m.end());
+    v.n.assign(d->n.begin(), d->n.end());
+    v.k.assign(d->k.begin(), d->k.end());
+    v.batch.assign(d->batch.begin(), d->batch.end());
+    return v;
+  }
+  // A convolution as an implicit GEMM: output channels x (batch, output pixels), reduced over
+  // (input channels, filter window). The filter is A, the image B: output pixels are
+  // contiguous in the image and the result, so B's tile copies and C's stores coalesce.
+  FailureOr<linalg::ConvolutionDimensions> c = linalg::inferConvolutionDims(op);
+  if (linalg::isaContractionOpInterface(op) || failed(c) || !c->depth.empty() || c->outputChannel.size() != 1 ||
+      c->inputChannel.empty() || c->outputImage.empty() ||
+      llvm::any_of(c->strides, [](int64_t x) { return x != 1; }) ||
+      llvm::any_of(c->dilations, [](int64_t x) { return x != 1; }))
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  unsigned filter = maps[0].isFunctionOfDim(c->outputChannel.front()) ? 0 : 1;
+  if (!maps[filter].isFunctionOfDim(c->outputChannel.front()) ||
+      maps[1 - filter].isFunctionOfDim(c->outputChannel.front()))
+    return std::nullopt;
+  v.a = filter;
+  v.b = 1 - filter;
+  v.m.assign(c->outputChannel.begin(), c->outputChannel.end());
+  v.n.append(c->batch.begin(), c->batch.end());
+  v.n.append(c->outputImage.begin(), c->outputImage.end());
+  v.k.append(c->inputChannel.begin(), c->inputChannel.end());
+  v.k.append(c->filterLoop.begin(), c->filterLoop.end());
+  return v;
+}
+
 FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &t, const ScheduleKnobs &k,
                                        EmitContext &ctx) {
   linalg::GenericOp op = t.op;
-  FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
-  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 || dims->k.size() != 1 ||
-      op.getNumDpsInputs() != 2 || t.outputs.size() != 1)
-    return op.emitError("tile_sizes need a contraction with exactly one M, N and K dimension");
+  std::optional<GemmView> view = gemmView(op);
+  if (!view || t.outputs.size() != 1)
+    return op.emitError("tile_sizes need a contraction with exactly one M, N and K dimension, "
+                        "or a convolution with unit strides and dilations");
   if (!t.allCombinersKnown() || op.hasIndexSemantics())
     return op.emitError("tile_sizes need a payload of the form `yield add(f(a, b), out)`");
-  if (t.inputs[0].kind != ValueSource::Kind::Buffer || t.inputs[1].kind != ValueSource::Kind::Buffer)
+  const unsigned ia = view->a, ib = view->b;
+  if (t.inputs[ia].kind != ValueSource::Kind::Buffer || t.inputs[ib].kind != ValueSource::Kind::Buffer)
     return op.emitError("tile_sizes need both operands in memory");
-  const unsigned mDim = dims->m.front(), nDim = dims->n.front(), kDim = dims->k.front();
-  const int64_t M = t.loopSizes[mDim], N = t.loopSizes[nDim], K = t.loopSizes[kDim];
+  auto sizesOf = [&](ArrayRef<unsigned> ds) {
+    SmallVector<int64_t> out;
+    for (unsigned d : ds)
+      out.push_back(t.loopSizes[d]);
+    return out;
+  };
+  const SmallVector<int64_t> mSizes = sizesOf(view->m), nSizes = sizesOf(view->n),
+                             kSizes = sizesOf(view->k);
+  auto product = [](ArrayRef<int64_t> xs) {
+    int64_t p = 1;
+    for (int64_t x : xs)
+      p *= x;
+    return p;
+  };
+  // The fastest-varying loop dimension of each GEMM index (vector accesses run along it).
+  const unsigned nDim = view->n.back(), kDim = view->k.back();
+  const int64_t M = product(mSizes), N = product(nSizes), K = product(kSizes);
   const int64_t BM = k.tileSizes[0], BN = k.tileSizes[1], BK = k.tileSizes[2];
   const int64_t TM = k.threadTile[0], TN = k.threadTile[1];
   auto bad = [&]() {
@@ -65,15 +120,15 @@ FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &t, const ScheduleKnobs
   if (vec && (TM % 4 || TN % 4))
     return bad() << "vector_width=4 needs thread_tile entries that are multiples of 4";
   const int64_t lda = vec ? BM + 4 : BM; // A's tile in shared memory: BK rows of lda
-  Type eltA = t.params[t.inputs[0].buffer].getElementType();
-  Type eltB = t.params[t.inputs[1].buffer].getElementType();
+  Type eltA = t.params[t.inputs[ia].buffer].getElementType();
+  Type eltB = t.params[t.inputs[ib].buffer].getElementType();
   int64_t smemBytes = lda * BK * eltA.getIntOrFloatBitWidth() / 8 +
                       BK * BN * eltB.getIntOrFloatBitWidth() / 8;
   if (smemBytes > 48 * 1024)
     return bad() << "the tiles need " << smemBytes << " bytes of shared memory (limit 49152)";
   int64_t batch = 1;
   SmallVector<int64_t> batchSizes;
-  for (unsigned d : dims->batch) {
+  for (unsigned d : view->batch) {
     batchSizes.push_back(t.loopSizes[d]);
     batch *= t.loopSizes[d];
   }
@@ -112,13 +167,21 @@ FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &t, const ScheduleKnobs
   Value m0 = kb.mul(kb.blockId(gpu::Dimension::y), BM);
   Value n0 = kb.mul(kb.blockId(gpu::Dimension::x), BN);
   SmallVector<Value> batchIdx = kb.delinearize(kb.blockId(gpu::Dimension::z), batchSizes);
+  // Loop indices of GEMM point (m, n, k): each GEMM index split over its loop dimensions (the
+  // last fastest; one dimension each for a plain contraction).
   auto indices = [&](Value m, Value n, Value kk) {
     SmallVector<Value> ivs(t.loopSizes.size());
-    for (auto [i, d] : llvm::enumerate(dims->batch))
+    for (auto [i, d] : llvm::enumerate(view->batch))
       ivs[d] = batchIdx[i];
-    ivs[mDim] = m;
-    ivs[nDim] = n;
-    ivs[kDim] = kk;
+    auto place = [&](ArrayRef<unsigned> ds, ArrayRef<int64_t> sizes, Value linear) {
+      SmallVector<Value> parts =
+          ds.size() == 1 ? SmallVector<Value>{linear} : kb.delinearize(linear, sizes);
+      for (auto [d, v] : llvm::zip(ds, parts))
+        ivs[d] = v;
+    };
+    place(view->m, mSizes, m);
+    place(view->n, nSizes, n);
+    place(view->k, kSizes, kk);
     return ivs;
   };
   Value zeroIdx = kb.idx(0);
@@ -126,8 +189,11 @@ FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &t, const ScheduleKnobs
   auto contiguousIn = [&](AffineMap map, unsigned dim) {
     return accessAlong(map, dim) == Access::Contiguous;
   };
-  const bool aKFastest = contiguousIn(maps[0], kDim);
-  const bool bNFastest = !contiguousIn(maps[1], kDim);
+  // A is read along K where K's fastest dimension is contiguous in it; B along N where N's is
+  // (a convolution's image is contiguous along both output and filter columns: N wins, as
+  // consecutive K there jump rows after a filter width).
+  const bool aKFastest = contiguousIn(maps[ia], kDim);
+  const bool bNFastest = contiguousIn(maps[ib], nDim) || !contiguousIn(maps[ib], kDim);
 
   SmallVector<Value> init;
   for (int64_t i = 0; i < TM * TN; ++i)
@@ -145,8 +211,11 @@ FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &t, const ScheduleKnobs
   struct Fetched {
     SmallVector<Piece> a, b;
   };
-  const bool vecA = vec && aKFastest && BK % 4 == 0 && (BM * BK / 4) % threads == 0;
-  const bool vecB = vec && bNFastest && (BK * BN / 4) % threads == 0;
+  // 128-bit loads only where a GEMM index is one loop dimension: a run of 4 along a split one
+  // can leave its dimension (a filter row of 3) or its alignment (image columns at ow + kw).
+  const bool vecA = vec && aKFastest && view->k.size() == 1 && BK % 4 == 0 &&
+                    (BM * BK / 4) % threads == 0;
+  const bool vecB = vec && bNFastest && view->n.size() == 1 && (BK * BN / 4) % threads == 0;
   auto fetch = [&](Value k0) {
     Fetched f;
     const int64_t pa = vecA ? 4 : 1, pb = vecB ? 4 : 1;
@@ -155,7 +224,7 @@ FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &t, const ScheduleKnobs
       Value mm = vecA ? kb.div(e, BK / 4) : aKFastest ? kb.div(e, BK) : kb.rem(e, BM);
       Value kk = vecA ? kb.mul(kb.rem(e, BK / 4), 4) : aKFastest ? kb.rem(e, BK) : kb.div(e, BM);
       f.a.push_back({mm, kk,
-                     loadLanes(kb, t.inputs[0], maps[0], eltA,
+                     loadLanes(kb, t.inputs[ia], maps[ia], eltA,
                                indices(kb.add(m0, mm), zeroIdx, kb.add(k0, kk)), kDim, pa)});
     }
     for (int64_t l = 0; l < BK * BN / pb / threads; ++l) {
@@ -163,7 +232,7 @@ FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &t, const ScheduleKnobs
       Value nn = vecB ? kb.mul(kb.rem(e, BN / 4), 4) : bNFastest ? kb.rem(e, BN) : kb.div(e, BK);
       Value kk = vecB ? kb.div(e, BN / 4) : bNFastest ? kb.div(e, BN) : kb.rem(e, BK);
       f.b.push_back({kk, nn,
-                     loadLanes(kb, t.inputs[1], maps[1], eltB,
+                     loadLanes(kb, t.inputs[ib], maps[ib], eltB,
                                indices(zeroIdx, kb.add(n0, nn), kb.add(k0, kk)), nDim, pb)});
     }
     return f;
@@ -206,7 +275,10 @@ FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &t, const ScheduleKnobs
     for (int64_t i = 0; i < TM; ++i)
       for (int64_t j = 0; j < TN; ++j) {
         IRMapping map;
-        clonePayload(kb.b, op, {as[i], bs[j], unusedOut}, {}, {comb.op}, map);
+        SmallVector<Value> args(3, unusedOut);
+        args[ia] = as[i];
+        args[ib] = bs[j];
+        clonePayload(kb.b, op, args, {}, {comb.op}, map);
         Value x = castTo(kb.b, loc, map.lookupOrDefault(comb.op->getOperand(comb.valueOperand)),
                          acc);
         out.push_back(combine(kb.b, loc, comb.op, a[i * TN + j], x));
@@ -251,7 +323,8 @@ FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &t, const ScheduleKnobs
 
   // C: `lanes` consecutive columns at a time (one vector access where C is contiguous along N).
   AffineMap outMap = maps[2];
-  const int64_t lanes = vec ? 4 : 1;
+  // (C's fastest N dimension must hold whole groups of 4 for the 16-byte aligned store.)
+  const int64_t lanes = vec && t.loopSizes[nDim] % 4 == 0 ? 4 : 1;
   for (int64_t i = 0; i < TM; ++i)
     for (int64_t j = 0; j < TN; j += lanes) {
       SmallVector<Value> ivs = indices(kb.add(m0, rowOf(i)), kb.add(n0, colOf(j)), zeroIdx);

@@ -23,7 +23,19 @@ mlir::FailureOr<LoweredTask> emitElementwise(const GenericTask &task, const Sche
 /// Reductions, and contractions without tile sizes (one thread per output element).
 mlir::FailureOr<LoweredTask> emitReduction(const GenericTask &task, const ScheduleKnobs &knobs,
                                            EmitContext &ctx);
-/// Contractions with tile sizes: shared-memory tiles and a register tile per thread.
+/// A contraction seen as C[m, n] += A[m, k] * B[k, n]: the loop dimensions that make up each
+/// GEMM index (row-major, the last fastest; one each for a plain contraction), the batch
+/// dimensions, and which input is A. Convolutions (unit strides and dilations, one output-channel
+/// dimension) are implicit GEMMs: M = output channels, N = (batch, output pixels), K = (input
+/// channels, filter window), A = the filter.
+struct GemmView {
+  llvm::SmallVector<unsigned> m, n, k, batch;
+  unsigned a = 0, b = 1;
+};
+std::optional<GemmView> gemmView(mlir::linalg::LinalgOp op);
+
+/// Contractions and convolutions with tile sizes: shared-memory tiles and a register tile per
+/// thread.
 mlir::FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &task, const ScheduleKnobs &knobs,
                                              EmitContext &ctx);
 mlir::FailureOr<LoweredTask> emitSoftmax(const SoftmaxTask &task, const ScheduleKnobs &knobs,

@@ -20,7 +20,8 @@ namespace evo {
 static TaskFamily familyOf(linalg::LinalgOp op) {
   if (op.getNumReductionLoops() == 0)
     return TaskFamily::Elementwise;
-  if (linalg::isaContractionOpInterface(op))
+  // Convolutions are implicit GEMMs: the matmul family's schedules (naive or tiled) apply.
+  if (linalg::isaContractionOpInterface(op) || gemmView(op))
     return TaskFamily::Matmul;
   return TaskFamily::Reduction;
 }

@@ -471,11 +471,12 @@ func.func @max_select(%x: tensor<16x64xf32>, %init: tensor<16xf32>) -> tensor<16
 // -----
 
 // Convolutions and pooling lower through the general reduction emitter: affine indexing maps
-// (h + kh) are evaluated with index arithmetic; the pooling window operand is never read.
+// (h + kh) are evaluated with index arithmetic; the pooling window operand is never read. A
+// convolution belongs to the matmul family (an implicit GEMM: its naive schedule is this one).
 
 // CHECK-LABEL: func.func @conv
 // CHECK:         gpu.func @conv_k0(%[[X:.*]]: memref<2x8x18x18xf32>, %[[W:.*]]: memref<16x8x3x3xf32>, %{{.*}}: memref<2x16x16x16xf32>)
-// CHECK-SAME:      evo.family = "reduction"
+// CHECK-SAME:      evo.family = "matmul"
 // CHECK:           scf.for
 // CHECK:             arith.addi
 // CHECK:             memref.load %[[X]]
@@ -486,6 +487,36 @@ func.func @conv(%x: tensor<2x8x18x18xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<2
   %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<2x16x16x16xf32>) -> tensor<2x16x16x16xf32>
   %r = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<2x8x18x18xf32>, tensor<16x8x3x3xf32>)
                                 outs(%acc : tensor<2x16x16x16xf32>) -> tensor<2x16x16x16xf32>
+  return %r : tensor<2x16x16x16xf32>
+}
+
+// -----
+
+// A convolution with tile sizes is an implicit GEMM: M = output channels (16), N = (batch,
+// output rows, output columns) = 2*16*16, K = (input channels, filter rows, filter columns) =
+// 8*3*3. The filter is A (read along K, contiguous), the image B (read along the output columns),
+// and C is written 4 output columns at a time.
+
+// CHECK-LABEL: func.func @conv_tiled
+// CHECK:         gpu.launch_func @conv_tiled_kernels::@conv_tiled_k0 blocks in (%c8, %c1, %c1) threads in (%c64, %c1, %c1)
+// CHECK:         gpu.func @conv_tiled_k0(%[[X:.*]]: memref<2x8x18x18xf32>, %[[W:.*]]: memref<16x8x3x3xf32>, %[[Y:.*]]: memref<2x16x16x16xf32>) workgroup(%[[AS:.*]] : memref<160xf32, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<512xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME:      evo.family = "matmul", evo.knobs = {thread_tile = array<i64: 4, 4>, tile_sizes = array<i64: 16, 64, 8>, vector_width = 4 : i64}
+// CHECK:           scf.for
+// CHECK:             memref.load %[[W]]
+// CHECK:             memref.load %[[X]]
+// CHECK:             memref.store %{{.*}}, %[[AS]]
+// CHECK:             memref.store %{{.*}}, %[[BS]]
+// CHECK:             gpu.barrier
+// CHECK:             vector.load %[[AS]]
+// CHECK:             vector.load %[[BS]]
+// CHECK-COUNT-4:   vector.store %{{.*}}, %[[Y]]
+func.func @conv_tiled(%x: tensor<2x8x18x18xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<2x16x16x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x16x16x16xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<2x16x16x16xf32>) -> tensor<2x16x16x16xf32>
+  %r = linalg.conv_2d_nchw_fchw {evo.knobs = {tile_sizes = [16, 64, 8], thread_tile = [4, 4], vector_width = 4}}
+         ins(%x, %w : tensor<2x8x18x18xf32>, tensor<16x8x3x3xf32>)
+         outs(%acc : tensor<2x16x16x16xf32>) -> tensor<2x16x16x16xf32>
   return %r : tensor<2x16x16x16xf32>
 }
 

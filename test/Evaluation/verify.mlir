@@ -88,6 +88,20 @@ func.func @matmul_prefetch(%a: tensor<256x264xf32>, %b: tensor<264x384xf32>) -> 
 
 // -----
 
+// A convolution as an implicit GEMM (filter x image columns), with prefetch.
+// expected-remark @below {{evo-verify: 'conv_gemm' is valid (5 trials, }}
+func.func @conv_gemm(%x: tensor<4x32x34x34xf32>, %w: tensor<64x32x3x3xf32>) -> tensor<4x64x32x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x64x32x32xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<4x64x32x32xf32>) -> tensor<4x64x32x32xf32>
+  %r = linalg.conv_2d_nchw_fchw {evo.knobs = {tile_sizes = [64, 128, 8], thread_tile = [4, 8], vector_width = 4, prefetch = 1}}
+         ins(%x, %w : tensor<4x32x34x34xf32>, tensor<64x32x3x3xf32>)
+         outs(%acc : tensor<4x64x32x32xf32>) -> tensor<4x64x32x32xf32>
+  return %r : tensor<4x64x32x32xf32>
+}
+
+// -----
+
 // The same schedule on f16 operands (64-bit fragments) with a batch dimension.
 // expected-remark @below {{evo-verify: 'bmm_f16_vec' is valid (5 trials, }}
 func.func @bmm_f16_vec(%a: tensor<4x128x256xf16>, %b: tensor<4x256x128xf16>) -> tensor<4x128x128xf32> {
