@@ -138,16 +138,7 @@ static FailureOr<LoweredTask> emitTransposeTiled(const GenericTask &t, const Sch
   }
   kb.finish();
 
-  LoweredTask lowered;
-  lowered.family = TaskFamily::Elementwise;
-  KernelLaunch launch;
-  launch.kernel = ctx.kernelName;
-  launch.grid = {grid, 1, 1};
-  launch.block = {bs, 1, 1};
-  for (unsigned i = 0; i < t.params.size(); ++i)
-    launch.args.push_back(i);
-  lowered.launches.push_back(launch);
-  return lowered;
+  return singleKernel(TaskFamily::Elementwise, ctx, {grid, 1, 1}, {bs, 1, 1}, t.params.size());
 }
 
 FailureOr<LoweredTask> emitElementwise(const GenericTask &t, const ScheduleKnobs &k,
@@ -222,16 +213,7 @@ FailureOr<LoweredTask> emitElementwise(const GenericTask &t, const ScheduleKnobs
   }
   kb.finish();
 
-  LoweredTask lowered;
-  lowered.family = TaskFamily::Elementwise;
-  KernelLaunch launch;
-  launch.kernel = ctx.kernelName;
-  launch.grid = {grid, 1, 1};
-  launch.block = {bs, 1, 1};
-  for (unsigned i = 0; i < t.params.size(); ++i)
-    launch.args.push_back(i);
-  lowered.launches.push_back(launch);
-  return lowered;
+  return singleKernel(TaskFamily::Elementwise, ctx, {grid, 1, 1}, {bs, 1, 1}, t.params.size());
 }
 
 } // namespace evo

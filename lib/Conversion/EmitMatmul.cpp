@@ -349,16 +349,7 @@ FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &t, const ScheduleKnobs
   });
   kb.finish();
 
-  LoweredTask lowered;
-  lowered.family = TaskFamily::Matmul;
-  KernelLaunch launch;
-  launch.kernel = ctx.kernelName;
-  launch.grid = {N / BN, M / BM, batch};
-  launch.block = {threads, 1, 1};
-  for (unsigned i = 0; i < t.params.size(); ++i)
-    launch.args.push_back(i);
-  lowered.launches.push_back(launch);
-  return lowered;
+  return singleKernel(TaskFamily::Matmul, ctx, {N / BN, M / BM, batch}, {threads, 1, 1}, t.params.size());
 }
 
 } // namespace evo

@@ -312,17 +312,11 @@ FailureOr<LoweredTask> ReductionEmitter::emit(EmitContext &ctx) {
     kb.ifThen(kb.lt(point, numOut), body);
   kb.finish();
 
-  LoweredTask lowered;
-  lowered.family = TaskFamily::Reduction;
+  LoweredTask lowered = singleKernel(TaskFamily::Reduction, ctx, {grid, S, 1}, {bs, 1, 1}, params.size());
   lowered.scratch = scratch;
-  KernelLaunch launch;
-  launch.kernel = ctx.kernelName;
-  launch.grid = {grid, S, 1};
-  launch.block = {bs, 1, 1};
-  for (unsigned i = 0; i < params.size(); ++i)
-    launch.args.push_back(i);
-  lowered.launches.push_back(launch);
   if (S > 1) {
+    // The partials' combine: the same buffers, one thread per output.
+    KernelLaunch launch = lowered.launches.front();
     EmitContext combineCtx{ctx.module, ctx.kernelName + "_combine"};
     emitCombine(combineCtx, params);
     launch.kernel = combineCtx.kernelName;

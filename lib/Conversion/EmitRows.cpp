@@ -180,6 +180,19 @@ std::optional<RowShape> matchRowProgram(func::FuncOp f) {
 }
 
 namespace {
+/// The scalar that a constant, or a fill with a constant, stands for (splats unwrapped); null
+/// for anything else.
+Attribute scalarConstant(Value v) {
+  Attribute cst;
+  if (auto fill = v.getDefiningOp<linalg::FillOp>())
+    matchPattern(fill.value(), m_Constant(&cst));
+  else
+    matchPattern(v, m_Constant(&cst));
+  if (auto splat = dyn_cast_or_null<SplatElementsAttr>(cst))
+    return splat.getSplatValue<Attribute>();
+  return cst;
+}
+
 /// A contiguous chunk of `vw` columns of the current row.
 struct Chunk {
   Value col0;
@@ -204,7 +217,6 @@ private:
                   llvm::function_ref<SmallVector<Value>(Chunk &)> produce);
   void forEachChunk(llvm::function_ref<void(Chunk &)> body);
   LogicalResult visit(Operation &op);
-  Value bufferOf(Value v);
 
   func::FuncOp task;
   RowShape shape;
@@ -251,25 +263,10 @@ SmallVector<Value> RowEmitter::ivsAt(Value col) {
   return ivs;
 }
 
-Value RowEmitter::bufferOf(Value v) {
-  if (auto arg = dyn_cast<BlockArgument>(v))
-    return kb->param(arg.getArgNumber());
-  return {};
-}
-
 SmallVector<Value> RowEmitter::colLanes(Value v, Chunk &c) {
   Type elt = getElementTypeOrSelf(v.getType());
-  if (Operation *def = v.getDefiningOp()) {
-    ValueSource src;
-    Attribute cst;
-    if (auto fill = dyn_cast<linalg::FillOp>(def))
-      matchPattern(fill.value(), m_Constant(&cst));
-    else
-      matchPattern(v, m_Constant(&cst));
-    if (auto splat = dyn_cast_or_null<SplatElementsAttr>(cst))
-      cst = splat.getSplatValue<Attribute>();
-    return SmallVector<Value>(vw, kb->constant(cast<TypedAttr>(cst)));
-  }
+  if (v.getDefiningOp()) // a constant or a fill: the same in every lane
+    return SmallVector<Value>(vw, kb->constant(cast<TypedAttr>(scalarConstant(v))));
   ValueSource src{ValueSource::Kind::Buffer, cast<BlockArgument>(v).getArgNumber(), {}};
   AffineMap id = AffineMap::getMultiDimIdentityMap(1, task.getContext());
   return loadLanes(*kb, src, id, elt, {c.col0}, 0, vw);
@@ -290,14 +287,7 @@ Value RowEmitter::rowValue(Value v) {
     rows[v] = x;
     return x;
   }
-  Attribute cst;
-  if (auto fill = v.getDefiningOp<linalg::FillOp>())
-    matchPattern(fill.value(), m_Constant(&cst));
-  else
-    matchPattern(v, m_Constant(&cst));
-  if (auto splat = dyn_cast_or_null<SplatElementsAttr>(cst))
-    cst = splat.getSplatValue<Attribute>();
-  auto typed = dyn_cast_or_null<TypedAttr>(cst);
+  auto typed = dyn_cast_or_null<TypedAttr>(scalarConstant(v));
   assert(typed && "row value used before it was computed");
   return rows[v] = kb->constant(typed);
 }
@@ -356,14 +346,7 @@ SmallVector<Value> RowEmitter::full(Value v, Chunk &c) {
       c.memo[res] = results[r];
     return c.memo[v];
   } else {
-    Attribute cst;
-    if (auto fill = v.getDefiningOp<linalg::FillOp>())
-      matchPattern(fill.value(), m_Constant(&cst));
-    else
-      matchPattern(v, m_Constant(&cst));
-    if (auto splat = dyn_cast_or_null<SplatElementsAttr>(cst))
-      cst = splat.getSplatValue<Attribute>();
-    lanes.assign(vw, kb->constant(cast<TypedAttr>(cst)));
+    lanes.assign(vw, kb->constant(cast<TypedAttr>(scalarConstant(v))));
   }
   c.memo[v] = lanes;
   return lanes;
@@ -602,16 +585,7 @@ FailureOr<LoweredTask> RowEmitter::emit(EmitContext &ctx) {
   if (failed(status))
     return failure();
 
-  LoweredTask lowered;
-  lowered.family = TaskFamily::Rows;
-  KernelLaunch launch;
-  launch.kernel = ctx.kernelName;
-  launch.grid = {grid, 1, 1};
-  launch.block = {bs, 1, 1};
-  for (unsigned i = 0; i < params.size(); ++i)
-    launch.args.push_back(i);
-  lowered.launches.push_back(launch);
-  return lowered;
+  return singleKernel(TaskFamily::Rows, ctx, {grid, 1, 1}, {bs, 1, 1}, params.size());
 }
 
 FailureOr<LoweredTask> emitRows(func::FuncOp task, const RowShape &shape,

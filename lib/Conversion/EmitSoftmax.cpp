@@ -131,16 +131,7 @@ FailureOr<LoweredTask> emitSoftmax(const SoftmaxTask &t, const ScheduleKnobs &k,
     kb.ifThen(kb.lt(row, numRows), body);
   kb.finish();
 
-  LoweredTask lowered;
-  lowered.family = TaskFamily::Softmax;
-  KernelLaunch launch;
-  launch.kernel = ctx.kernelName;
-  launch.grid = {grid, 1, 1};
-  launch.block = {bs, 1, 1};
-  for (unsigned i = 0; i < t.params.size(); ++i)
-    launch.args.push_back(i);
-  lowered.launches.push_back(launch);
-  return lowered;
+  return singleKernel(TaskFamily::Softmax, ctx, {grid, 1, 1}, {bs, 1, 1}, t.params.size());
 }
 
 } // namespace evo

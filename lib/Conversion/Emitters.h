@@ -18,6 +18,11 @@ struct EmitContext {
   std::string kernelName;
 };
 
+/// A task lowered to one kernel, `ctx.kernelName`, launched with `grid` x `block` over all of the
+/// task's `numParams` buffers in order.
+LoweredTask singleKernel(TaskFamily family, const EmitContext &ctx, std::array<int64_t, 3> grid,
+                         std::array<int64_t, 3> block, unsigned numParams);
+
 mlir::FailureOr<LoweredTask> emitElementwise(const GenericTask &task, const ScheduleKnobs &knobs,
                                              EmitContext &ctx);
 /// Reductions, and contractions without tile sizes (one thread per output element).

@@ -1,6 +1,7 @@
 //===- KernelBuilder.cpp - building gpu.func kernels ------------------------===//
 
 #include "KernelBuilder.h"
+#include "Emitters.h"
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -11,6 +12,20 @@
 using namespace mlir;
 
 namespace evo {
+
+LoweredTask singleKernel(TaskFamily family, const EmitContext &ctx, std::array<int64_t, 3> grid,
+                         std::array<int64_t, 3> block, unsigned numParams) {
+  KernelLaunch launch;
+  launch.kernel = ctx.kernelName;
+  launch.grid = grid;
+  launch.block = block;
+  for (unsigned i = 0; i < numParams; ++i)
+    launch.args.push_back(i);
+  LoweredTask lowered;
+  lowered.family = family;
+  lowered.launches.push_back(std::move(launch));
+  return lowered;
+}
 
 KernelBuilder::KernelBuilder(gpu::GPUModuleOp module, StringRef name, ArrayRef<MemRefType> params,
                              ArrayRef<MemRefType> workgroup, std::array<int64_t, 3> block,

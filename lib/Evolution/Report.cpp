@@ -74,13 +74,25 @@ std::string evo::normalizeReason(StringRef reason) {
 
 namespace {
 
-/// Counts over the duplicate-free candidates of a task: a candidate whose PTX hash an earlier
-/// candidate of the task already had is a duplicate and counted only in `duplicates`.
+/// Counts over the duplicate-free candidates of a task: of the candidates with the same PTX,
+/// one stands for it (the first evaluated, else the first) and the others count only in
+/// `duplicates`.
 struct Counts {
   int64_t total = 0, evaluated = 0, valid = 0, invalid = 0, crashed = 0, timeout = 0,
           compileError = 0, pending = 0, notRun = 0, other = 0, duplicates = 0;
   /// Generated candidates (everything but the baseline), for the validity rate.
   int64_t generatedEvaluated = 0, generatedValid = 0;
+
+  Counts &operator+=(const Counts &n) {
+    for (auto [mine, theirs] :
+         {std::pair{&total, n.total}, {&evaluated, n.evaluated}, {&valid, n.valid},
+          {&invalid, n.invalid}, {&crashed, n.crashed}, {&timeout, n.timeout},
+          {&compileError, n.compileError}, {&pending, n.pending}, {&notRun, n.notRun},
+          {&other, n.other}, {&duplicates, n.duplicates},
+          {&generatedEvaluated, n.generatedEvaluated}, {&generatedValid, n.generatedValid}})
+      *mine += theirs;
+    return *this;
+  }
 };
 
 struct ReasonGroup {
@@ -397,20 +409,7 @@ json::Value summarize(const RunStore &store, const std::vector<TaskReport> &repo
   double costUsd = 0, logSpeedups = 0;
   for (const TaskReport &r : reports) {
     tasks.push_back(taskJson(r));
-    const Counts &n = r.counts;
-    all.total += n.total;
-    all.evaluated += n.evaluated;
-    all.valid += n.valid;
-    all.invalid += n.invalid;
-    all.crashed += n.crashed;
-    all.timeout += n.timeout;
-    all.compileError += n.compileError;
-    all.pending += n.pending;
-    all.notRun += n.notRun;
-    all.other += n.other;
-    all.duplicates += n.duplicates;
-    all.generatedEvaluated += n.generatedEvaluated;
-    all.generatedValid += n.generatedValid;
+    all += r.counts;
     promptTokens += r.promptTokens;
     completionTokens += r.completionTokens;
     costUsd += r.costUsd;

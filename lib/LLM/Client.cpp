@@ -113,9 +113,7 @@ std::string cacheKey(StringRef identity, StringRef model, const Request &r) {
   return sha256(llvm::formatv("{0}", json::Value(std::move(o))).str());
 }
 
-std::optional<Reply> ResponseCache::get(StringRef key) const {
-  llvm::SmallString<256> path(dir);
-  llvm::sys::path::append(path, key + ".json");
+std::optional<json::Object> readJsonObject(StringRef path) {
   auto buf = llvm::MemoryBuffer::getFile(path);
   if (!buf)
     return std::nullopt;
@@ -124,7 +122,16 @@ std::optional<Reply> ResponseCache::get(StringRef key) const {
     llvm::consumeError(v.takeError());
     return std::nullopt;
   }
-  const json::Object *o = v->getAsObject();
+  if (json::Object *o = v->getAsObject())
+    return std::move(*o);
+  return std::nullopt;
+}
+
+std::optional<Reply> ResponseCache::get(StringRef key) const {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, key + ".json");
+  std::optional<json::Object> entry = readJsonObject(path);
+  const json::Object *o = entry ? &*entry : nullptr;
   if (!o || o->getString("key") != key || !o->getString("text"))
     return std::nullopt;
   Reply r;

@@ -33,19 +33,6 @@ llvm::Error writeAtomically(StringRef path, StringRef text) {
   });
 }
 
-std::optional<json::Object> readJsonObject(StringRef path) {
-  auto buf = llvm::MemoryBuffer::getFile(path);
-  if (!buf)
-    return std::nullopt;
-  llvm::Expected<json::Value> v = json::parse((*buf)->getBuffer());
-  if (!v) {
-    llvm::consumeError(v.takeError());
-    return std::nullopt;
-  }
-  if (json::Object *o = v->getAsObject())
-    return std::move(*o);
-  return std::nullopt;
-}
 
 /// A reply file's text, or why it is rejected.
 llvm::Expected<std::string> readReply(StringRef path) {

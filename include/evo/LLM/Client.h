@@ -61,6 +61,10 @@ private:
 /// sample index).
 std::string cacheKey(llvm::StringRef identity, llvm::StringRef model, const Request &request);
 
+/// The JSON object in file `path`; nullopt when it cannot be read or holds no JSON object (cache
+/// entries and mailbox sidecars: a damaged file is a miss, never an error).
+std::optional<llvm::json::Object> readJsonObject(llvm::StringRef path);
+
 struct ClientOptions {
   double timeoutSeconds = 60;
   unsigned maxRetries = 4;
