@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "evo/Evaluation/LaunchSelection.h"
+#include "evo/Evaluation/WorkerProtocol.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -28,6 +30,36 @@ static void emitObject(json::Object o) {
   os << json::Value(std::move(o));
   std::fprintf(out, "%s\n", s.c_str());
   std::fflush(out);
+}
+
+/// A timing result as the real worker reports it: which timed launches were checked is drawn
+/// from OS entropy with the worker's own selection (LaunchSelection.h), from the request's
+/// timing options; "checked_runs" lists them (the real worker reports only their number).
+static json::Object fakeTiming(const json::Object &request, double ms) {
+  namespace P = evo::protocol;
+  const json::Object *t = request.getObject(P::kTiming);
+  json::Object none;
+  if (!t)
+    t = &none;
+  unsigned runs = static_cast<unsigned>(t->getInteger(P::kRuns).value_or(100));
+  bool checks = t->getBoolean(P::kCheckLaunches).value_or(true);
+  uint64_t entropy = 0;
+  if (!evo::osEntropy(entropy))
+    std::abort();
+  std::vector<bool> sel(runs, false);
+  if (checks)
+    sel = evo::chooseCheckedLaunches(runs, t->getNumber(P::kCheckFraction).value_or(0.25),
+                                     t->getInteger(P::kMinChecked).value_or(4), entropy);
+  json::Array checked;
+  for (unsigned r = 0; r < runs; ++r)
+    if (sel[r])
+      checked.push_back(int64_t(r));
+  int64_t n = static_cast<int64_t>(checked.size());
+  return json::Object{{P::kMedianMs, ms},
+                      {P::kCheckLaunches, checks},
+                      {P::kCheckedLaunches, n},
+                      {P::kTimedLaunches, int64_t(runs)},
+                      {"checked_runs", std::move(checked)}};
 }
 
 int main(int argc, char **argv) {
@@ -67,7 +99,7 @@ int main(int argc, char **argv) {
       const json::Object &c = *(*cands)[i].getAsObject();
       emitObject(json::Object{{"event", "result"}, {"candidate", int64_t(i)},
                               {"id", *c.getString("id")}, {"verdict", "valid"}, {"reason", ""},
-                              {"timing", json::Object{{"median_ms", fakeMs(c)}}}});
+                              {"timing", fakeTiming(r, fakeMs(c))}});
     }
     emitObject(json::Object{{"event", "done"}});
     return 0;
@@ -117,10 +149,10 @@ int main(int argc, char **argv) {
     emitObject(json::Object{{"event", "begin"}, {"candidate", int64_t(i)}, {"id", id}});
     if (id.starts_with("#"))
       emitObject(json::Object{{"event", "result"}, {"candidate", int64_t(i)}, {"id", id}, {"verdict", "valid"},
-            {"reason", ""}, {"timing", json::Object{{"median_ms", fakeMs(all[i])}}}});
+            {"reason", ""}, {"timing", fakeTiming(r, fakeMs(all[i]))}});
     else if (id.starts_with("ok"))
       emitObject(json::Object{{"event", "result"}, {"candidate", int64_t(i)}, {"id", id}, {"verdict", "valid"},
-            {"reason", ""}, {"timing", json::Object{{"median_ms", 1.5}}}});
+            {"reason", ""}, {"timing", fakeTiming(r, 1.5)}});
     else if (id.starts_with("bad")) {
       emitObject(json::Object{{"event", "result"}, {"candidate", int64_t(i)}, {"id", id}, {"verdict", "invalid"},
             {"reason", "3 of 8 elements of 'result0' were never written (trial 0)"}});

@@ -10,6 +10,8 @@
 #include "llvm/ADT/APFloat.h"
 #include "gtest/gtest.h"
 #include <cmath>
+#include <limits>
+#include <map>
 #include <set>
 
 using namespace evo;
@@ -105,4 +107,133 @@ TEST(SamplesTest, EdgesAreAlwaysCheckedAndTheRestIsSampled) {
   EXPECT_EQ(chooseSamples(1 << 20, 1000, 5), s);
   std::vector<uint64_t> all = chooseSamples(100, 1000, 5);
   EXPECT_EQ(all.size(), 100u);
+}
+
+//===----------------------------------------------------------------------===//
+// Input distributions (BufferContract.h's fillValue: the GPU fill evaluates the same function)
+//===----------------------------------------------------------------------===//
+
+namespace {
+contract::FillParams fill(contract::Distribution d, ElementKind kind, double lo, double hi) {
+  contract::FillParams p = contract::uniformFill(5, 3, kind, lo, hi);
+  p.dist = static_cast<int32_t>(d);
+  return p;
+}
+} // namespace
+
+TEST(InputGeneratorTest, TheUniformStreamIsUnchanged) {
+  // Seeds recorded by earlier runs keep reproducing their inputs: lo + (hi - lo) * u, two
+  // roundings, then f32.
+  for (uint64_t i = 0; i < 1000; ++i) {
+    double u = contract::unitInterval(contract::hashElement(9, 2, i));
+    double span = 4.0 - 0.5;
+    double scaled = span * u;
+    double v = 0.5 + scaled;
+    ASSERT_EQ(generatedValue(9, 2, i, ElementKind::F32, {0.5, 4.0}),
+              static_cast<double>(static_cast<float>(v)));
+    ASSERT_EQ(generatedValue(contract::uniformFill(9, 2, ElementKind::F32, 0.5, 4.0), i),
+              static_cast<double>(static_cast<float>(v)));
+  }
+}
+
+TEST(InputGeneratorTest, NormalInputsHaveTheirCenterAndScale) {
+  contract::FillParams p = fill(contract::Distribution::Normal, ElementKind::F32, -100, 100);
+  p.center = 0.5;
+  p.scale = 2;
+  double sum = 0, sq = 0, maxDev = 0;
+  const int n = 40000;
+  for (int i = 0; i < n; ++i) {
+    double x = generatedValue(p, i);
+    ASSERT_EQ(x, static_cast<double>(static_cast<float>(x)));
+    sum += x;
+    sq += x * x;
+    maxDev = std::max(maxDev, std::fabs(x - 0.5));
+  }
+  double mean = sum / n, sd = std::sqrt(sq / n - mean * mean);
+  EXPECT_NEAR(mean, 0.5, 0.05);
+  EXPECT_NEAR(sd, 2.0, 0.05);
+  EXPECT_GT(maxDev, 2 * 2.5); // tails beyond 2.5 sigma exist
+  EXPECT_LE(maxDev, 2 * 3.4642);
+  // The clamp range bounds them.
+  p.lo = 0;
+  p.hi = 1;
+  for (int i = 0; i < 2000; ++i) {
+    double x = generatedValue(p, i);
+    ASSERT_GE(x, 0.0);
+    ASSERT_LE(x, 1.0);
+  }
+}
+
+TEST(InputGeneratorTest, WideInputsSpreadOverBinades) {
+  contract::FillParams p = fill(contract::Distribution::Wide, ElementKind::F32, -128, 128);
+  p.emin = -12;
+  p.emax = 6;
+  std::set<int> binades;
+  bool pos = false, neg = false;
+  for (int i = 0; i < 20000; ++i) {
+    double x = generatedValue(p, i);
+    ASSERT_LT(std::fabs(x), 128.0);
+    ASSERT_GE(std::fabs(x), std::ldexp(1.0, -12));
+    binades.insert(std::ilogb(x));
+    pos |= x > 0;
+    neg |= x < 0;
+  }
+  EXPECT_EQ(binades.size(), 19u); // 2^-12 .. 2^6
+  EXPECT_TRUE(pos && neg);
+  // A positive range gives positive values only.
+  p.lo = 0.1;
+  p.hi = 4;
+  for (int i = 0; i < 2000; ++i) {
+    double x = generatedValue(p, i);
+    ASSERT_GE(x, static_cast<double>(0.1f));
+    ASSERT_LE(x, 4.0);
+  }
+}
+
+TEST(InputGeneratorTest, SpecialValuesAreExactAndNotClamped) {
+  contract::FillParams p = fill(contract::Distribution::Special, ElementKind::F16, -1, 1);
+  p.numSpecial = 3;
+  p.special[0] = 0;
+  p.special[1] = 100;
+  p.special[2] = -1;
+  std::map<double, int> hits;
+  const int n = 20000;
+  int inRange = 0;
+  for (int i = 0; i < n; ++i) {
+    double x = generatedValue(p, i);
+    if (x == 0 || x == 100 || x == -1)
+      ++hits[x];
+    inRange += x >= -1 && x <= 1;
+  }
+  for (double x : {0.0, 100.0, -1.0})
+    EXPECT_NEAR(hits[x] / double(n), 0.25 / 3, 0.02) << x;
+  EXPECT_NEAR(inRange / double(n), 1 - 0.25 / 3, 0.02); // the rest: uniform in [-1, 1)
+}
+
+TEST(InputGeneratorTest, IntegerDistributionsStayIntegralAndInRange) {
+  for (contract::Distribution d :
+       {contract::Distribution::Uniform, contract::Distribution::Normal,
+        contract::Distribution::Wide, contract::Distribution::Special}) {
+    contract::FillParams p = fill(d, ElementKind::I32, -8, 8);
+    p.center = 0;
+    p.scale = 4;
+    p.numSpecial = 2;
+    p.special[0] = 7;
+    p.special[1] = -8;
+    std::set<double> seen;
+    for (int i = 0; i < 5000; ++i) {
+      double x = generatedValue(p, i);
+      ASSERT_EQ(x, std::floor(x));
+      ASSERT_GE(x, -8);
+      ASSERT_LE(x, 8);
+      seen.insert(x);
+    }
+    EXPECT_GT(seen.size(), 10u) << static_cast<int>(d);
+  }
+}
+
+TEST(InputGeneratorTest, MaxFiniteOfEachKind) {
+  EXPECT_EQ(maxFinite(ElementKind::F16), 65504.0);
+  EXPECT_EQ(maxFinite(ElementKind::F32), static_cast<double>(std::numeric_limits<float>::max()));
+  EXPECT_EQ(maxFinite(ElementKind::I8), 127.0);
 }

@@ -3,7 +3,9 @@
 #include "evo/Conversion/LowerToGPU.h"
 #include "evo/Evaluation/InputGenerator.h"
 #include "evo/Evaluation/Oracle.h"
+#include "evo/Evaluation/LaunchSelection.h"
 #include "evo/Evaluation/Verifier.h"
+#include "evo/Evaluation/WorkerProtocol.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -15,8 +17,12 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "gtest/gtest.h"
 #include <cmath>
+#include <set>
 
 using namespace mlir;
 using namespace evo;
@@ -33,6 +39,52 @@ LaunchPlan lower(MLIRContext &ctx, const char *src, OwningOpRef<ModuleOp> &m) {
   FailureOr<LaunchPlan> plan = LaunchPlan::fromModule(gm);
   EXPECT_TRUE(succeeded(plan));
   return *plan;
+}
+
+/// The fill of every buffer of a trial-shaped request object, the way evo-eval-worker reads it
+/// (uniform in the buffer's range unless "inputs" says otherwise).
+std::vector<contract::FillParams> fillsFromJson(const json::Object &trial, const json::Object &req) {
+  uint64_t seed = *trial.getInteger("seed");
+  std::vector<contract::FillParams> fills;
+  const json::Array &buffers = *req.getArray("buffers");
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const json::Object &b = *buffers[i].getAsObject();
+    ElementKind kind = *symbolizeElementKind(*b.getString("kind"));
+    double lo = -1, hi = 1;
+    if (const json::Array *r = b.getArray("range")) {
+      lo = *(*r)[0].getAsNumber();
+      hi = *(*r)[1].getAsNumber();
+    }
+    fills.push_back(contract::uniformFill(seed, i, kind, lo, hi));
+  }
+  for (const json::Value &x : *trial.getArray("inputs")) {
+    const json::Object &in = *x.getAsObject();
+    contract::FillParams &p = fills[*in.getInteger("buffer")];
+    llvm::StringRef d = *in.getString("dist");
+    p.dist = d == "normal" ? 1 : d == "wide" ? 2 : d == "special" ? 3 : 0;
+    p.lo = *in.getNumber("lo");
+    p.hi = *in.getNumber("hi");
+    p.center = in.getNumber("center").value_or(0.5 * (p.lo + p.hi));
+    p.scale = in.getNumber("scale").value_or(1.0);
+    p.emin = in.getInteger("emin").value_or(-12);
+    p.emax = in.getInteger("emax").value_or(6);
+    p.numSpecial = 0;
+    if (const json::Array *sp = in.getArray("special"))
+      for (const json::Value &y : *sp)
+        p.special[p.numSpecial++] = *y.getAsNumber();
+  }
+  return fills;
+}
+
+/// A one-op function on a 1-D tensor, lowered.
+LaunchPlan unary(MLIRContext &ctx, OwningOpRef<ModuleOp> &m, const char *op, const char *type,
+                 const char *argAttrs = "") {
+  std::string src = llvm::formatv(R"mlir(
+    func.func @f(%x: tensor<4096x{1}> {2}) -> tensor<4096x{1}> {{
+      %y = {0} %x : tensor<4096x{1}>
+      return %y : tensor<4096x{1}>
+    })mlir", op, type, argAttrs).str();
+  return lower(ctx, src.c_str(), m);
 }
 
 void load(MLIRContext &ctx) {
@@ -80,15 +132,29 @@ TEST(VerifierTest, TheRequestCarriesBuffersRangesSeedsAndTheOraclesValues) {
   EXPECT_EQ(*(*b.getArray("range"))[1].getAsNumber(), 1.0);
   EXPECT_EQ(buffers[2].getAsObject()->getString("role"), llvm::StringRef("output"));
 
+  EXPECT_EQ(req.getString("format"), llvm::StringRef(protocol::kRequestFormat));
+  EXPECT_EQ((*v)->getSeed(), 40u);
+
+  // The tolerance table travels with the request (the worker has none of its own).
+  const json::Object &rtol = *req.getObject("rtol");
+  for (const auto &[kind, x] : defaultTolerances())
+    EXPECT_EQ(rtol.getNumber(kind), x) << kind;
+
   // 128 elements are cheap: every one is checked, in every trial, with the oracle's value
-  // computed from the generator's inputs for that trial's seed.
+  // computed from the generator's inputs for that trial - rebuilt here from the request alone,
+  // as the worker fills them.
   EXPECT_EQ((*v)->getNumChecked(), 128u);
+  EXPECT_TRUE((*v)->checksAllElements());
   const json::Array &trials = *req.getArray("trials");
   ASSERT_EQ(trials.size(), 3u);
+  const char *dists[] = {"uniform", "normal", "wide"};
   for (unsigned t = 0; t < 3; ++t) {
     const json::Object &trial = *trials[t].getAsObject();
     uint64_t seed = *trial.getInteger("seed");
     EXPECT_EQ(seed, 40u + t);
+    std::vector<contract::FillParams> fills = fillsFromJson(trial, req);
+    EXPECT_EQ((*(*trial.getArray("inputs"))[0].getAsObject()).getString("dist"),
+              llvm::StringRef(dists[t]));
     const json::Object &s = *(*trial.getArray("samples"))[0].getAsObject();
     EXPECT_EQ(s.getInteger("buffer"), 2);
     const json::Array &idx = *s.getArray("indices");
@@ -96,10 +162,34 @@ TEST(VerifierTest, TheRequestCarriesBuffersRangesSeedsAndTheOraclesValues) {
     ASSERT_EQ(idx.size(), 128u);
     for (size_t k = 0; k < idx.size(); k += 17) {
       int64_t i = *idx[k].getAsInteger();
-      double xv = generatedValue(seed, 0, i, ElementKind::F32, {0.5, 2.0});
-      double bv = generatedValue(seed, 1, i % 8, ElementKind::F16, {-1, 1});
+      double xv = generatedValue(fills[0], i);
+      double bv = generatedValue(fills[1], i % 8);
+      // x keeps its declared range in every distribution.
+      EXPECT_GE(xv, 0.5);
+      EXPECT_LE(xv, 2.0);
       EXPECT_DOUBLE_EQ(*exp[k].getAsNumber(), std::log(xv) + bv) << "trial " << t << " index " << i;
     }
+  }
+
+  // The timed launches run on inputs of their own: another seed, uniform, with the oracle's
+  // values for them; and their outputs are checked.
+  const json::Object &timing = *req.getObject("timing");
+  EXPECT_EQ(timing.getBoolean("check_launches"), true);
+  EXPECT_GT(*timing.getNumber("check_fraction"), 0.0);
+  EXPECT_GE(*timing.getInteger("min_checked"), 1);
+  const json::Object &ti = *timing.getObject("inputs");
+  uint64_t tseed = *ti.getInteger("seed");
+  for (unsigned t = 0; t < 3; ++t)
+    EXPECT_NE(tseed, 40u + t);
+  EXPECT_EQ(tseed, (*v)->getTimingInputs().seed);
+  std::vector<contract::FillParams> tf = fillsFromJson(ti, req);
+  const json::Object &ts = *(*ti.getArray("samples"))[0].getAsObject();
+  const json::Array &tidx = *ts.getArray("indices");
+  ASSERT_EQ(tidx.size(), 128u);
+  for (size_t k = 0; k < tidx.size(); k += 13) {
+    int64_t i = *tidx[k].getAsInteger();
+    EXPECT_DOUBLE_EQ(*(*ts.getArray("expected"))[k].getAsNumber(),
+                     std::log(generatedValue(tf[0], i)) + generatedValue(tf[1], i % 8));
   }
 }
 
@@ -148,3 +238,327 @@ TEST(VerifierTest, ASourceTheOracleCannotReadIsADiagnostic) {
   EXPECT_TRUE(failed(FunctionVerifier::create(plan, &ctx, UnknownLoc::get(&ctx), VerifyOptions())));
   EXPECT_NE(msg.find("has no parseable source function"), std::string::npos) << msg;
 }
+
+TEST(VerifierTest, SeedsAreFreshFromOSEntropyUnlessGiven) {
+  MLIRContext ctx;
+  load(ctx);
+  OwningOpRef<ModuleOp> m;
+  LaunchPlan plan = unary(ctx, m, "math.tanh", "f32");
+  std::set<uint64_t> seeds;
+  for (int i = 0; i < 3; ++i) {
+    VerifyOptions opts; // seed 0: fresh
+    opts.trials = 2;
+    auto v = FunctionVerifier::create(plan, &ctx, UnknownLoc::get(&ctx), opts);
+    ASSERT_TRUE(succeeded(v));
+    uint64_t s = (*v)->getSeed();
+    EXPECT_NE(s, 0u);
+    EXPECT_LT(s, 1ull << 53);
+    EXPECT_EQ(*(*(*v)->getRequestTemplate().getArray("trials"))[0].getAsObject()->getInteger("seed"),
+              static_cast<int64_t>(s));
+    seeds.insert(s);
+  }
+  EXPECT_EQ(seeds.size(), 3u);
+  // A given seed reproduces the run: the same inputs, samples and oracle values.
+  VerifyOptions opts;
+  opts.trials = 4;
+  opts.seed = *seeds.begin();
+  auto a = FunctionVerifier::create(plan, &ctx, UnknownLoc::get(&ctx), opts);
+  auto b = FunctionVerifier::create(plan, &ctx, UnknownLoc::get(&ctx), opts);
+  ASSERT_TRUE(succeeded(a) && succeeded(b));
+  EXPECT_EQ(json::Value(json::Object((*a)->getRequestTemplate())),
+            json::Value(json::Object((*b)->getRequestTemplate())));
+}
+
+TEST(VerifierTest, TrialsVaryTheirInputDistributions) {
+  MLIRContext ctx;
+  load(ctx);
+  OwningOpRef<ModuleOp> m;
+  LaunchPlan plan = unary(ctx, m, "math.tanh", "f32");
+  VerifyOptions opts;
+  opts.trials = 5;
+  opts.seed = 7;
+  auto v = FunctionVerifier::create(plan, &ctx, UnknownLoc::get(&ctx), opts);
+  ASSERT_TRUE(succeeded(v));
+  llvm::ArrayRef<TrialInputs> trials = (*v)->getTrialInputs();
+  ASSERT_EQ(trials.size(), 5u);
+  auto stats = [](const contract::FillParams &p) {
+    double maxAbs = 0, sum = 0, sq = 0;
+    std::set<double> values;
+    for (uint64_t i = 0; i < 4096; ++i) {
+      double x = generatedValue(p, i);
+      maxAbs = std::max(maxAbs, std::fabs(x));
+      sum += x;
+      sq += x * x;
+      values.insert(x);
+    }
+    return std::make_tuple(maxAbs, sum / 4096, std::sqrt(sq / 4096 - sum * sum / 4096 / 4096),
+                           values);
+  };
+  // Trial 0: uniform in the default range [-1, 1).
+  EXPECT_EQ(trials[0].fills[0].dist, int(contract::Distribution::Uniform));
+  EXPECT_LE(std::get<0>(stats(trials[0].fills[0])), 1.0);
+  // Trial 1: normal(0, 1): tails beyond the default range.
+  EXPECT_EQ(trials[1].fills[0].dist, int(contract::Distribution::Normal));
+  auto [nMax, nMean, nStd, nVals] = stats(trials[1].fills[0]);
+  EXPECT_GT(nMax, 2.0);
+  EXPECT_NEAR(nMean, 0.0, 0.1);
+  EXPECT_NEAR(nStd, 1.0, 0.1);
+  // Trial 2: wide magnitudes (tanh saturates, so the full |x| < 128 is kept): a polynomial
+  // that is exact on [-1, 1) only is caught here.
+  EXPECT_EQ(trials[2].fills[0].dist, int(contract::Distribution::Wide));
+  EXPECT_GT(std::get<0>(stats(trials[2].fills[0])), 64.0);
+  EXPECT_LT(std::get<0>(stats(trials[2].fills[0])), 128.0);
+  EXPECT_NE(trials[2].descriptions[0].find("< 128"), std::string::npos) << trials[2].descriptions[0];
+  // Trial 3: exact special values (0, +-1, large magnitudes) among uniform ones.
+  EXPECT_EQ(trials[3].fills[0].dist, int(contract::Distribution::Special));
+  const std::set<double> &sp = std::get<3>(stats(trials[3].fills[0]));
+  for (double x : {0.0, 1.0, -1.0, 100.0, -100.0})
+    EXPECT_TRUE(sp.count(x)) << x;
+  // Trial 4 mixes (one input here: the next distribution in turn); every trial its own seed.
+  std::set<uint64_t> seeds;
+  for (const TrialInputs &t : trials)
+    seeds.insert(t.seed);
+  seeds.insert((*v)->getTimingInputs().seed);
+  EXPECT_EQ(seeds.size(), 6u);
+  EXPECT_EQ((*v)->getTimingInputs().fills[0].dist, int(contract::Distribution::Uniform));
+
+  // Uniform only, when asked.
+  opts.variedInputs = false;
+  auto u = FunctionVerifier::create(plan, &ctx, UnknownLoc::get(&ctx), opts);
+  ASSERT_TRUE(succeeded(u));
+  for (const TrialInputs &t : (*u)->getTrialInputs())
+    EXPECT_EQ(t.fills[0].dist, int(contract::Distribution::Uniform));
+}
+
+TEST(VerifierTest, DistributionsThatOverflowTheResultAreNarrowed) {
+  MLIRContext ctx;
+  load(ctx);
+  // exp(x) in f32: |x| < 128 overflows (exp(88.7) is f32's largest), |x| < 16 does not.
+  {
+    OwningOpRef<ModuleOp> m;
+    LaunchPlan plan = unary(ctx, m, "math.exp", "f32");
+    VerifyOptions opts;
+    opts.trials = 4;
+    opts.seed = 3;
+    auto v = FunctionVerifier::create(plan, &ctx, UnknownLoc::get(&ctx), opts);
+    ASSERT_TRUE(succeeded(v));
+    const TrialInputs &wide = (*v)->getTrialInputs()[2];
+    EXPECT_EQ(wide.fills[0].dist, int(contract::Distribution::Wide));
+    EXPECT_NE(wide.descriptions[0].find("< 16"), std::string::npos) << wide.descriptions[0];
+    // The specials lose +-100 (exp(100) overflows) but keep 0 and +-1.
+    const contract::FillParams &sp = (*v)->getTrialInputs()[3].fills[0];
+    EXPECT_EQ(sp.dist, int(contract::Distribution::Special));
+    std::set<double> specials(sp.special, sp.special + sp.numSpecial);
+    EXPECT_FALSE(specials.count(100.0));
+    EXPECT_TRUE(specials.count(0.0) && specials.count(1.0) && specials.count(-1.0));
+    // Every value the oracle was asked for is finite and far from overflow.
+    const json::Object &t2 = *(*(*v)->getRequestTemplate().getArray("trials"))[2].getAsObject();
+    for (const json::Value &x : *(*t2.getArray("samples"))[0].getAsObject()->getArray("expected"))
+      ASSERT_TRUE(x.getAsNumber() && std::fabs(*x.getAsNumber()) < 3.4e38 / 16);
+  }
+  // In f16 (largest 65504) only |x| < 4 keeps exp representable with room to spare.
+  {
+    OwningOpRef<ModuleOp> m;
+    LaunchPlan plan = unary(ctx, m, "math.exp", "f16");
+    VerifyOptions opts;
+    opts.trials = 3;
+    opts.seed = 3;
+    auto v = FunctionVerifier::create(plan, &ctx, UnknownLoc::get(&ctx), opts);
+    ASSERT_TRUE(succeeded(v));
+    const TrialInputs &wide = (*v)->getTrialInputs()[2];
+    EXPECT_NE(wide.descriptions[0].find("< 4"), std::string::npos) << wide.descriptions[0];
+  }
+}
+
+TEST(VerifierTest, DeclaredRangesBoundEveryDistribution) {
+  MLIRContext ctx;
+  load(ctx);
+  OwningOpRef<ModuleOp> m;
+  LaunchPlan plan = unary(ctx, m, "math.log", "f32", "{evo.range = [0.1, 4.0]}");
+  VerifyOptions opts;
+  opts.trials = 6;
+  opts.seed = 11;
+  auto v = FunctionVerifier::create(plan, &ctx, UnknownLoc::get(&ctx), opts);
+  ASSERT_TRUE(succeeded(v));
+  std::set<int> dists;
+  for (const TrialInputs &t : (*v)->getTrialInputs()) {
+    dists.insert(t.fills[0].dist);
+    for (uint64_t i = 0; i < 4096; ++i) {
+      double x = generatedValue(t.fills[0], i);
+      ASSERT_GE(x, static_cast<double>(0.1f)) << t.descriptions[0];
+      ASSERT_LE(x, 4.0) << t.descriptions[0];
+    }
+  }
+  EXPECT_EQ(dists.size(), 4u); // all four distributions, within [0.1, 4]
+  // The range's ends are among the special values.
+  const contract::FillParams &sp = (*v)->getTrialInputs()[3].fills[0];
+  std::set<double> specials(sp.special, sp.special + sp.numSpecial);
+  EXPECT_TRUE(specials.count(0.1) && specials.count(4.0));
+  EXPECT_FALSE(specials.count(0.0) || specials.count(-1.0));
+}
+
+TEST(VerifierTest, TheToleranceTableIsTheSharedFile) {
+  // The embedded table is share/evo-opt/tolerances.json, which scripts/gpu_check.py reads.
+  llvm::SmallString<256> path(__FILE__);
+  llvm::sys::path::remove_filename(path);
+  llvm::sys::path::append(path, "..", "share", "evo-opt", "tolerances.json");
+  auto buf = llvm::MemoryBuffer::getFile(path);
+  ASSERT_TRUE(static_cast<bool>(buf)) << path.str().str();
+  llvm::Expected<json::Value> doc = json::parse((*buf)->getBuffer());
+  ASSERT_TRUE(static_cast<bool>(doc)) << llvm::toString(doc.takeError());
+  const json::Object &rtol = *doc->getAsObject()->getObject("rtol");
+  EXPECT_EQ(rtol.size(), defaultTolerances().size());
+  for (const auto &[kind, x] : defaultTolerances())
+    EXPECT_EQ(rtol.getNumber(kind), x) << kind;
+  for (const char *kind : {"f64", "f32", "f16", "bf16", "i64", "i32", "i16", "i8"})
+    EXPECT_TRUE(defaultTolerances().count(kind)) << kind;
+  EXPECT_EQ(defaultTolerances().at("f32"), 1e-4);
+  EXPECT_EQ(defaultTolerances().at("i32"), 0.0);
+}
+
+TEST(VerifierTest, TolerancesOptionOverridesEntries) {
+  std::map<std::string, double> t = defaultTolerances();
+  ASSERT_FALSE(static_cast<bool>(parseTolerances("f32=2e-4, bf16=0.02", t)));
+  EXPECT_EQ(t["f32"], 2e-4);
+  EXPECT_EQ(t["bf16"], 0.02);
+  EXPECT_EQ(t["f16"], defaultTolerances().at("f16"));
+  ASSERT_FALSE(static_cast<bool>(parseTolerances("", t)));
+  for (const char *bad : {"f33=1", "f32=-1", "f32", "f32=abc", "f32=inf", "=1e-4"}) {
+    std::map<std::string, double> u = defaultTolerances();
+    llvm::Error e = parseTolerances(bad, u);
+    EXPECT_TRUE(static_cast<bool>(e)) << bad;
+    llvm::consumeError(std::move(e));
+    EXPECT_EQ(u, defaultTolerances()) << bad;
+  }
+  // The verifier sends what the options say.
+  MLIRContext ctx;
+  load(ctx);
+  OwningOpRef<ModuleOp> m;
+  LaunchPlan plan = unary(ctx, m, "math.tanh", "f32");
+  VerifyOptions opts;
+  opts.trials = 1;
+  opts.rtol = t;
+  auto v = FunctionVerifier::create(plan, &ctx, UnknownLoc::get(&ctx), opts);
+  ASSERT_TRUE(succeeded(v));
+  EXPECT_EQ((*v)->getRequestTemplate().getObject("rtol")->getNumber("f32"), 2e-4);
+  // An output kind without a tolerance is a diagnostic, never a worker default.
+  opts.rtol.erase("f32");
+  std::string msg;
+  ScopedDiagnosticHandler h(&ctx, [&](Diagnostic &d) {
+    msg += d.str() + "\n";
+    return success();
+  });
+  EXPECT_TRUE(failed(FunctionVerifier::create(plan, &ctx, UnknownLoc::get(&ctx), opts)));
+  EXPECT_NE(msg.find("no tolerance for output kind 'f32'"), std::string::npos) << msg;
+}
+
+//===----------------------------------------------------------------------===//
+// Which timed launches the worker checks (LaunchSelection.h; the worker and the stand-in
+// worker call the same function with OS entropy).
+//===----------------------------------------------------------------------===//
+
+namespace {
+unsigned numChecked(const std::vector<bool> &v) { return std::count(v.begin(), v.end(), true); }
+} // namespace
+
+TEST(LaunchSelectionTest, TheLastLaunchIsAlwaysChecked) {
+  for (uint64_t e = 0; e < 500; ++e)
+    for (unsigned runs : {1u, 2u, 5u, 100u}) {
+      std::vector<bool> s = chooseCheckedLaunches(runs, 0.0, 0, e * 0x9E3779B97F4A7C15ull);
+      ASSERT_EQ(s.size(), runs);
+      ASSERT_TRUE(s.back()) << "entropy " << e << ", " << runs << " runs";
+    }
+  EXPECT_TRUE(chooseCheckedLaunches(0, 0.5, 4, 1).empty());
+}
+
+TEST(LaunchSelectionTest, AtLeastMinCheckedAndEveryLaunchWhenFewer) {
+  for (uint64_t e = 1; e < 300; ++e) {
+    EXPECT_EQ(numChecked(chooseCheckedLaunches(100, 0.0, 4, e)), 4u);
+    EXPECT_GE(numChecked(chooseCheckedLaunches(100, 0.25, 4, e)), 4u);
+    EXPECT_EQ(numChecked(chooseCheckedLaunches(3, 0.0, 4, e)), 3u);
+    EXPECT_EQ(numChecked(chooseCheckedLaunches(50, 1.0, 0, e)), 50u);
+  }
+  // Out-of-range fractions are clamped.
+  EXPECT_EQ(numChecked(chooseCheckedLaunches(40, 7.0, 0, 9)), 40u);
+  EXPECT_EQ(numChecked(chooseCheckedLaunches(40, -1.0, 0, 9)), 1u);
+  EXPECT_EQ(numChecked(chooseCheckedLaunches(40, std::nan(""), 2, 9)), 2u);
+}
+
+TEST(LaunchSelectionTest, EachEarlierLaunchIsCheckedWithTheGivenProbability) {
+  // Over many draws, every launch before the last is checked about `fraction` of the time
+  // (nothing a kernel could count on), and the draws depend on the entropy only.
+  const unsigned runs = 20, draws = 4000;
+  std::vector<unsigned> hits(runs, 0);
+  std::set<std::vector<bool>> distinct;
+  for (uint64_t e = 0; e < draws; ++e) {
+    std::vector<bool> s = chooseCheckedLaunches(runs, 0.25, 1, SplitMix64(e).next());
+    ASSERT_EQ(s, chooseCheckedLaunches(runs, 0.25, 1, SplitMix64(e).next()));
+    distinct.insert(s);
+    for (unsigned r = 0; r < runs; ++r)
+      hits[r] += s[r];
+  }
+  for (unsigned r = 0; r + 1 < runs; ++r)
+    EXPECT_NEAR(hits[r] / double(draws), 0.25, 0.03) << "launch " << r;
+  EXPECT_EQ(hits[runs - 1], draws);
+  EXPECT_GT(distinct.size(), draws / 2);
+}
+
+TEST(LaunchSelectionTest, EntropyComesFromTheOperatingSystem) {
+  std::set<uint64_t> seen;
+  for (int i = 0; i < 8; ++i) {
+    uint64_t v = 0;
+    ASSERT_TRUE(osEntropy(v));
+    seen.insert(v);
+    uint64_t s = freshSeed();
+    EXPECT_NE(s, 0u);
+    EXPECT_LT(s, 1ull << 53);
+  }
+  EXPECT_EQ(seen.size(), 8u);
+}
+
+#ifdef EVO_FAKE_WORKER
+TEST(LaunchSelectionTest, TheStandInWorkerChecksFreshRandomLaunchesOnEveryRun) {
+  // The request as the Verifier builds it, through the Supervisor, to the stand-in worker,
+  // which draws the checked launches as evo-eval-worker does.
+  MLIRContext ctx;
+  load(ctx);
+  OwningOpRef<ModuleOp> m;
+  LaunchPlan plan = unary(ctx, m, "math.tanh", "f32");
+  VerifyOptions opts;
+  opts.trials = 1;
+  opts.runs = 64;
+  opts.checkFraction = 0.1;
+  opts.minChecked = 5;
+  auto v = FunctionVerifier::create(plan, &ctx, UnknownLoc::get(&ctx), opts);
+  ASSERT_TRUE(succeeded(v));
+  WorkerOptions w;
+  w.workerPath = EVO_FAKE_WORKER;
+  w.candidateTimeoutSeconds = 10;
+  auto runOnce = [&](bool checks) {
+    json::Object req = (*v)->getRequestTemplate();
+    (*req.getObject("timing"))["check_launches"] = checks;
+    req["candidates"] = json::Array{json::Object{{"id", "ok1"}, {"launches", json::Array()}}};
+    llvm::Expected<EvaluationRun> run = evaluateCandidates(req, w);
+    EXPECT_TRUE(static_cast<bool>(run)) << llvm::toString(run.takeError());
+    return run ? json::Object(*run->outcomes[0].result.getObject("timing")) : json::Object();
+  };
+  std::set<std::vector<int64_t>> selections;
+  for (int i = 0; i < 4; ++i) {
+    json::Object t = runOnce(true);
+    EXPECT_EQ(t.getBoolean("check_launches"), true);
+    EXPECT_EQ(t.getInteger("launches"), 64);
+    std::vector<int64_t> runs;
+    for (const json::Value &x : *t.getArray("checked_runs"))
+      runs.push_back(*x.getAsInteger());
+    EXPECT_EQ(t.getInteger("checked_launches"), static_cast<int64_t>(runs.size()));
+    EXPECT_GE(runs.size(), 5u);
+    ASSERT_FALSE(runs.empty());
+    EXPECT_EQ(runs.back(), 63);
+    selections.insert(runs);
+  }
+  EXPECT_GT(selections.size(), 1u); // not predictable from the (identical) requests
+  json::Object off = runOnce(false);
+  EXPECT_EQ(off.getBoolean("check_launches"), false);
+  EXPECT_EQ(off.getInteger("checked_launches"), 0);
+}
+#endif

@@ -111,7 +111,7 @@ FailureOr<SmallVector<InputRange>> argumentRanges(func::FuncOp func) {
       if (!lo || !hi || !(*lo < *hi) || !std::isfinite(*lo) || !std::isfinite(*hi))
         return func.emitError() << "argument " << i << ": '" << kRangeAttrName
                                 << "' must be [lo, hi] with finite lo < hi";
-      r = {*lo, *hi};
+      r = {*lo, *hi, /*declared=*/true};
     }
     ranges.push_back(r);
   }
@@ -127,29 +127,48 @@ static double roundThroughFloat(double v, const llvm::fltSemantics &sem) {
   return f.convertToDouble();
 }
 
+double generatedValue(const contract::FillParams &params, uint64_t index) {
+  double v = contract::fillValue(params, index);
+  switch (static_cast<ElementKind>(params.kind)) {
+  case ElementKind::F64:
+    return v;
+  case ElementKind::F32:
+    return static_cast<double>(static_cast<float>(v));
+  case ElementKind::F16:
+    return roundThroughFloat(v, llvm::APFloat::IEEEhalf());
+  case ElementKind::BF16:
+    return roundThroughFloat(v, llvm::APFloat::BFloat());
+  default:
+    return v;
+  }
+}
+
 double generatedValue(uint64_t seed, unsigned buffer, uint64_t index, ElementKind kind,
                       InputRange range) {
-  double u = contract::unitInterval(contract::hashElement(seed, buffer, index));
-  if (contract::isFloat(kind)) {
-    double span = range.hi - range.lo;
-    double scaled = span * u;
-    double v = range.lo + scaled;
-    switch (kind) {
-    case ElementKind::F64:
-      return v;
-    case ElementKind::F32:
-      return static_cast<double>(static_cast<float>(v));
-    case ElementKind::F16:
-      return roundThroughFloat(v, llvm::APFloat::IEEEhalf());
-    case ElementKind::BF16:
-      return roundThroughFloat(v, llvm::APFloat::BFloat());
-    default:
-      break;
-    }
+  return generatedValue(contract::uniformFill(seed, buffer, kind, range.lo, range.hi), index);
+}
+
+double maxFinite(ElementKind kind) {
+  switch (kind) {
+  case ElementKind::F64:
+    return 1.7976931348623157e308;
+  case ElementKind::F32:
+  case ElementKind::BF16:
+    return 3.4028234663852886e38; // bf16's is 3.3895e38; close enough for a limit
+  case ElementKind::F16:
+    return 65504.0;
+  case ElementKind::I64:
+    return 9.2233720368547758e18;
+  case ElementKind::I32:
+    return 2147483647.0;
+  case ElementKind::I16:
+    return 32767.0;
+  case ElementKind::I8:
+    return 127.0;
+  case ElementKind::Unsupported:
+    break;
   }
-  double lo = std::ceil(range.lo), hi = std::floor(range.hi);
-  double v = lo + std::floor(u * (hi - lo + 1.0));
-  return v > hi ? hi : v;
+  return 0;
 }
 
 } // namespace evo

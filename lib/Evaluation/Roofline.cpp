@@ -1,6 +1,7 @@
 //===- Roofline.cpp - the two numbers, and the device's ceilings ---------------===//
 
 #include "evo/Evaluation/Roofline.h"
+#include "evo/Evaluation/WorkerProtocol.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -33,9 +34,13 @@ static double payloadFlops(Block &body) {
 
 TaskCost estimateCost(func::FuncOp func, const LaunchPlan &plan) {
   TaskCost cost;
-  for (const BufferDesc &b : plan.buffers)
-    if (b.role != BufferRole::Scratch)
-      cost.bytes += b.sizeInBytes();
+  for (const BufferDesc &b : plan.buffers) {
+    if (b.role == BufferRole::Input)
+      cost.readBytes += b.sizeInBytes();
+    else if (b.role == BufferRole::Output)
+      cost.writeBytes += b.sizeInBytes();
+  }
+  cost.bytes = cost.readBytes + cost.writeBytes;
   OwningOpRef<func::FuncOp> copy(func.clone());
   IRRewriter rewriter(func.getContext());
   SmallVector<linalg::LinalgOp> named;
@@ -44,6 +49,8 @@ TaskCost estimateCost(func::FuncOp func, const LaunchPlan &plan) {
       named.push_back(op);
   });
   for (linalg::LinalgOp op : named) {
+    cost.contraction |=
+        linalg::isaContractionOpInterface(op) || linalg::isaConvolutionOpInterface(op);
     if (linalg::isaContractionOpInterface(op))
       for (Value in : op.getDpsInputs()) {
         Type elt = getElementTypeOrSelf(in.getType());
@@ -58,6 +65,13 @@ TaskCost estimateCost(func::FuncOp func, const LaunchPlan &plan) {
       for (int64_t s : g.getStaticLoopRanges())
         points *= ShapedType::isDynamic(s) ? 0 : s;
       cost.flops += points * payloadFlops(g.getRegion().front());
+      for (Operation &p : g.getRegion().front().without_terminator())
+        if (p.getNumResults() == 1) {
+          Type t = p.getResult(0).getType();
+          cost.halfPrecisionMath |= t.isF16() || t.isBF16();
+        }
+      // A generic that multiplies and reduces is a contraction too (TF32 could run it).
+      cost.contraction |= linalg::isaContractionOpInterface(g) && g.getNumReductionLoops() > 0;
     } else if (auto s = dyn_cast<linalg::SoftmaxOp>(op)) {
       cost.flops += 5.0 * cast<ShapedType>(s.getInput().getType()).getNumElements();
     } else if (op->getNumResults() == 1 && isa<RankedTensorType>(op->getResult(0).getType()) &&
@@ -70,9 +84,25 @@ TaskCost estimateCost(func::FuncOp func, const LaunchPlan &plan) {
 }
 
 json::Object Ceilings::toJson() const {
-  return json::Object{{"device", device},           {"uuid", uuid},
-                      {"copy_gbps", copyGBps},      {"fp32_tflops", fp32TFlops},
-                      {"f16_mma_tflops", f16MmaTFlops}, {"from_cache", fromCache}};
+  return json::Object{{"device", device},
+                      {"uuid", uuid},
+                      {protocol::kCopyGBps, copyGBps},
+                      {protocol::kReadGBps, readGBps},
+                      {protocol::kWriteGBps, writeGBps},
+                      {protocol::kL2Bytes, l2Bytes},
+                      {protocol::kFp32TFlops, fp32TFlops},
+                      {protocol::kF16MmaTFlops, f16MmaTFlops},
+                      {"from_cache", fromCache}};
+}
+
+static void readCeilings(const json::Object &o, Ceilings &c) {
+  c.copyGBps = o.getNumber(protocol::kCopyGBps).value_or(0);
+  c.readGBps = o.getNumber(protocol::kReadGBps).value_or(0);
+  c.writeGBps = o.getNumber(protocol::kWriteGBps).value_or(0);
+  c.fp32TFlops = o.getNumber(protocol::kFp32TFlops).value_or(0);
+  c.f16MmaTFlops = o.getNumber(protocol::kF16MmaTFlops).value_or(0);
+  if (std::optional<double> l2 = o.getNumber(protocol::kL2Bytes))
+    c.l2Bytes = *l2;
 }
 
 static std::string cacheDir() {
@@ -91,45 +121,50 @@ static std::string cacheDir() {
 }
 
 llvm::Expected<Ceilings> deviceCeilings(const WorkerOptions &options, int device) {
-  json::Object probe{{"format", "evo-eval-request/1"}, {"mode", "probe"}, {"device", device}};
+  json::Object probe{{protocol::kFormat, protocol::kRequestFormat},
+                     {protocol::kMode, protocol::kModeProbe},
+                     {protocol::kDevice, device}};
   llvm::Expected<std::vector<json::Object>> facts = runWorkerOnce(probe, options, 120);
   if (!facts)
     return facts.takeError();
   Ceilings c;
   for (json::Object &ev : *facts)
-    if (ev.getString("event") == llvm::StringRef("device")) {
-      c.device = ev.getString("name").value_or("").str();
-      c.uuid = ev.getString("uuid").value_or("").str();
+    if (ev.getString(protocol::kEvent) == llvm::StringRef(protocol::kEventDevice)) {
+      c.device = ev.getString(protocol::kName).value_or("").str();
+      c.uuid = ev.getString(protocol::kUuid).value_or("").str();
+      c.l2Bytes = ev.getNumber(protocol::kL2Bytes).value_or(0);
     }
   std::string dir = cacheDir();
   llvm::SmallString<256> file(dir);
-  llvm::sys::path::append(file, "ceilings-v2-" + c.uuid + ".json");
+  // v3: read and write ceilings besides copy (the floor is built from them).
+  llvm::sys::path::append(file, "ceilings-v3-" + c.uuid + ".json");
+  auto complete = [](const Ceilings &x) {
+    return x.copyGBps > 0 && x.readGBps > 0 && x.writeGBps > 0 && x.fp32TFlops > 0;
+  };
   if (!dir.empty() && !c.uuid.empty())
     if (auto buf = llvm::MemoryBuffer::getFile(file))
       if (llvm::Expected<json::Value> v = json::parse((*buf)->getBuffer())) {
         if (json::Object *o = v->getAsObject()) {
-          c.copyGBps = o->getNumber("copy_gbps").value_or(0);
-          c.fp32TFlops = o->getNumber("fp32_tflops").value_or(0);
-          c.f16MmaTFlops = o->getNumber("f16_mma_tflops").value_or(0);
-          if (c.copyGBps > 0 && c.fp32TFlops > 0) {
-            c.fromCache = true;
-            return c;
+          Ceilings cached = c;
+          readCeilings(*o, cached);
+          if (complete(cached)) {
+            cached.fromCache = true;
+            return cached;
           }
         }
       } else {
         llvm::consumeError(v.takeError());
       }
-  json::Object req{{"format", "evo-eval-request/1"}, {"mode", "ceilings"}, {"device", device}};
+  json::Object req{{protocol::kFormat, protocol::kRequestFormat},
+                   {protocol::kMode, protocol::kModeCeilings},
+                   {protocol::kDevice, device}};
   llvm::Expected<std::vector<json::Object>> measured = runWorkerOnce(req, options, 300);
   if (!measured)
     return measured.takeError();
   for (json::Object &ev : *measured)
-    if (ev.getString("event") == llvm::StringRef("ceilings")) {
-      c.copyGBps = ev.getNumber("copy_gbps").value_or(0);
-      c.fp32TFlops = ev.getNumber("fp32_tflops").value_or(0);
-      c.f16MmaTFlops = ev.getNumber("f16_mma_tflops").value_or(0);
-    }
-  if (c.copyGBps <= 0 || c.fp32TFlops <= 0)
+    if (ev.getString(protocol::kEvent) == llvm::StringRef(protocol::kEventCeilings))
+      readCeilings(ev, c);
+  if (!complete(c))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "evo-eval-worker measured no ceilings");
   if (!dir.empty() && !c.uuid.empty() && !llvm::sys::fs::create_directories(dir)) {
@@ -146,6 +181,9 @@ llvm::Expected<Ceilings> deviceCeilings(const WorkerOptions &options, int device
 
 json::Object RooflineVerdict::toJson() const {
   return json::Object{{"floor_ms", floorMs},
+                      {"read_floor_ms", readMs},
+                      {"write_floor_ms", writeMs},
+                      {"math_floor_ms", mathMs},
                       {"achieved_gbps", achievedGBps},
                       {"achieved_tflops", achievedTFlops},
                       {"fraction_of_copy", fractionOfCopy},
@@ -155,16 +193,30 @@ json::Object RooflineVerdict::toJson() const {
 
 RooflineVerdict judge(const TaskCost &cost, const Ceilings &c, double medianMs, double slack) {
   RooflineVerdict v;
-  // The highest rate that could apply keeps the floor a true lower bound.
-  double peak = std::max(c.fp32TFlops, cost.halfPrecisionContraction ? c.f16MmaTFlops : 0.0);
-  double memMs = c.copyGBps > 0 ? cost.bytes / (c.copyGBps * 1e6) : 0;
-  double mathMs = peak > 0 ? cost.flops / (peak * 1e9) : 0;
-  v.floorMs = std::max(memMs, mathMs);
+  // Memory: a kernel must read every input byte from memory at least once (the timing flushes
+  // the L2 before every launch) and write every output byte, of which at most the L2's size can
+  // still sit in the cache when the launch ends. Reads and writes share the memory system, so
+  // each bound holds alone; their sum over the copy rate would not be a bound (a read-only GEMV
+  // beats the copy ceiling).
+  v.readMs = c.readGBps > 0 ? cost.readBytes / (c.readGBps * 1e6) : 0;
+  v.writeMs =
+      c.writeGBps > 0 ? std::max(0.0, cost.writeBytes - c.l2Bytes) / (c.writeGBps * 1e6) : 0;
+  // Arithmetic: the fastest unit that could run it. Tensor cores for any contraction (f16/bf16,
+  // or TF32 for f32), with headroom for wgmma; packed half2 math for f16/bf16 payloads.
+  double reportPeak =
+      std::max(c.fp32TFlops, cost.halfPrecisionContraction ? c.f16MmaTFlops : 0.0);
+  double boundPeak = reportPeak;
+  if (cost.contraction || cost.halfPrecisionContraction)
+    boundPeak = std::max(boundPeak, c.f16MmaTFlops * kTensorCoreHeadroom);
+  if (cost.halfPrecisionMath)
+    boundPeak = std::max(boundPeak, 2 * c.fp32TFlops);
+  v.mathMs = boundPeak > 0 ? cost.flops / (boundPeak * 1e9) : 0;
+  v.floorMs = std::max({v.readMs, v.writeMs, v.mathMs});
   if (medianMs > 0) {
     v.achievedGBps = cost.bytes / (medianMs * 1e6);
     v.achievedTFlops = cost.flops / (medianMs * 1e9);
     v.fractionOfCopy = c.copyGBps > 0 ? v.achievedGBps / c.copyGBps : 0;
-    v.fractionOfPeak = peak > 0 ? v.achievedTFlops / peak : 0;
+    v.fractionOfPeak = reportPeak > 0 ? v.achievedTFlops / reportPeak : 0;
   }
   v.belowFloor = medianMs < slack * v.floorMs;
   return v;

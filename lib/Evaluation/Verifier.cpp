@@ -1,9 +1,17 @@
 //===- Verifier.cpp - differential execution of a function's kernels ----------===//
 
 #include "evo/Evaluation/Verifier.h"
+#include "evo/Conversion/LowerToGPU.h"
 #include "evo/Evaluation/InputGenerator.h"
+#include "evo/Evaluation/LaunchSelection.h"
+#include "evo/Evaluation/WorkerProtocol.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
@@ -14,8 +22,60 @@
 
 using namespace mlir;
 namespace json = llvm::json;
+namespace P = evo::protocol;
 
 namespace evo {
+
+//===----------------------------------------------------------------------===//
+// Tolerances
+//===----------------------------------------------------------------------===//
+
+static const char kTolerancesJson[] =
+#include "tolerances.json.inc"
+    ;
+
+const std::map<std::string, double> &defaultTolerances() {
+  static const std::map<std::string, double> table = [] {
+    std::map<std::string, double> t;
+    llvm::Expected<json::Value> v = json::parse(kTolerancesJson);
+    const json::Object *rtol = v && v->getAsObject() ? v->getAsObject()->getObject("rtol") : nullptr;
+    if (!rtol) {
+      if (!v)
+        llvm::consumeError(v.takeError());
+      llvm::report_fatal_error("evo: the embedded share/evo-opt/tolerances.json has no \"rtol\"");
+    }
+    for (const auto &[k, x] : *rtol)
+      if (std::optional<double> d = x.getAsNumber())
+        t[k.str()] = *d;
+    return t;
+  }();
+  return table;
+}
+
+llvm::Error parseTolerances(llvm::StringRef spec, std::map<std::string, double> &table) {
+  llvm::SmallVector<llvm::StringRef> items;
+  spec.split(items, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef item : items) {
+    auto [kind, value] = item.split('=');
+    kind = kind.trim();
+    value = value.trim();
+    double x = 0;
+    if (!symbolizeElementKind(kind))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "tolerances: unknown element kind '" + kind +
+                                         "' (f64, f32, f16, bf16, i64, i32, i16, i8)");
+    if (value.empty() || value.getAsDouble(x) || !std::isfinite(x) || x < 0)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "tolerances: '" + item +
+                                         "' is not kind=rtol with a finite rtol >= 0");
+    table[kind.str()] = x;
+  }
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Samples and reports
+//===----------------------------------------------------------------------===//
 
 std::vector<uint64_t> chooseSamples(uint64_t n, uint64_t count, uint64_t seed) {
   std::vector<uint64_t> out;
@@ -51,12 +111,194 @@ json::Object VariantReport::toJson() const {
   json::Object o{{"id", id}, {"verdict", stringifyVerdict(verdict)}, {"reason", reason}};
   if (const json::Array *t = result.getArray("trials"))
     o["trials"] = json::Array(*t);
+  if (const json::Object *t = result.getObject("timing_inputs"))
+    o["timing_inputs"] = json::Object(*t);
   if (const json::Object *t = result.getObject("timing"))
     o["timing"] = json::Object(*t);
   if (roofline)
     o["roofline"] = roofline->toJson();
+  if (seed)
+    o["seed"] = static_cast<int64_t>(seed);
+  if (checkedPerTrial)
+    o["checked_elements_per_trial"] = static_cast<int64_t>(checkedPerTrial);
+  if (!trialInputs.empty()) {
+    json::Array inputs;
+    for (const std::string &s : trialInputs)
+      inputs.push_back(s);
+    o["trial_inputs"] = std::move(inputs);
+    o["reference"] = baselineReference ? "naive baseline (every element) and oracle samples"
+                                       : "oracle";
+  }
   return o;
 }
+
+//===----------------------------------------------------------------------===//
+// Input distributions
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+using contract::Distribution;
+using contract::FillParams;
+
+enum class Want { Uniform, Normal, Wide, Special };
+
+/// Trial t's distribution for input k: uniform, normal, wide, special for the first four trials
+/// (every input alike), then mixtures (each input its own).
+Want scheduled(unsigned t, unsigned k) {
+  static const Want order[] = {Want::Uniform, Want::Normal, Want::Wide, Want::Special};
+  if (t < 4)
+    return order[t];
+  return order[(t + k) % 4];
+}
+
+std::string num(double v) { return llvm::formatv("{0}", v).str(); }
+
+/// The special values of an input (at most kMaxSpecialValues), returned as they are (never
+/// clamped): those of `candidates` inside [lo, hi], in order, without repeats.
+void setSpecials(FillParams &p, llvm::ArrayRef<double> candidates, double lo, double hi) {
+  p.numSpecial = 0;
+  for (double c : candidates) {
+    if (!(c >= lo && c <= hi))
+      continue;
+    bool seen = false;
+    for (int i = 0; i < p.numSpecial; ++i)
+      seen |= p.special[i] == c;
+    if (!seen && p.numSpecial < contract::kMaxSpecialValues)
+      p.special[p.numSpecial++] = c;
+  }
+}
+
+/// The fill of one input for `want` at narrowing level `rung` (0: full strength; higher: milder,
+/// when the function's results were not finite or not representable).
+FillParams fillFor(Want want, unsigned rung, uint64_t seed, unsigned buffer, ElementKind kind,
+                   InputRange r, std::string &desc) {
+  FillParams p = contract::uniformFill(seed, buffer, kind, r.lo, r.hi);
+  const bool isFloat = contract::isFloat(kind);
+  const double kindMax = maxFinite(kind);
+  auto range = [&](double lo, double hi) {
+    return "[" + num(lo) + ", " + num(hi) + (isFloat ? ")" : "]");
+  };
+  switch (want) {
+  case Want::Uniform:
+    desc = "uniform" + range(r.lo, r.hi);
+    return p;
+  case Want::Normal: {
+    p.dist = static_cast<int32_t>(Distribution::Normal);
+    p.center = 0.5 * (r.lo + r.hi);
+    double half = 0.5 * (r.hi - r.lo);
+    p.scale = std::ldexp(r.declared ? half / 2 : half, -static_cast<int>(rung));
+    if (!r.declared && isFloat) {
+      p.lo = -128;
+      p.hi = 128;
+    }
+    desc = "normal(" + num(p.center) + ", " + num(p.scale) + ")";
+    if (r.declared)
+      desc += " within " + range(r.lo, r.hi);
+    return p;
+  }
+  case Want::Wide: {
+    if (!isFloat) {
+      if (r.declared) {
+        desc = "uniform" + range(r.lo, r.hi) + " (declared)";
+        return p;
+      }
+      static const double widths[] = {100, 30, 12};
+      double w = std::min(widths[std::min(rung, 2u)], kindMax);
+      p.lo = -w;
+      p.hi = w;
+      desc = "uniform" + range(-w, w) + " (wide)";
+      return p;
+    }
+    p.dist = static_cast<int32_t>(Distribution::Wide);
+    int e;
+    if (r.declared) {
+      double m = std::max(std::fabs(r.lo), std::fabs(r.hi));
+      e = static_cast<int>(std::ceil(std::log2(m))) - 3 * static_cast<int>(rung);
+    } else {
+      static const int exps[] = {7, 4, 2};
+      e = exps[std::min(rung, 2u)];
+      p.lo = -std::ldexp(1.0, e);
+      p.hi = std::ldexp(1.0, e);
+    }
+    p.emax = e - 1;
+    p.emin = p.emax - 18;
+    desc = r.declared ? "wide(2^" + std::to_string(p.emin) + " <= |x| < 2^" + std::to_string(e) +
+                            ") within " + range(r.lo, r.hi)
+                      : "wide(2^" + std::to_string(p.emin) + " <= |x| < " + num(p.hi) + ")";
+    return p;
+  }
+  case Want::Special: {
+    p.dist = static_cast<int32_t>(Distribution::Special);
+    if (r.declared) {
+      double mid = 0.5 * (r.lo + r.hi);
+      if (!isFloat)
+        mid = std::floor(mid);
+      llvm::SmallVector<double> c = {r.lo, r.hi};
+      if (rung < 1)
+        c.push_back(0);
+      if (rung < 2)
+        c.append({1, -1, 0.5, -0.5, 2, -2});
+      c.push_back(mid);
+      double lo = isFloat ? r.lo : std::ceil(r.lo), hi = isFloat ? r.hi : std::floor(r.hi);
+      if (!isFloat)
+        c[0] = lo, c[1] = hi;
+      setSpecials(p, c, lo, hi);
+    } else if (isFloat) {
+      static const double s0[] = {0, 1, -1, 0.5, -0.5, 2, 100, -100};
+      static const double s1[] = {0, 1, -1, 0.5, -0.5, 2, -2};
+      static const double s2[] = {1, -1, 0.5, -0.5};
+      llvm::ArrayRef<double> c = rung == 0 ? llvm::ArrayRef<double>(s0)
+                                 : rung == 1 ? llvm::ArrayRef<double>(s1)
+                                             : llvm::ArrayRef<double>(s2);
+      setSpecials(p, c, -kindMax, kindMax);
+    } else {
+      static const double s0[] = {0, 1, -1, -8, 8, 100, -100};
+      static const double s1[] = {0, 1, -1, -8, 8};
+      static const double s2[] = {1, -1};
+      llvm::ArrayRef<double> c = rung == 0 ? llvm::ArrayRef<double>(s0)
+                                 : rung == 1 ? llvm::ArrayRef<double>(s1)
+                                             : llvm::ArrayRef<double>(s2);
+      setSpecials(p, c, -kindMax, kindMax);
+    }
+    desc = "special{";
+    for (int i = 0; i < p.numSpecial; ++i)
+      desc += (i ? ", " : "") + num(p.special[i]);
+    desc += "} + uniform" + range(r.lo, r.hi);
+    return p;
+  }
+  }
+  return p;
+}
+
+json::Object fillJson(const FillParams &p, unsigned buffer) {
+  static const char *names[] = {P::kDistUniform, P::kDistNormal, P::kDistWide, P::kDistSpecial};
+  json::Object o{{P::kBuffer, static_cast<int64_t>(buffer)},
+                 {P::kDist, names[p.dist]},
+                 {P::kLo, p.lo},
+                 {P::kHi, p.hi}};
+  if (p.dist == static_cast<int32_t>(Distribution::Normal)) {
+    o[P::kCenter] = p.center;
+    o[P::kScale] = p.scale;
+  }
+  if (p.dist == static_cast<int32_t>(Distribution::Wide)) {
+    o[P::kEmin] = p.emin;
+    o[P::kEmax] = p.emax;
+  }
+  if (p.dist == static_cast<int32_t>(Distribution::Special)) {
+    json::Array s;
+    for (int i = 0; i < p.numSpecial; ++i)
+      s.push_back(p.special[i]);
+    o[P::kSpecial] = std::move(s);
+  }
+  return o;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// FunctionVerifier
+//===----------------------------------------------------------------------===//
 
 FailureOr<std::unique_ptr<FunctionVerifier>>
 FunctionVerifier::create(const LaunchPlan &plan, MLIRContext *ctx, Location loc,
@@ -77,6 +319,14 @@ FunctionVerifier::create(const LaunchPlan &plan, MLIRContext *ctx, Location loc,
   if (failed(ranges))
     return failure();
   v->cost = estimateCost(func, plan);
+  for (const auto &[k, x] : options.rtol)
+    if (!symbolizeElementKind(k) || !(x >= 0) || !std::isfinite(x))
+      return emitError(loc) << "evo-verify: bad tolerance '" << k << "=" << x << "'";
+  v->seed = options.seed ? options.seed : freshSeed();
+  if (!v->seed)
+    return emitError(loc) << "evo-verify: no OS entropy to draw a seed from (getrandom and "
+                             "/dev/urandom failed); give seed=N";
+  const uint64_t seed = v->seed;
 
   // Buffers: inputs carry their ranges; the generator's stream index is the buffer index.
   json::Array buffers;
@@ -89,18 +339,21 @@ FunctionVerifier::create(const LaunchPlan &plan, MLIRContext *ctx, Location loc,
       return emitError(loc) << "evo-verify: buffer '" << b.name << "' has element type "
                             << b.type.getElementType() << ", which the verifier cannot fill";
     kinds.push_back(kind);
-    json::Object o{{"name", b.name},
-                   {"role", stringifyBufferRole(b.role)},
-                   {"kind", elementKindName(kind)},
-                   {"elements", b.type.getNumElements()},
-                   {"zero_init", b.zeroInit}};
+    json::Object o{{P::kName, b.name},
+                   {P::kRole, stringifyBufferRole(b.role)},
+                   {P::kKind, elementKindName(kind)},
+                   {P::kElements, b.type.getNumElements()},
+                   {P::kZeroInit, b.zeroInit}};
     if (b.role == BufferRole::Input) {
       InputRange r = (*ranges)[inputBuffers.size()];
-      o["range"] = json::Array{r.lo, r.hi};
+      o[P::kRange] = json::Array{r.lo, r.hi};
       bufferRanges[i] = r;
       inputBuffers.push_back(i);
     } else if (b.role == BufferRole::Output) {
       outputBuffers.push_back(i);
+      if (!options.rtol.count(elementKindName(kind).str()))
+        return emitError(loc) << "evo-verify: no tolerance for output kind '"
+                              << elementKindName(kind) << "' (option tolerances)";
     }
     buffers.push_back(std::move(o));
   }
@@ -111,6 +364,7 @@ FunctionVerifier::create(const LaunchPlan &plan, MLIRContext *ctx, Location loc,
 
   // Which elements to check, per output: all when cheap, else a budgeted sample.
   SmallVector<std::vector<uint64_t>> indices;
+  v->allElements = true;
   for (unsigned r = 0; r < outputBuffers.size(); ++r) {
     uint64_t n = (*oracle)->getResultNumElements(r);
     uint64_t count = n;
@@ -119,59 +373,154 @@ FunctionVerifier::create(const LaunchPlan &plan, MLIRContext *ctx, Location loc,
       count = std::clamp<uint64_t>(static_cast<uint64_t>(options.oracleBudget / per), 64,
                                    options.maxSamples);
     }
-    indices.push_back(chooseSamples(n, count, options.seed + r));
+    indices.push_back(chooseSamples(n, count, seed + r));
+    v->allElements &= indices.back().size() == n;
     v->numChecked += indices.back().size();
   }
+  // A few of them (evenly spread) decide quickly whether a distribution is admissible.
+  SmallVector<std::vector<uint64_t>> probe;
+  for (const std::vector<uint64_t> &idx : indices) {
+    std::vector<uint64_t> p;
+    size_t step = std::max<size_t>(1, idx.size() / 256);
+    for (size_t k = 0; k < idx.size(); k += step)
+      p.push_back(idx[k]);
+    probe.push_back(std::move(p));
+  }
 
-  // The oracle's values per trial, computed in parallel (sessions are independent).
-  std::vector<std::vector<std::vector<double>>> expected(options.trials);
-  llvm::DefaultThreadPool pool(llvm::hardware_concurrency());
   const Oracle &o = **oracle;
-  for (unsigned t = 0; t < options.trials; ++t)
+  using Values = std::vector<std::vector<double>>; // per output, per checked index
+  auto compute = [&](const std::vector<FillParams> &fills,
+                     const SmallVector<std::vector<uint64_t>> &at) {
+    Oracle::Session s = o.session([&](unsigned arg, uint64_t index) {
+      return generatedValue(fills[inputBuffers[arg]], index);
+    });
+    Values out(outputBuffers.size());
+    for (unsigned r = 0; r < outputBuffers.size(); ++r)
+      for (uint64_t i : at[r])
+        out[r].push_back(s.valueAt(r, i));
+    return out;
+  };
+  auto uniformFills = [&](uint64_t s) {
+    std::vector<FillParams> fills(plan.buffers.size());
+    for (unsigned b : inputBuffers)
+      fills[b] = contract::uniformFill(s, b, kinds[b], bufferRanges[b].lo, bufferRanges[b].hi);
+    return fills;
+  };
+  auto describeUniform = [&](TrialInputs &ti) {
+    for (unsigned b : inputBuffers) {
+      std::string d;
+      fillFor(Want::Uniform, 0, ti.seed, b, kinds[b], bufferRanges[b], d);
+      ti.descriptions.push_back(d);
+    }
+  };
+
+  // Trial 0 (uniform in the declared ranges) and the timing inputs (uniform, their own seed)
+  // first: a distribution of a later trial is admissible only if its results are finite and
+  // representable, or no less finite than trial 0's.
+  const unsigned numTrials = options.trials;
+  std::vector<Values> expected(numTrials);
+  v->trialInputs.assign(numTrials, {});
+  Values timingExpected;
+  v->timingInputs.seed = ((seed * 0x9E3779B97F4A7C15ull) ^ 0x7157ull) & ((1ull << 53) - 1);
+  v->timingInputs.seed |= 1;
+  v->timingInputs.fills = uniformFills(v->timingInputs.seed);
+  describeUniform(v->timingInputs);
+  llvm::DefaultThreadPool pool(llvm::hardware_concurrency());
+  if (numTrials > 0) {
+    TrialInputs &t0 = v->trialInputs[0];
+    t0.seed = seed;
+    t0.fills = uniformFills(seed);
+    describeUniform(t0);
+    pool.async([&] { expected[0] = compute(v->trialInputs[0].fills, indices); });
+  }
+  pool.async([&] { timingExpected = compute(v->timingInputs.fills, indices); });
+  pool.wait();
+  std::vector<bool> uniformNonFinite(outputBuffers.size(), false);
+  if (numTrials > 0)
+    for (unsigned r = 0; r < outputBuffers.size(); ++r)
+      for (double x : expected[0][r])
+        uniformNonFinite[r] = uniformNonFinite[r] || !std::isfinite(x);
+  auto admissible = [&](const Values &vals) {
+    for (unsigned r = 0; r < outputBuffers.size(); ++r) {
+      ElementKind k = kinds[outputBuffers[r]];
+      // Room below the largest value: an f16 sum whose result fits can still overflow halfway.
+      double limit = contract::isFloat(k) ? maxFinite(k) / 16 : INFINITY;
+      for (double x : vals[r])
+        if (std::isfinite(x) ? std::fabs(x) > limit : !uniformNonFinite[r])
+          return false;
+    }
+    return true;
+  };
+  for (unsigned t = 1; t < numTrials; ++t)
     pool.async([&, t] {
-      uint64_t seed = options.seed + t;
-      Oracle::Session s = o.session([&](unsigned arg, uint64_t index) {
-        unsigned buf = inputBuffers[arg];
-        return generatedValue(seed, buf, index, kinds[buf], bufferRanges[buf]);
-      });
-      expected[t].resize(outputBuffers.size());
-      for (unsigned r = 0; r < outputBuffers.size(); ++r)
-        for (uint64_t i : indices[r])
-          expected[t][r].push_back(s.valueAt(r, i));
+      TrialInputs &ti = v->trialInputs[t];
+      ti.seed = seed + t;
+      const unsigned kRungs = 3;
+      for (unsigned rung = 0; rung <= kRungs; ++rung) {
+        std::vector<FillParams> fills(plan.buffers.size());
+        std::vector<std::string> descs;
+        for (auto [k, b] : llvm::enumerate(inputBuffers)) {
+          Want want = options.variedInputs && rung < kRungs ? scheduled(t, k) : Want::Uniform;
+          std::string d;
+          fills[b] = fillFor(want, rung, ti.seed, b, kinds[b], bufferRanges[b], d);
+          if (rung == kRungs && options.variedInputs)
+            d += " (the other distributions made results non-finite or unrepresentable)";
+          descs.push_back(d);
+        }
+        bool last = rung == kRungs || !options.variedInputs;
+        if (!last && !admissible(compute(fills, probe)))
+          continue;
+        Values full = compute(fills, indices);
+        if (!last && !admissible(full))
+          continue;
+        ti.fills = std::move(fills);
+        ti.descriptions = std::move(descs);
+        expected[t] = std::move(full);
+        return;
+      }
     });
   pool.wait();
 
-  json::Array trials;
-  for (unsigned t = 0; t < options.trials; ++t) {
-    json::Array samples;
+  auto trialJson = [&](const TrialInputs &ti, const Values &vals) {
+    json::Array samples, inputs;
     for (unsigned r = 0; r < outputBuffers.size(); ++r) {
-      json::Array idx, vals;
+      json::Array idx, xs;
       for (uint64_t i : indices[r])
         idx.push_back(static_cast<int64_t>(i));
-      for (double x : expected[t][r])
-        vals.push_back(numberOrString(x));
-      samples.push_back(json::Object{{"buffer", static_cast<int64_t>(outputBuffers[r])},
-                                     {"indices", std::move(idx)},
-                                     {"expected", std::move(vals)}});
+      for (double x : vals[r])
+        xs.push_back(numberOrString(x));
+      samples.push_back(json::Object{{P::kBuffer, static_cast<int64_t>(outputBuffers[r])},
+                                     {P::kIndices, std::move(idx)},
+                                     {P::kExpected, std::move(xs)}});
     }
-    trials.push_back(json::Object{{"seed", static_cast<int64_t>(options.seed + t)},
-                                  {"samples", std::move(samples)}});
-  }
+    for (unsigned b : inputBuffers)
+      inputs.push_back(fillJson(ti.fills[b], b));
+    return json::Object{{P::kSeed, static_cast<int64_t>(ti.seed)},
+                        {P::kInputs, std::move(inputs)},
+                        {P::kSamples, std::move(samples)}};
+  };
+  json::Array trials;
+  for (unsigned t = 0; t < numTrials; ++t)
+    trials.push_back(trialJson(v->trialInputs[t], expected[t]));
   json::Object rtol;
   for (auto &[k, x] : options.rtol)
     rtol[k] = x;
   v->requestTemplate = json::Object{
-      {"format", "evo-eval-request/1"},
-      {"mode", "evaluate"},
-      {"device", options.device},
-      {"buffers", std::move(buffers)},
-      {"trials", std::move(trials)},
-      {"rtol", std::move(rtol)},
-      {"timing", json::Object{{"enabled", options.timing},
-                              {"warmup", options.warmup},
-                              {"runs", options.runs},
-                              {"repeats", options.repeats},
-                              {"flush_bytes", static_cast<int64_t>(options.flushBytes)}}}};
+      {P::kFormat, P::kRequestFormat},
+      {P::kMode, P::kModeEvaluate},
+      {P::kDevice, options.device},
+      {P::kBuffers, std::move(buffers)},
+      {P::kTrials, std::move(trials)},
+      {P::kRtol, std::move(rtol)},
+      {P::kTiming, json::Object{{P::kEnabled, options.timing},
+                                {P::kWarmup, options.warmup},
+                                {P::kRuns, options.runs},
+                                {P::kRepeats, options.repeats},
+                                {P::kFlushBytes, static_cast<int64_t>(options.flushBytes)},
+                                {P::kCheckLaunches, options.checkLaunches},
+                                {P::kCheckFraction, options.checkFraction},
+                                {P::kMinChecked, options.minChecked},
+                                {P::kInputs, trialJson(v->timingInputs, timingExpected)}}}};
   return v;
 }
 
@@ -182,6 +531,10 @@ FunctionVerifier::evaluate(ArrayRef<Variant> variants, const Ceilings *ceilings)
   llvm::SmallString<128> dir;
   if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("evo-verify", dir))
     return llvm::errorCodeToError(ec);
+  struct RemoveDir {
+    std::string path;
+    ~RemoveDir() { llvm::sys::fs::remove_directories(path, /*IgnoreErrors=*/true); }
+  } cleanup{dir.str().str()};
   json::Array candidates;
   for (auto [i, var] : llvm::enumerate(variants)) {
     llvm::SmallString<128> ptx(dir);
@@ -198,19 +551,27 @@ FunctionVerifier::evaluate(ArrayRef<Variant> variants, const Ceilings *ceilings)
       json::Array args;
       for (unsigned a : l.args)
         args.push_back(static_cast<int64_t>(a));
-      launches.push_back(json::Object{{"kernel", l.kernel},
-                                      {"grid", json::Array{l.grid[0], l.grid[1], l.grid[2]}},
-                                      {"block", json::Array{l.block[0], l.block[1], l.block[2]}},
-                                      {"dynamic_shared_memory", l.dynamicSharedMemory},
-                                      {"args", std::move(args)}});
+      launches.push_back(json::Object{{P::kKernel, l.kernel},
+                                      {P::kGrid, json::Array{l.grid[0], l.grid[1], l.grid[2]}},
+                                      {P::kBlock, json::Array{l.block[0], l.block[1], l.block[2]}},
+                                      {P::kDynamicSharedMemory, l.dynamicSharedMemory},
+                                      {P::kArgs, std::move(args)}});
     }
-    candidates.push_back(json::Object{{"id", var.id},
-                                      {"ptx_file", ptx.str().str()},
-                                      {"reference", var.reference},
-                                      {"launches", std::move(launches)}});
+    json::Array scratch;
+    for (const VariantScratch &s : var.scratch)
+      scratch.push_back(json::Object{{P::kName, s.name},
+                                     {P::kKind, s.kind},
+                                     {P::kElements, static_cast<int64_t>(s.elements)},
+                                     {P::kZeroInit, s.zeroInit}});
+    candidates.push_back(json::Object{{P::kId, var.id},
+                                      {P::kPtxFile, ptx.str().str()},
+                                      {P::kReference, var.reference},
+                                      {P::kTimeIt, var.timeIt},
+                                      {P::kScratch, std::move(scratch)},
+                                      {P::kLaunches, std::move(launches)}});
   }
   json::Object request = requestTemplate;
-  request["candidates"] = std::move(candidates);
+  request[P::kCandidates] = std::move(candidates);
   WorkerOptions worker = options.worker;
   if (worker.workDir.empty())
     worker.workDir = dir.str().str();
@@ -224,25 +585,150 @@ FunctionVerifier::evaluate(ArrayRef<Variant> variants, const Ceilings *ceilings)
     r.verdict = o.verdict;
     r.reason = o.reason;
     r.result = std::move(o.result);
-    if (const json::Object *timing = r.result.getObject("timing")) {
-      r.medianMs = timing->getNumber("median_ms").value_or(0);
+    r.seed = seed;
+    r.cost = cost;
+    if (const json::Object *timing = r.result.getObject(P::kTiming)) {
+      r.medianMs = timing->getNumber(P::kMedianMs).value_or(0);
       if (ceilings && r.verdict == Verdict::Valid) {
         r.roofline = judge(cost, *ceilings, r.medianMs, options.floorSlack);
         if (r.roofline->belowFloor) {
           r.verdict = Verdict::Invalid;
           r.reason = llvm::formatv("measured {0:f4} ms is below the roofline floor of {1:f4} ms "
-                                   "({2:f0} bytes at {3:f0} GB/s, {4:f0} flop): a measurement or "
-                                   "correctness bug, not a speedup",
-                                   r.medianMs, r.roofline->floorMs, cost.bytes,
-                                   ceilings->copyGBps, cost.flops)
+                                   "({2:f0} bytes read at {3:f0} GB/s, {4:f0} written at {5:f0} "
+                                   "GB/s, {6:f0} flop): a measurement or correctness bug, not a "
+                                   "speedup",
+                                   r.medianMs, r.roofline->floorMs, cost.readBytes,
+                                   ceilings->readGBps, cost.writeBytes, ceilings->writeGBps,
+                                   cost.flops)
                          .str();
         }
       }
     }
     reports.push_back(std::move(r));
   }
-  llvm::sys::fs::remove_directories(dir);
   return reports;
+}
+
+//===----------------------------------------------------------------------===//
+// The naive baseline and verifyFunction
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<Variant> naiveBaseline(const LaunchPlan &plan, const DialectRegistry &registry,
+                                      const PTXOptions &ptx) {
+  MLIRContext ctx(registry, MLIRContext::Threading::DISABLED);
+  ctx.loadDialect<func::FuncDialect, arith::ArithDialect, linalg::LinalgDialect,
+                  tensor::TensorDialect, math::MathDialect>();
+  loadLoweringDialects(&ctx);
+  std::string diagText;
+  llvm::raw_string_ostream diag(diagText);
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
+    diag << d.str() << "\n";
+    return success();
+  });
+  auto fail = [&](const llvm::Twine &msg) {
+    std::string text = msg.str();
+    if (!diagText.empty())
+      text += ": " + llvm::StringRef(diagText).trim().str();
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), text);
+  };
+  OwningOpRef<ModuleOp> src = parseSourceString<ModuleOp>(plan.source, ParserConfig(&ctx));
+  func::FuncOp func = src ? src->lookupSymbol<func::FuncOp>(plan.funcName) : nullptr;
+  if (!func)
+    return fail("the source of '" + plan.funcName + "' does not parse");
+  if (failed(lowerFunction(func, LowerOptions())))
+    return fail("the source of '" + plan.funcName + "' cannot be lowered with default knobs");
+  auto gms = llvm::to_vector(src->getOps<gpu::GPUModuleOp>());
+  if (gms.size() != 1)
+    return fail("lowering '" + plan.funcName + "' gave no single gpu.module");
+  FailureOr<LaunchPlan> base = LaunchPlan::fromModule(gms.front());
+  if (failed(base))
+    return fail("the baseline's plan cannot be read");
+
+  // Inputs and outputs bind by role and position; they must be the same buffers.
+  auto byRole = [](const LaunchPlan &p, BufferRole role) {
+    SmallVector<unsigned> out;
+    for (auto [i, b] : llvm::enumerate(p.buffers))
+      if (b.role == role)
+        out.push_back(i);
+    return out;
+  };
+  std::vector<int64_t> map(base->buffers.size(), -1);
+  for (BufferRole role : {BufferRole::Input, BufferRole::Output}) {
+    SmallVector<unsigned> mine = byRole(plan, role), theirs = byRole(*base, role);
+    if (mine.size() != theirs.size())
+      return fail("the baseline of '" + plan.funcName + "' has other " +
+                  stringifyBufferRole(role) + " buffers than the kernels");
+    for (auto [m, t] : llvm::zip(mine, theirs)) {
+      if (plan.buffers[m].type.getShape() != base->buffers[t].type.getShape() ||
+          plan.buffers[m].type.getElementType() != base->buffers[t].type.getElementType())
+        return fail("the baseline's buffer '" + base->buffers[t].name + "' differs from '" +
+                    plan.buffers[m].name + "'");
+      map[t] = m;
+    }
+  }
+  Variant v;
+  v.id = "naive-baseline";
+  v.reference = true;
+  v.timeIt = false;
+  for (auto [i, b] : llvm::enumerate(base->buffers)) {
+    if (b.role != BufferRole::Scratch)
+      continue;
+    map[i] = plan.buffers.size() + v.scratch.size();
+    v.scratch.push_back({b.name, elementKindName(elementKindOf(b.type.getElementType())).str(),
+                         static_cast<uint64_t>(b.type.getNumElements()), b.zeroInit});
+  }
+  for (KernelLaunch l : base->launches) {
+    for (unsigned &a : l.args)
+      a = static_cast<unsigned>(map[a]);
+    v.launches.push_back(std::move(l));
+  }
+  OpBuilder b(&ctx);
+  OwningOpRef<ModuleOp> kernels = ModuleOp::create(gms.front().getLoc());
+  b.setInsertionPointToEnd(kernels->getBody());
+  b.clone(*gms.front().getOperation());
+  FailureOr<std::string> text = compileToPTX(*kernels, ptx);
+  if (failed(text))
+    return fail("the baseline of '" + plan.funcName + "' does not compile");
+  v.ptx = std::move(*text);
+  return v;
+}
+
+llvm::Expected<VariantReport> verifyFunction(const LaunchPlan &plan, StringRef kernelPtx,
+                                             MLIRContext *ctx, Location loc,
+                                             const VerifyOptions &opts, const PTXOptions &ptx,
+                                             const Ceilings *ceilings) {
+  FailureOr<std::unique_ptr<FunctionVerifier>> verifier =
+      FunctionVerifier::create(plan, ctx, loc, opts);
+  if (failed(verifier))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the verifier of '" + plan.funcName +
+                                       "' cannot be prepared (see the diagnostics)");
+  Variant kernels{plan.funcName, kernelPtx.str(), plan.launches, /*reference=*/false};
+  std::vector<Variant> variants;
+  llvm::Expected<Variant> baseline = naiveBaseline(plan, ctx->getDialectRegistry(), ptx);
+  bool withBaseline = static_cast<bool>(baseline);
+  if (baseline) {
+    variants.push_back(std::move(*baseline));
+  } else if ((*verifier)->checksAllElements()) {
+    // The oracle checks every element: the kernels can stand on their own.
+    llvm::consumeError(baseline.takeError());
+    kernels.reference = true;
+  } else {
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "cannot build the naive baseline that every output element of '" + plan.funcName +
+            "' is compared with: " + llvm::toString(baseline.takeError()));
+  }
+  variants.push_back(std::move(kernels));
+  llvm::Expected<std::vector<VariantReport>> reports = (*verifier)->evaluate(variants, ceilings);
+  if (!reports)
+    return reports.takeError();
+  VariantReport r = std::move(reports->back());
+  r.checkedPerTrial = (*verifier)->getNumChecked();
+  r.baselineReference = withBaseline;
+  for (const TrialInputs &t : (*verifier)->getTrialInputs())
+    r.trialInputs.push_back(llvm::join(t.descriptions, "; "));
+  return r;
 }
 
 } // namespace evo

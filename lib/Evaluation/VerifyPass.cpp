@@ -2,9 +2,11 @@
 
 #include "evo/Conversion/LaunchPlan.h"
 #include "evo/Evaluation/Passes.h"
+#include "evo/Evaluation/LaunchSelection.h"
 #include "evo/Evaluation/Verifier.h"
 #include "evo/Runtime/CudaDriver.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -48,13 +50,24 @@ void EvoVerifyPass::runOnOperation() {
 
   evo::VerifyOptions opts;
   opts.trials = trials;
-  opts.seed = seed;
   opts.maxSamples = samples;
   opts.timing = timing;
+  opts.checkLaunches = checkLaunches;
   opts.runs = runs;
   opts.warmup = warmup;
   opts.device = device;
   opts.worker.candidateTimeoutSeconds = timeout;
+  if (llvm::Error e = evo::parseTolerances(tolerances, opts.rtol)) {
+    emitError(module.getLoc()) << "evo-verify: " << llvm::toString(std::move(e));
+    return signalPassFailure();
+  }
+  // One seed for the whole run (every function's inputs derive from it), reported so that
+  // seed=N reproduces the run.
+  opts.seed = seed ? static_cast<uint64_t>(seed) : evo::freshSeed();
+  if (!opts.seed) {
+    emitError(module.getLoc()) << "evo-verify: no OS entropy to draw a seed from; give seed=N";
+    return signalPassFailure();
+  }
   llvm::Expected<std::string> workerPath = evo::findWorker(worker);
   if (!workerPath) {
     emitError(module.getLoc()) << "evo-verify: " << llvm::toString(workerPath.takeError());
@@ -85,36 +98,41 @@ void EvoVerifyPass::runOnOperation() {
     if (failed(plan))
       return signalPassFailure();
     std::string ptx;
+    // The naive baseline is compiled for the same target as the kernels.
+    evo::PTXOptions ptxOptions;
     for (Attribute a : bin.getObjects())
       if (auto obj = dyn_cast<gpu::ObjectAttr>(a))
-        if (obj.getFormat() == gpu::CompilationTarget::Assembly)
+        if (obj.getFormat() == gpu::CompilationTarget::Assembly) {
           ptx = obj.getObject().getValue().str();
+          if (auto t = dyn_cast<NVVM::NVVMTargetAttr>(obj.getTarget())) {
+            ptxOptions.chip = t.getChip().str();
+            ptxOptions.features = t.getFeatures().str();
+            ptxOptions.optLevel = t.getO();
+          }
+        }
     if (ptx.empty()) {
       bin.emitError("evo-verify: the binary holds no PTX (emit with evo-emit-ptx)");
       return signalPassFailure();
     }
-    FailureOr<std::unique_ptr<evo::FunctionVerifier>> verifier =
-        evo::FunctionVerifier::create(*plan, &getContext(), bin.getLoc(), opts);
-    if (failed(verifier))
-      return signalPassFailure();
-    evo::Variant variant{plan->funcName, ptx, plan->launches, /*reference=*/true};
-    llvm::Expected<std::vector<evo::VariantReport>> result =
-        (*verifier)->evaluate({variant}, ceilings ? &*ceilings : nullptr);
+    llvm::Expected<evo::VariantReport> result = evo::verifyFunction(
+        *plan, ptx, &getContext(), bin.getLoc(), opts, ptxOptions, ceilings ? &*ceilings : nullptr);
     if (!result) {
       bin.emitError() << "evo-verify: " << llvm::toString(result.takeError());
       return signalPassFailure();
     }
-    const evo::VariantReport &r = result->front();
+    const evo::VariantReport &r = *result;
     json::Object report = r.toJson();
     report["function"] = plan->funcName;
-    report["checked_elements_per_trial"] = static_cast<int64_t>((*verifier)->getNumChecked());
-    report["bytes"] = (*verifier)->getCost().bytes;
-    report["flops"] = (*verifier)->getCost().flops;
+    report["bytes"] = r.cost.bytes;
+    report["read_bytes"] = r.cost.readBytes;
+    report["write_bytes"] = r.cost.writeBytes;
+    report["flops"] = r.cost.flops;
     reports.push_back(std::move(report));
 
     SmallVector<NamedAttribute> attrs = {
         b.getNamedAttr("verdict", b.getStringAttr(evo::stringifyVerdict(r.verdict))),
-        b.getNamedAttr("trials", b.getI64IntegerAttr(opts.trials))};
+        b.getNamedAttr("trials", b.getI64IntegerAttr(opts.trials)),
+        b.getNamedAttr("seed", b.getI64IntegerAttr(static_cast<int64_t>(opts.seed)))};
     if (!r.reason.empty())
       attrs.push_back(b.getNamedAttr("reason", b.getStringAttr(r.reason)));
     if (r.medianMs > 0)
@@ -138,12 +156,14 @@ void EvoVerifyPass::runOnOperation() {
       anyInvalid = true;
       InFlightDiagnostic d = failOnInvalid ? bin.emitError() : bin.emitWarning();
       d << "evo-verify: '" << plan->funcName << "' is " << evo::stringifyVerdict(r.verdict) << ": "
-        << r.reason;
+        << r.reason << " (seed " << opts.seed << ")";
     }
   }
 
   if (!output.empty()) {
-    json::Object doc{{"format", "evo-verify/1"}, {"results", std::move(reports)}};
+    json::Object doc{{"format", "evo-verify/1"},
+                     {"seed", static_cast<int64_t>(opts.seed)},
+                     {"results", std::move(reports)}};
     if (ceilings)
       doc["ceilings"] = ceilings->toJson();
     if (llvm::Error e = llvm::writeToOutput(output, [&](llvm::raw_ostream &os) {

@@ -1,6 +1,7 @@
 //===- Engine.cpp - the evolutionary search over a task's kernel variants -----===//
 
 #include "evo/Evolution/Engine.h"
+#include "evo/Evaluation/WorkerProtocol.h"
 #include "evo/Evolution/LLMMutator.h"
 #include "evo/Evolution/Population.h"
 #include "evo/LLM/Reply.h"
@@ -1101,11 +1102,16 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
     json::Object timeReq = request;
     timeReq["mode"] = "time";
     timeReq["rounds"] = static_cast<int64_t>(opts.finalRounds);
-    json::Object timing{{"enabled", true},
-                        {"warmup", static_cast<int64_t>(opts.verify.warmup)},
-                        {"runs", static_cast<int64_t>(opts.finalRuns)},
-                        {"repeats", 1},
-                        {"flush_bytes", static_cast<int64_t>(opts.verify.flushBytes)}};
+    // The template's timing (its inputs, with the oracle's values for them, and the launch
+    // checks) with the finalists' run counts: every re-measured launch is accountable too.
+    json::Object timing;
+    if (const json::Object *t = request.getObject(protocol::kTiming))
+      timing = *t;
+    timing[protocol::kEnabled] = true;
+    timing[protocol::kWarmup] = static_cast<int64_t>(opts.verify.warmup);
+    timing[protocol::kRuns] = static_cast<int64_t>(opts.finalRuns);
+    timing[protocol::kRepeats] = 1;
+    timing[protocol::kFlushBytes] = static_cast<int64_t>(opts.verify.flushBytes);
     timeReq["timing"] = std::move(timing);
     json::Array cands;
     for (const CandidateRecord &f : finalists) {
@@ -1120,6 +1126,8 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
       llvm::Expected<json::Object> cj = writeBinary(f.id, binaries[f.id]);
       if (!cj)
         return cj.takeError();
+      // The baseline (first) is the reference the others' timed launches are compared with.
+      (*cj)[protocol::kReference] = f.id == baseline->id;
       cands.push_back(std::move(*cj));
     }
     timeReq["candidates"] = std::move(cands);
@@ -1127,18 +1135,56 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
         runWorkerOnce(timeReq, worker, 60 + 5.0 * finalists.size() * opts.finalRounds);
     if (!events)
       return events.takeError();
+    // A finalist wins only with a valid re-measurement (its timed launches checked, its time
+    // not below the roofline floor); one that fails is invalid from now on.
+    std::vector<std::string> failedFinal(finalists.size(),
+                                         "the re-measurement returned no result");
     for (json::Object &ev : *events) {
-      if (ev.getString("event") != StringRef("result"))
+      if (ev.getString(protocol::kEvent) != StringRef(protocol::kEventResult))
         continue;
-      std::optional<int64_t> i = ev.getInteger("candidate");
-      const json::Object *t = ev.getObject("timing");
-      if (!i || !t || *i < 0 || size_t(*i) >= finalists.size())
+      std::optional<int64_t> i = ev.getInteger(protocol::kCandidate);
+      if (!i || *i < 0 || size_t(*i) >= finalists.size())
         continue;
-      double ms = t->getNumber("median_ms").value_or(NAN);
+      const json::Object *t = ev.getObject(protocol::kTiming);
+      std::string reason = ev.getString(protocol::kReason).value_or("").str();
+      double ms = t ? t->getNumber(protocol::kMedianMs).value_or(NAN) : NAN;
+      bool ok = ev.getString(protocol::kVerdict) == StringRef(protocol::kVerdictValid) &&
+                std::isfinite(ms);
+      if (ok && ceilings) {
+        RooflineVerdict r = judge(cost, *ceilings, ms, opts.verify.floorSlack);
+        if (r.belowFloor) {
+          ok = false;
+          reason = llvm::formatv("re-measured {0:f4} ms is below the roofline floor of {1:f4} ms: "
+                                 "a measurement or correctness bug, not a speedup",
+                                 ms, r.floorMs)
+                       .str();
+        }
+      }
+      if (!ok) {
+        failedFinal[*i] = reason.empty() ? "the re-measurement failed" : reason;
+        continue;
+      }
+      failedFinal[*i].clear();
       finalists[*i].finalMedianMs = ms;
       if (llvm::Error e = store.recordFinal(finalists[*i].id, ms))
         return std::move(e);
     }
+    if (!failedFinal.front().empty())
+      return fail("its naive baseline failed the finalists' re-measurement: " +
+                  failedFinal.front());
+    std::vector<CandidateRecord> passed;
+    for (size_t i = 0; i < finalists.size(); ++i) {
+      if (failedFinal[i].empty()) {
+        passed.push_back(finalists[i]);
+        continue;
+      }
+      finalists[i].verdict = "invalid";
+      finalists[i].reason = "finalists' re-measurement: " + failedFinal[i];
+      if (llvm::Error e = store.recordResult(finalists[i]))
+        return std::move(e);
+      valid -= valid > 0;
+    }
+    finalists = std::move(passed);
   }
   // The winner: the lowest re-measured time (exploration time when there were no finalists).
   const CandidateRecord *best = &finalists.front();

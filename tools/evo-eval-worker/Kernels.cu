@@ -61,15 +61,13 @@ __device__ void atomicMaxNonNegative(unsigned long long *slot, double v) {
 
 extern "C" {
 
-/// Inputs per the buffer contract: float kinds get lo + span*u (two roundings) rounded to f32
-/// then to the narrow type; integer kinds get ilo + floor(u*ispan) clamped to ihi.
-__global__ void evo_fill(void *dst, uint64_t n, int kind, uint64_t seed, uint32_t buffer,
-                         double lo, double span, double ilo, double ihi, double ispan) {
+/// Inputs per the buffer contract (evo/Runtime/BufferContract.h, fillValue): the value in double,
+/// then rounded to f32 and from f32 to the narrow float type; integer kinds get the integer.
+__global__ void evo_fill(void *dst, uint64_t n, FillParams p) {
+  ElementKind k = static_cast<ElementKind>(p.kind);
   for (uint64_t i = globalThread(); i < n; i += globalStride()) {
-    double u = unitInterval(hashElement(seed, buffer, i));
-    ElementKind k = static_cast<ElementKind>(kind);
+    double v = fillValue(p, i);
     if (isFloat(k)) {
-      double v = __dadd_rn(lo, __dmul_rn(span, u));
       float f = __double2float_rn(v);
       switch (k) {
       case ElementKind::F64: static_cast<double *>(dst)[i] = v; break;
@@ -78,9 +76,6 @@ __global__ void evo_fill(void *dst, uint64_t n, int kind, uint64_t seed, uint32_
       default: static_cast<__nv_bfloat16 *>(dst)[i] = __float2bfloat16_rn(f); break;
       }
     } else {
-      double v = __dadd_rn(ilo, floor(__dmul_rn(u, ispan)));
-      if (v > ihi)
-        v = ihi;
       int64_t x = static_cast<int64_t>(v);
       switch (k) {
       case ElementKind::I64: static_cast<int64_t *>(dst)[i] = x; break;
@@ -204,6 +199,50 @@ __global__ void evo_compare(const void *out, const void *ref, uint64_t n, int ki
   atomicAdd(reinterpret_cast<double *>(&stats[5]), refSq);
 }
 
+/// The check after a timed launch: every element of `out` against `ref` with the same rule as
+/// evo_compare, no statistics (it runs after a random subset of the timed launches, outside the
+/// events). slot[0] failing elements, slot[1] poison elements, slot[2] first failing index
+/// (initialized to ~0 by the host); evo_capture then fills slot[3], slot[4].
+__global__ void evo_check_launch(const void *out, const void *ref, uint64_t n, int kind,
+                                 double rtol, double atol, unsigned long long *slot) {
+  uint64_t poison = poisonBits(kind);
+  unsigned long long fails = 0, poisoned = 0, first = ~0ull;
+  for (uint64_t i = globalThread(); i < n; i += globalStride()) {
+    bool bad;
+    if (loadBits(out, i, kind) == poison) {
+      ++poisoned;
+      bad = true;
+    } else {
+      double o = loadAsDouble(out, i, kind), r = loadAsDouble(ref, i, kind);
+      if (isfinite(r))
+        bad = !isfinite(o) || fabs(o - r) > atol + rtol * fabs(r);
+      else
+        bad = !(isnan(r) ? isnan(o) : o == r);
+    }
+    if (bad) {
+      ++fails;
+      if (i < first)
+        first = i;
+    }
+  }
+  if (fails) {
+    atomicAdd(&slot[0], fails);
+    atomicMin(&slot[2], first);
+  }
+  if (poisoned)
+    atomicAdd(&slot[1], poisoned);
+}
+
+/// One thread, after evo_check_launch: the raw bits of the first failing element and of the
+/// reference there (before the next launch overwrites them).
+__global__ void evo_capture(const void *out, const void *ref, int kind, unsigned long long *slot) {
+  if (globalThread() == 0 && slot[0]) {
+    uint64_t i = slot[2];
+    slot[3] = loadBits(out, i, kind);
+    slot[4] = loadBits(ref, i, kind);
+  }
+}
+
 /// Raw bits of the elements at `indices` (decoded on the host, which can tell poison apart).
 __global__ void evo_gather(const void *p, int kind, const uint64_t *indices, uint64_t m,
                            uint64_t *bits) {
@@ -229,6 +268,44 @@ __global__ void evo_copy(const float4 *in, float4 *out, uint64_t n, int unroll) 
   }
   for (; i < n; i += stride)
     out[i] = in[i];
+}
+
+/// Device-memory read bandwidth: 16-byte loads only, folded into a sum that is stored only in
+/// the (practically impossible) case that it equals a magic number, so no load is dead.
+__global__ void evo_read(const float4 *in, uint64_t n, int unroll, float *sink) {
+  uint64_t stride = globalStride();
+  uint64_t i = globalThread();
+  float acc = 0;
+  if (unroll == 4) {
+    for (; i + 3 * stride < n; i += 4 * stride) {
+      float4 a = in[i], b = in[i + stride], c = in[i + 2 * stride], d = in[i + 3 * stride];
+      acc += ((a.x + a.y) + (a.z + a.w)) + ((b.x + b.y) + (b.z + b.w)) +
+             ((c.x + c.y) + (c.z + c.w)) + ((d.x + d.y) + (d.z + d.w));
+    }
+  }
+  for (; i < n; i += stride) {
+    float4 a = in[i];
+    acc += (a.x + a.y) + (a.z + a.w);
+  }
+  if (acc == 12345.678f)
+    sink[globalThread() & 1023] = acc;
+}
+
+/// Device-memory write bandwidth: 16-byte stores only.
+__global__ void evo_write(float4 *out, uint64_t n, int unroll, float value) {
+  uint64_t stride = globalStride();
+  uint64_t i = globalThread();
+  float4 v = make_float4(value, value, value, value);
+  if (unroll == 4) {
+    for (; i + 3 * stride < n; i += 4 * stride) {
+      out[i] = v;
+      out[i + stride] = v;
+      out[i + 2 * stride] = v;
+      out[i + 3 * stride] = v;
+    }
+  }
+  for (; i < n; i += stride)
+    out[i] = v;
 }
 
 /// FP32 FMA rate: 8 independent dependency chains per thread.

@@ -7,16 +7,21 @@
 // (evo-opt's Supervisor) reads the results written so far, records why the worker died, and
 // starts a fresh one, with a fresh CUDA context, for the remaining candidates.
 //
-// Modes: "probe" (device facts), "ceilings" (copy bandwidth, FP32 FMA and f16 mma.sync rates),
-// "evaluate" (candidates: correctness checks, then timing; more may stream in through a queue
-// file), "time" (interleaved re-measurement of validated finalists). Results are JSON lines, flushed as they happen:
+// Modes: "probe" (device facts), "ceilings" (copy, read and write bandwidth, FP32 FMA and f16
+// mma.sync rates), "evaluate" (candidates: correctness checks, a fresh module load, then timing
+// with checked launches; more may stream in through a queue file), "time" (interleaved
+// re-measurement of validated finalists against the reference, every launch accountable).
+// Results are JSON lines, flushed as they happen:
 // {"event": "device" | "begin" | "result" | "fatal" | "ceilings" | "done", ...}.
+// Every key, event and exit code is a constant of evo/Evaluation/WorkerProtocol.h.
 //
 // Plain C++ on the dlopen'ed driver (evo/Runtime/CudaDriver.h) and nlohmann/json: no LLVM, so it
 // starts in milliseconds and can be copied to any GPU host.
 //
 //===----------------------------------------------------------------------===//
 
+#include "evo/Evaluation/LaunchSelection.h"
+#include "evo/Evaluation/WorkerProtocol.h"
 #include "evo/Runtime/BufferContract.h"
 #include "evo/Runtime/CudaDriver.h"
 
@@ -25,6 +30,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -39,7 +45,9 @@
 using json = nlohmann::json;
 using namespace evo::cuda;
 namespace contract = evo::contract;
+namespace P = evo::protocol;
 using contract::ElementKind;
+using contract::FillParams;
 
 namespace {
 
@@ -47,8 +55,9 @@ const char kHelperPtx[] =
 #include "WorkerKernels.inc"
     ;
 
-/// Exit codes the Supervisor understands.
-enum ExitCode { kOk = 0, kBadRequest = 2, kFatalCuda = 3, kNoGpu = 4 };
+/// Exit codes the Supervisor understands (WorkerProtocol.h).
+constexpr int kOk = P::kExitOk, kBadRequest = P::kExitBadRequest, kFatalCuda = P::kExitFatalCuda,
+              kNoGpu = P::kExitNoGpu;
 
 FILE *gOut = stdout;
 Driver *D = nullptr;
@@ -109,8 +118,8 @@ void check(CUresult rc, const char *what) {
   if (rc == CUDA_SUCCESS)
     return;
   if (isSticky(rc)) {
-    emit({{"event", "fatal"}, {"candidate", gCandidate}, {"code", rc},
-          {"reason", describe(what, rc)}});
+    emit({{P::kEvent, P::kEventFatal}, {P::kCandidate, gCandidate}, {P::kCode, rc},
+          {P::kReason, describe(what, rc)}});
     finish(kFatalCuda);
   }
   throw CudaFailure(describe(what, rc));
@@ -139,12 +148,14 @@ struct DeviceBuffer {
 
 struct Helpers {
   CUmodule module = nullptr;
-  CUfunction fill, poison, countNotEqual, checksum, scan, sumSquares, compare, gather, copy,
-      fmaPeak, mmaPeak;
+  CUfunction fill, poison, countNotEqual, checksum, scan, sumSquares, compare, checkLaunch,
+      capture, gather, copy, read, write, fmaPeak, mmaPeak;
 };
 Helpers H;
 CUstream gStream = nullptr;
 int gSmCount = 132;
+/// The device's L2 size (0 when unknown): the L2 flush after poisoning can be shorter.
+uint64_t gL2Bytes = 0;
 
 void loadHelpers() {
   check(D->cuModuleLoadData(&H.module, kHelperPtx), "cuModuleLoadData(helpers)");
@@ -158,8 +169,12 @@ void loadHelpers() {
   get(H.scan, "evo_scan");
   get(H.sumSquares, "evo_sum_squares");
   get(H.compare, "evo_compare");
+  get(H.checkLaunch, "evo_check_launch");
+  get(H.capture, "evo_capture");
   get(H.gather, "evo_gather");
   get(H.copy, "evo_copy");
+  get(H.read, "evo_read");
+  get(H.write, "evo_write");
   get(H.fmaPeak, "evo_fma_peak");
   get(H.mmaPeak, "evo_mma_peak");
 }
@@ -192,6 +207,37 @@ struct Counters {
     check(D->cuMemcpyDtoH(v.data(), buf.ptr(), buf.bytes), "cuMemcpyDtoH");
     return v;
   }
+};
+
+/// Page-locked host memory: asynchronous copies into it are ordered on the stream and need no
+/// host synchronization.
+struct PinnedWords {
+  uint64_t *data = nullptr;
+  size_t words = 0;
+  PinnedWords() = default;
+  PinnedWords(const PinnedWords &) = delete;
+  PinnedWords &operator=(const PinnedWords &) = delete;
+  void reserve(size_t n) {
+    if (n <= words)
+      return;
+    release();
+    size_t bytes = ((n * 8 + 4095) / 4096) * 4096;
+    data = static_cast<uint64_t *>(std::aligned_alloc(4096, bytes));
+    if (!data)
+      throw std::bad_alloc();
+    std::memset(data, 0, bytes);
+    words = bytes / 8;
+    check(D->cuMemHostRegister(data, bytes, 0), "cuMemHostRegister");
+  }
+  void release() {
+    if (data) {
+      D->cuMemHostUnregister(data);
+      std::free(data);
+    }
+    data = nullptr;
+    words = 0;
+  }
+  ~PinnedWords() { release(); }
 };
 
 double bitsToDouble(uint64_t bits) {
@@ -247,6 +293,22 @@ ElementKind kindFromName(const std::string &s) {
   return it->second;
 }
 
+/// 64 bits of OS entropy; a worker without entropy cannot choose unpredictable checks: it ends.
+uint64_t entropy() {
+  uint64_t v = 0;
+  if (!evo::osEntropy(v)) {
+    emit({{P::kEvent, P::kEventFatal}, {P::kCandidate, -1},
+          {P::kReason, "no OS entropy (getrandom and /dev/urandom failed)"}});
+    finish(kFatalCuda);
+  }
+  return v;
+}
+
+std::string kindName(ElementKind k) {
+  static const char *names[] = {"f64", "f32", "f16", "bf16", "i64", "i32", "i16", "i8"};
+  return names[static_cast<int>(k)];
+}
+
 /// NaN and infinities travel as strings in JSON.
 double jsonNumber(const json &v) {
   if (v.is_number())
@@ -286,6 +348,9 @@ struct Candidate {
   bool binary = false;
   std::vector<Launch> launches;
   bool reference = false;
+  /// Timed when the request's timing is enabled (false: checked only, e.g. evo-verify's
+  /// naive baseline, which is the reference of the timed launches but not timed itself).
+  bool timeIt = true;
   /// Scratch buffers of this candidate only (numbered after the request's buffers).
   std::vector<BufferSpec> scratch;
 };
@@ -296,8 +361,13 @@ struct Sample {
   std::vector<double> expected;
 };
 
+/// One set of inputs: how each input buffer is filled, and the oracle's values at sampled
+/// output elements for them.
 struct Trial {
-  uint64_t seed;
+  uint64_t seed = 0;
+  /// Per request buffer (only input buffers' entries are used).
+  std::vector<FillParams> fills;
+  std::vector<std::string> dists;
   std::vector<Sample> samples;
 };
 
@@ -307,52 +377,68 @@ struct Request {
   std::vector<BufferSpec> buffers;
   std::vector<Candidate> candidates;
   std::vector<Trial> trials;
+  /// The inputs of every timed launch (own seed; never only a check trial's, unless an old-style
+  /// request gives none: then trial 0's).
+  Trial timingInputs;
+  bool haveTimingInputs = false;
   std::map<std::string, double> rtol;
   bool timing = true;
   int warmup = 10, runs = 100, repeats = 2;
   /// Timed runs stop early once a repeat has spent this long (slow kernels: at least 5 runs).
   double maxMsPerRepeat = 1500;
   uint64_t flushBytes = 256ull << 20;
+  /// Poison outputs (and reset scratch) before every timed launch, compare after a random subset
+  /// (always the last). Off only to measure what the checks cost.
+  bool checkLaunches = true;
+  double checkFraction = 0.25;
+  unsigned minChecked = 4;
   /// "evaluate": a file the parent appends more candidates to (one JSON object per line, then
   /// {"end": true}); "time": interleaved timing rounds.
   std::string queue;
   int rounds = 1;
-  json raw;
 };
 
-std::string readFile(const std::string &path);
+std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw std::invalid_argument("cannot read '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 Candidate parseCandidate(const json &c, size_t numBuffers) {
   // numBuffers grows by the candidate's own scratch buffers below.
   Candidate k;
-  k.id = c.at("id").get<std::string>();
-  if (c.contains("cubin_file")) {
-    k.image = readFile(c["cubin_file"].get<std::string>());
+  k.id = c.at(P::kId).get<std::string>();
+  if (c.contains(P::kCubinFile)) {
+    k.image = readFile(c[P::kCubinFile].get<std::string>());
     k.binary = true;
   } else {
-    k.image = c.contains("ptx_file") ? readFile(c["ptx_file"].get<std::string>())
-                                     : c.at("ptx").get<std::string>();
+    k.image = c.contains(P::kPtxFile) ? readFile(c[P::kPtxFile].get<std::string>())
+                                      : c.at(P::kPtx).get<std::string>();
   }
-  k.reference = c.value("reference", false);
-  for (const json &b : c.value("scratch", json::array())) {
+  k.reference = c.value(P::kReference, false);
+  k.timeIt = c.value(P::kTimeIt, true);
+  for (const json &b : c.value(P::kScratch, json::array())) {
     BufferSpec s;
-    s.name = b.value("name", "scratch");
-    s.role = "scratch";
-    s.kind = kindFromName(b.at("kind").get<std::string>());
-    s.elements = b.at("elements").get<uint64_t>();
-    s.zeroInit = b.value("zero_init", false);
+    s.name = b.value(P::kName, "scratch");
+    s.role = P::kRoleScratch;
+    s.kind = kindFromName(b.at(P::kKind).get<std::string>());
+    s.elements = b.at(P::kElements).get<uint64_t>();
+    s.zeroInit = b.value(P::kZeroInit, false);
     k.scratch.push_back(s);
   }
   numBuffers += k.scratch.size();
-  for (const json &l : c.at("launches")) {
+  for (const json &l : c.at(P::kLaunches)) {
     Launch L;
-    L.kernel = l.at("kernel").get<std::string>();
+    L.kernel = l.at(P::kKernel).get<std::string>();
     for (int d = 0; d < 3; ++d) {
-      L.grid[d] = l.at("grid")[d].get<unsigned>();
-      L.block[d] = l.at("block")[d].get<unsigned>();
+      L.grid[d] = l.at(P::kGrid)[d].get<unsigned>();
+      L.block[d] = l.at(P::kBlock)[d].get<unsigned>();
     }
-    L.smem = l.value("dynamic_shared_memory", 0u);
-    for (const json &a : l.at("args")) {
+    L.smem = l.value(P::kDynamicSharedMemory, 0u);
+    for (const json &a : l.at(P::kArgs)) {
       unsigned idx = a.get<unsigned>();
       if (idx >= numBuffers)
         throw std::invalid_argument("launch of '" + L.kernel + "' names buffer " +
@@ -364,99 +450,184 @@ Candidate parseCandidate(const json &c, size_t numBuffers) {
   return k;
 }
 
-std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw std::invalid_argument("cannot read '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+double finiteNumber(const json &j, const char *key, double fallback) {
+  double v = j.contains(key) ? jsonNumber(j[key]) : fallback;
+  if (!std::isfinite(v))
+    throw std::invalid_argument(std::string("input '") + key + "' must be finite");
+  return v;
+}
+
+Trial parseTrial(const json &t, const std::vector<BufferSpec> &buffers) {
+  Trial tr;
+  tr.seed = t.at(P::kSeed).get<uint64_t>();
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const BufferSpec &b = buffers[i];
+    tr.fills.push_back(contract::uniformFill(tr.seed, static_cast<uint32_t>(i), b.kind, b.lo, b.hi));
+    tr.dists.push_back(P::kDistUniform);
+  }
+  for (const json &in : t.value(P::kInputs, json::array())) {
+    unsigned b = in.at(P::kBuffer).get<unsigned>();
+    if (b >= buffers.size() || buffers[b].role != P::kRoleInput)
+      throw std::invalid_argument("inputs names buffer " + std::to_string(b) +
+                                  ", which is not an input");
+    FillParams &p = tr.fills[b];
+    std::string dist = in.value(P::kDist, std::string(P::kDistUniform));
+    if (dist == P::kDistUniform)
+      p.dist = static_cast<int32_t>(contract::Distribution::Uniform);
+    else if (dist == P::kDistNormal)
+      p.dist = static_cast<int32_t>(contract::Distribution::Normal);
+    else if (dist == P::kDistWide)
+      p.dist = static_cast<int32_t>(contract::Distribution::Wide);
+    else if (dist == P::kDistSpecial)
+      p.dist = static_cast<int32_t>(contract::Distribution::Special);
+    else
+      throw std::invalid_argument("unknown input distribution '" + dist + "'");
+    tr.dists[b] = dist;
+    p.lo = finiteNumber(in, P::kLo, p.lo);
+    p.hi = finiteNumber(in, P::kHi, p.hi);
+    if (!(p.lo <= p.hi))
+      throw std::invalid_argument("input range with lo > hi");
+    p.center = finiteNumber(in, P::kCenter, 0.5 * (p.lo + p.hi));
+    p.scale = finiteNumber(in, P::kScale, 1.0);
+    p.emin = in.value(P::kEmin, -12);
+    p.emax = in.value(P::kEmax, 6);
+    if (p.emin > p.emax || p.emin < -1074 || p.emax > 1023)
+      throw std::invalid_argument("wide inputs need -1074 <= emin <= emax <= 1023");
+    const json special = in.value(P::kSpecial, json::array());
+    if (special.size() > static_cast<size_t>(contract::kMaxSpecialValues))
+      throw std::invalid_argument("at most " + std::to_string(contract::kMaxSpecialValues) +
+                                  " special values");
+    p.numSpecial = static_cast<int32_t>(special.size());
+    for (size_t k = 0; k < special.size(); ++k) {
+      p.special[k] = jsonNumber(special[k]);
+      if (!std::isfinite(p.special[k]))
+        throw std::invalid_argument("special input values must be finite");
+    }
+  }
+  for (const json &s : t.value(P::kSamples, json::array())) {
+    Sample sm;
+    sm.buffer = s.at(P::kBuffer).get<unsigned>();
+    sm.indices = s.at(P::kIndices).get<std::vector<uint64_t>>();
+    for (const json &e : s.at(P::kExpected))
+      sm.expected.push_back(jsonNumber(e));
+    if (sm.buffer >= buffers.size() || sm.indices.size() != sm.expected.size())
+      throw std::invalid_argument("malformed samples");
+    if (buffers[sm.buffer].role != P::kRoleOutput)
+      throw std::invalid_argument("samples of a buffer that is not an output");
+    for (uint64_t i : sm.indices)
+      if (i >= buffers[sm.buffer].elements)
+        throw std::invalid_argument("sample index out of range");
+    tr.samples.push_back(std::move(sm));
+  }
+  return tr;
 }
 
 Request parseRequest(const json &j) {
   Request r;
-  r.raw = j;
-  if (j.value("format", "") != "evo-eval-request/1")
-    throw std::invalid_argument("not an evo-eval-request/1");
-  r.mode = j.at("mode").get<std::string>();
-  r.device = j.value("device", 0);
-  for (const json &b : j.value("buffers", json::array())) {
+  if (j.value(P::kFormat, "") != std::string(P::kRequestFormat))
+    throw std::invalid_argument(std::string("not an ") + P::kRequestFormat +
+                                " (evo-opt and evo-eval-worker are from different builds?)");
+  r.mode = j.at(P::kMode).get<std::string>();
+  r.device = j.value(P::kDevice, 0);
+  for (const json &b : j.value(P::kBuffers, json::array())) {
     BufferSpec s;
-    s.name = b.at("name").get<std::string>();
-    s.role = b.at("role").get<std::string>();
-    s.kind = kindFromName(b.at("kind").get<std::string>());
-    s.elements = b.at("elements").get<uint64_t>();
-    if (b.contains("range")) {
-      s.lo = b["range"][0].get<double>();
-      s.hi = b["range"][1].get<double>();
+    s.name = b.at(P::kName).get<std::string>();
+    s.role = b.at(P::kRole).get<std::string>();
+    s.kind = kindFromName(b.at(P::kKind).get<std::string>());
+    s.elements = b.at(P::kElements).get<uint64_t>();
+    if (b.contains(P::kRange)) {
+      s.lo = b[P::kRange][0].get<double>();
+      s.hi = b[P::kRange][1].get<double>();
     }
-    s.zeroInit = b.value("zero_init", false);
-    if (s.role != "input" && s.role != "output" && s.role != "scratch")
+    s.zeroInit = b.value(P::kZeroInit, false);
+    if (s.role != P::kRoleInput && s.role != P::kRoleOutput && s.role != P::kRoleScratch)
       throw std::invalid_argument("buffer '" + s.name + "' has unknown role '" + s.role + "'");
     r.buffers.push_back(s);
   }
-  for (const json &c : j.value("candidates", json::array()))
+  for (const json &c : j.value(P::kCandidates, json::array()))
     r.candidates.push_back(parseCandidate(c, r.buffers.size()));
-  r.queue = j.value("queue", "");
-  r.rounds = std::max(1, j.value("rounds", 1));
-  for (const json &t : j.value("trials", json::array())) {
-    Trial tr;
-    tr.seed = t.at("seed").get<uint64_t>();
-    for (const json &s : t.value("samples", json::array())) {
-      Sample sm;
-      sm.buffer = s.at("buffer").get<unsigned>();
-      sm.indices = s.at("indices").get<std::vector<uint64_t>>();
-      for (const json &e : s.at("expected"))
-        sm.expected.push_back(jsonNumber(e));
-      if (sm.buffer >= r.buffers.size() || sm.indices.size() != sm.expected.size())
-        throw std::invalid_argument("malformed samples");
-      for (uint64_t i : sm.indices)
-        if (i >= r.buffers[sm.buffer].elements)
-          throw std::invalid_argument("sample index out of range");
-      tr.samples.push_back(std::move(sm));
+  r.queue = j.value(P::kQueue, "");
+  r.rounds = std::max(1, j.value(P::kRounds, 1));
+  for (const json &t : j.value(P::kTrials, json::array()))
+    r.trials.push_back(parseTrial(t, r.buffers));
+  // The tolerance table belongs to the Verifier and comes with the request: no defaults here.
+  for (auto &[k, v] : j.value(P::kRtol, json::object()).items()) {
+    double x = jsonNumber(v);
+    if (!(x >= 0) || !std::isfinite(x))
+      throw std::invalid_argument("rtol for '" + k + "' must be a finite number >= 0");
+    r.rtol[k] = x;
+  }
+  if (r.mode == P::kModeEvaluate || r.mode == P::kModeTime)
+    for (const BufferSpec &b : r.buffers)
+      if (b.role == P::kRoleOutput && !r.rtol.count(kindName(b.kind)))
+        throw std::invalid_argument("the request's rtol has no tolerance for output kind '" +
+                                    kindName(b.kind) + "'");
+  if (j.contains(P::kTiming)) {
+    const json &t = j[P::kTiming];
+    r.timing = t.value(P::kEnabled, true);
+    r.warmup = t.value(P::kWarmup, r.warmup);
+    r.runs = std::max(1, t.value(P::kRuns, r.runs));
+    r.repeats = std::max(1, t.value(P::kRepeats, r.repeats));
+    r.flushBytes = t.value(P::kFlushBytes, r.flushBytes);
+    r.maxMsPerRepeat = t.value(P::kMaxMsPerRepeat, r.maxMsPerRepeat);
+    r.checkLaunches = t.value(P::kCheckLaunches, true);
+    r.checkFraction = t.value(P::kCheckFraction, r.checkFraction);
+    r.minChecked = t.value(P::kMinChecked, r.minChecked);
+    if (t.contains(P::kInputs)) {
+      r.timingInputs = parseTrial(t[P::kInputs], r.buffers);
+      r.haveTimingInputs = true;
     }
-    r.trials.push_back(std::move(tr));
   }
-  r.rtol = {{"f64", 1e-7}, {"f32", 1e-4}, {"f16", 1e-2}, {"bf16", 1e-2},
-            {"i64", 0},    {"i32", 0},    {"i16", 0},    {"i8", 0}};
-  for (auto &[k, v] : j.value("rtol", json::object()).items())
-    r.rtol[k] = v.get<double>();
-  if (j.contains("timing")) {
-    const json &t = j["timing"];
-    r.timing = t.value("enabled", true);
-    r.warmup = t.value("warmup", r.warmup);
-    r.runs = std::max(1, t.value("runs", r.runs));
-    r.repeats = std::max(1, t.value("repeats", r.repeats));
-    r.flushBytes = t.value("flush_bytes", r.flushBytes);
-    r.maxMsPerRepeat = t.value("max_ms_per_repeat", r.maxMsPerRepeat);
+  if (!r.haveTimingInputs && !r.trials.empty()) {
+    r.timingInputs = r.trials.front();
+    r.haveTimingInputs = true;
   }
+  if (r.mode == P::kModeTime && !r.haveTimingInputs)
+    throw std::invalid_argument("a time request needs timing inputs (timing.inputs)");
   return r;
-}
-
-std::string kindName(ElementKind k) {
-  static const char *names[] = {"f64", "f32", "f16", "bf16", "i64", "i32", "i16", "i8"};
-  return names[static_cast<int>(k)];
 }
 
 // --- evaluation ---------------------------------------------------------------------------
 
+/// Copies of a validated run's outputs (the reference of later comparisons), with their RMS
+/// (which scales atol) and checksums (a wild write into them stops the worker).
+struct OutputSet {
+  std::vector<std::unique_ptr<DeviceBuffer>> copies;
+  std::vector<double> rms;
+  std::vector<uint64_t> sums;
+  bool empty() const { return copies.empty(); }
+};
+
+using Functions = std::map<std::string, CUfunction>;
+
 struct Evaluator {
   Request &req;
   std::vector<std::unique_ptr<DeviceBuffer>> buffers;
-  /// Per trial: copies of the reference candidate's outputs, their RMS and checksums.
-  std::vector<std::vector<std::unique_ptr<DeviceBuffer>>> refOutputs;
-  std::vector<std::vector<double>> refRms;
-  std::vector<std::vector<uint64_t>> refChecksums;
-  /// Per trial and input buffer: the checksum right after filling.
+  /// Per trial: the reference candidate's outputs.
+  std::vector<OutputSet> refOutputs;
+  /// The reference's outputs on the timing inputs: every checked timed launch is compared with
+  /// them.
+  OutputSet timingRef;
+  /// Per trial and input buffer: the checksum right after filling (and for the timing inputs).
   std::vector<std::vector<uint64_t>> inputChecksums;
+  std::vector<uint64_t> timingInputChecksums;
   Counters counters{8};
   /// The running candidate's own scratch buffers (after the request's buffers).
   std::vector<std::unique_ptr<DeviceBuffer>> candidateScratch;
   std::vector<BufferSpec> candidateScratchSpecs;
+  /// A gap of random size in the address space, so that the reference copies and check slots
+  /// allocated after it are not at offsets a kernel could predict.
+  std::unique_ptr<DeviceBuffer> gap;
+  /// Check results, copied out after every checked launch (a later launch cannot alter them).
+  PinnedWords hostSlots;
 
   DeviceBuffer &buffer(unsigned i) {
     return i < buffers.size() ? *buffers[i] : *candidateScratch[i - buffers.size()];
   }
+  const BufferSpec &spec(size_t i) const {
+    return i < req.buffers.size() ? req.buffers[i] : candidateScratchSpecs[i - req.buffers.size()];
+  }
+  size_t numBuffers() const { return req.buffers.size() + candidateScratch.size(); }
 
   void setCandidateScratch(const Candidate &c) {
     candidateScratch.clear();
@@ -475,6 +646,7 @@ struct Evaluator {
       restoreRedZones(buffers.size() - 1);
     }
     inputChecksums.assign(req.trials.size(), {});
+    gap = std::make_unique<DeviceBuffer>((1 + entropy() % 1024) * 65536, false);
   }
 
   void restoreRedZones(size_t i) {
@@ -488,50 +660,76 @@ struct Evaluator {
     return counters.read()[0];
   }
 
-  void fillInput(size_t i, uint64_t seed) {
+  void fillInput(size_t i, const Trial &tr) {
     const BufferSpec &s = req.buffers[i];
-    double span = s.hi - s.lo;
-    double ilo = std::ceil(s.lo), ihi = std::floor(s.hi);
-    double ispan = ihi - ilo + 1.0;
-    int kind = static_cast<int>(s.kind);
-    uint32_t index = static_cast<uint32_t>(i);
-    launchHelper(H.fill, gridFor(s.elements), 256, buffers[i]->ptr(), s.elements, kind, seed, index,
-                 s.lo, span, ilo, ihi, ispan);
+    FillParams p = tr.fills[i];
+    launchHelper(H.fill, gridFor(s.elements), 256, buffers[i]->ptr(), s.elements, p);
   }
 
-  void poison(size_t i) {
-    const BufferSpec &s = req.buffers[i];
-    launchHelper(H.poison, gridFor(s.elements), 256, buffers[i]->ptr(), s.elements,
-                 static_cast<int>(s.kind));
+  /// The kind's poison in every element (memsets where the pattern allows).
+  void poisonAt(CUdeviceptr p, const BufferSpec &s) {
+    if (s.elements == 0)
+      return;
+    switch (s.kind) {
+    case ElementKind::F32:
+      check(D->cuMemsetD32Async(p, contract::kPoisonF32, s.elements, gStream), "cuMemsetD32Async");
+      return;
+    case ElementKind::I32:
+      check(D->cuMemsetD32Async(p, contract::kPoisonI32, s.elements, gStream), "cuMemsetD32Async");
+      return;
+    case ElementKind::F16:
+      check(D->cuMemsetD16Async(p, contract::kPoisonF16, s.elements, gStream), "cuMemsetD16Async");
+      return;
+    case ElementKind::BF16:
+      check(D->cuMemsetD16Async(p, contract::kPoisonBF16, s.elements, gStream), "cuMemsetD16Async");
+      return;
+    case ElementKind::I16:
+      check(D->cuMemsetD16Async(p, contract::kPoisonI16, s.elements, gStream), "cuMemsetD16Async");
+      return;
+    case ElementKind::I8:
+      check(D->cuMemsetD8Async(p, contract::kPoisonI8, s.elements, gStream), "cuMemsetD8Async");
+      return;
+    default:
+      launchHelper(H.poison, gridFor(s.elements), 256, p, s.elements, static_cast<int>(s.kind));
+      return;
+    }
   }
 
-  /// Inputs per the contract, outputs and scratch poisoned (zero_init scratch zeroed).
-  void prepare(size_t trial) {
-    for (size_t k = 0; k < candidateScratchSpecs.size(); ++k) {
-      const BufferSpec &s = candidateScratchSpecs[k];
-      if (s.zeroInit)
-        check(D->cuMemsetD8Async(candidateScratch[k]->ptr(), 0, s.bytes(), gStream),
-              "cuMemsetD8Async");
+  /// Outputs and scratch as every run starts: poisoned, zero_init scratch zeroed.
+  void resetOutputs() {
+    for (size_t i = 0; i < numBuffers(); ++i) {
+      const BufferSpec &s = spec(i);
+      if (s.role == P::kRoleInput)
+        continue;
+      if (s.role == P::kRoleScratch && s.zeroInit)
+        check(D->cuMemsetD8Async(buffer(i).ptr(), 0, s.bytes(), gStream), "cuMemsetD8Async");
       else
-        launchHelper(H.poison, gridFor(s.elements), 256, candidateScratch[k]->ptr(), s.elements,
-                     static_cast<int>(s.kind));
-    }
-    bool record = inputChecksums[trial].empty();
-    for (size_t i = 0; i < req.buffers.size(); ++i) {
-      const BufferSpec &s = req.buffers[i];
-      if (s.role == "input") {
-        fillInput(i, req.trials[trial].seed);
-        if (record)
-          inputChecksums[trial].push_back(checksum(buffers[i]->ptr(), s.bytes()));
-      } else if (s.role == "scratch" && s.zeroInit) {
-        check(D->cuMemsetD8Async(buffers[i]->ptr(), 0, s.bytes(), gStream), "cuMemsetD8Async");
-      } else {
-        poison(i);
-      }
+        poisonAt(buffer(i).ptr(), s);
     }
   }
 
-  std::map<std::string, CUfunction> loadCandidate(const Candidate &c, CUmodule &module) {
+  /// Bytes resetOutputs() writes.
+  uint64_t resetBytes() const {
+    uint64_t n = 0;
+    for (size_t i = 0; i < numBuffers(); ++i)
+      if (spec(i).role != P::kRoleInput)
+        n += spec(i).bytes();
+    return n;
+  }
+
+  /// Inputs of `tr` (their checksums recorded the first time), outputs poisoned.
+  void prepare(const Trial &tr, std::vector<uint64_t> &sums) {
+    resetOutputs();
+    bool record = sums.empty();
+    for (size_t i = 0; i < req.buffers.size(); ++i)
+      if (req.buffers[i].role == P::kRoleInput) {
+        fillInput(i, tr);
+        if (record)
+          sums.push_back(checksum(buffers[i]->ptr(), req.buffers[i].bytes()));
+      }
+  }
+
+  Functions loadCandidate(const Candidate &c, CUmodule &module) {
     // The JIT's own error log makes PTX problems readable.
     std::vector<char> log(16384, 0);
     int options[] = {5 /*CU_JIT_ERROR_LOG_BUFFER*/, 6 /*..._SIZE_BYTES*/};
@@ -539,13 +737,14 @@ struct Evaluator {
     CUresult rc = D->cuModuleLoadDataEx(&module, c.image.c_str(), c.binary ? 0 : 2, options,
                                         values);
     if (rc != CUDA_SUCCESS) {
+      module = nullptr;
       if (isSticky(rc))
         check(rc, "cuModuleLoadDataEx");
       throw Invalid(std::string(c.binary ? "the cubin" : "the PTX") + " does not load: " +
                     describe("cuModuleLoadDataEx", rc) +
                     (log[0] ? std::string(": ") + log.data() : std::string()));
     }
-    std::map<std::string, CUfunction> fns;
+    Functions fns;
     for (const Launch &l : c.launches) {
       if (fns.count(l.kernel))
         continue;
@@ -564,7 +763,17 @@ struct Evaluator {
     return fns;
   }
 
-  void run(const Candidate &c, std::map<std::string, CUfunction> &fns) {
+  /// Unloads `module` and loads the candidate again: no device state (module globals, anything
+  /// a kernel left in its module's memory) survives from the checks into the timing.
+  Functions reload(const Candidate &c, CUmodule &module) {
+    check(D->cuStreamSynchronize(gStream), "cuStreamSynchronize");
+    if (module)
+      check(D->cuModuleUnload(module), "cuModuleUnload");
+    module = nullptr;
+    return loadCandidate(c, module);
+  }
+
+  void run(const Candidate &c, Functions &fns) {
     for (const Launch &l : c.launches) {
       std::vector<CUdeviceptr> ptrs;
       for (unsigned a : l.args)
@@ -606,7 +815,8 @@ struct Evaluator {
     return bitsToDouble(counters.read()[0]);
   }
 
-  std::vector<uint64_t> gather(size_t i, const std::vector<uint64_t> &indices) {
+  std::vector<uint64_t> gatherAt(CUdeviceptr p, ElementKind kind,
+                                 const std::vector<uint64_t> &indices) {
     if (indices.empty())
       return {};
     DeviceBuffer idx(indices.size() * 8, false), out(indices.size() * 8, false);
@@ -614,12 +824,15 @@ struct Evaluator {
     // (cuMemcpyHtoD) would not be ordered before the gather and could race with it.
     check(D->cuMemcpyHtoDAsync(idx.ptr(), indices.data(), idx.bytes, gStream), "cuMemcpyHtoDAsync");
     uint64_t m = indices.size();
-    launchHelper(H.gather, gridFor(m), 256, buffers[i]->ptr(), static_cast<int>(req.buffers[i].kind),
-                 idx.ptr(), m, out.ptr());
+    launchHelper(H.gather, gridFor(m), 256, p, static_cast<int>(kind), idx.ptr(), m, out.ptr());
     std::vector<uint64_t> bits(m);
     check(D->cuMemcpyDtoHAsync(bits.data(), out.ptr(), out.bytes, gStream), "cuMemcpyDtoHAsync");
     check(D->cuStreamSynchronize(gStream), "cuStreamSynchronize");
     return bits;
+  }
+
+  std::vector<uint64_t> gather(size_t i, const std::vector<uint64_t> &indices) {
+    return gatherAt(buffers[i]->ptr(), req.buffers[i].kind, indices);
   }
 
   static std::string fmt(double v) {
@@ -628,37 +841,76 @@ struct Evaluator {
     return buf;
   }
 
-  /// All checks of one trial; throws Invalid with the first problem found.
-  void checkTrial(size_t t, const Candidate &c, json &trialOut) {
-    const Trial &trial = req.trials[t];
-    for (size_t i = 0; i < req.buffers.size() + candidateScratch.size(); ++i)
-      if (uint64_t n = changedRedZoneBytes(i)) {
-        restoreRedZones(i);
-        std::string name = i < req.buffers.size() ? req.buffers[i].name
-                                                  : candidateScratchSpecs[i - req.buffers.size()].name;
-        throw Invalid("out-of-bounds write: " + std::to_string(n) +
-                      " bytes changed in the red zones around buffer '" + name + "'");
-      }
-    size_t inputIndex = 0;
-    for (size_t i = 0; i < req.buffers.size(); ++i)
-      if (req.buffers[i].role == "input") {
-        if (checksum(buffers[i]->ptr(), req.buffers[i].bytes()) !=
-            inputChecksums[t][inputIndex])
-          throw Invalid("the kernel modified input buffer '" + req.buffers[i].name + "'");
-        ++inputIndex;
-      }
-    bool haveReference = !c.reference && !refOutputs.empty();
+  static bool isPoison(uint64_t bits, ElementKind k) {
+    switch (k) {
+    case ElementKind::F64: return bits == contract::kPoisonF64;
+    case ElementKind::F32: return bits == contract::kPoisonF32;
+    case ElementKind::F16: return bits == contract::kPoisonF16;
+    case ElementKind::BF16: return bits == contract::kPoisonBF16;
+    case ElementKind::I64: return bits == contract::kPoisonI64;
+    case ElementKind::I32: return bits == contract::kPoisonI32;
+    case ElementKind::I16: return bits == contract::kPoisonI16;
+    default: return bits == contract::kPoisonI8;
+    }
+  }
+
+  static std::string show(uint64_t bits, ElementKind k) {
+    return isPoison(bits, k) ? std::string("poison (never written)") : fmt(decode(bits, k));
+  }
+
+  /// Stops the worker when a reference copy changed: a kernel wrote outside its buffers (into
+  /// memory that later comparisons trust).
+  void checkReferenceIntact(const OutputSet &ref) {
     size_t outIndex = 0;
     for (size_t i = 0; i < req.buffers.size(); ++i) {
       const BufferSpec &s = req.buffers[i];
-      if (s.role != "output")
+      if (s.role != P::kRoleOutput)
         continue;
-      double rtol = req.rtol[kindName(s.kind)];
+      if (outIndex < ref.copies.size() &&
+          checksum(ref.copies[outIndex]->ptr(), s.bytes()) != ref.sums[outIndex]) {
+        emit({{P::kEvent, P::kEventFatal}, {P::kCandidate, gCandidate}, {P::kCode, 0},
+              {P::kReason, "the kernel wrote outside its buffers: the reference copy of '" +
+                               s.name + "' changed"}});
+        finish(kFatalCuda);
+      }
+      ++outIndex;
+    }
+  }
+
+  /// Red zones and inputs after runs on inputs with checksums `inputSums`.
+  void checkIntegrity(const std::vector<uint64_t> &inputSums) {
+    for (size_t i = 0; i < numBuffers(); ++i)
+      if (uint64_t n = changedRedZoneBytes(i)) {
+        restoreRedZones(i);
+        throw Invalid("out-of-bounds write: " + std::to_string(n) +
+                      " bytes changed in the red zones around buffer '" + spec(i).name + "'");
+      }
+    size_t inputIndex = 0;
+    for (size_t i = 0; i < req.buffers.size(); ++i)
+      if (req.buffers[i].role == P::kRoleInput) {
+        if (inputIndex < inputSums.size() &&
+            checksum(buffers[i]->ptr(), req.buffers[i].bytes()) != inputSums[inputIndex])
+          throw Invalid("the kernel modified input buffer '" + req.buffers[i].name + "'");
+        ++inputIndex;
+      }
+  }
+
+  /// All checks of one run on the inputs of `trial`; throws Invalid with the first problem
+  /// found. `where` names the inputs in messages ("trial 2", "timing inputs"). `ref`: the
+  /// reference's outputs on the same inputs (every element compared), or null.
+  void checkRun(const Trial &trial, const std::string &where, const OutputSet *ref,
+                const std::vector<uint64_t> &inputSums, json &out) {
+    checkIntegrity(inputSums);
+    size_t outIndex = 0;
+    for (size_t i = 0; i < req.buffers.size(); ++i) {
+      const BufferSpec &s = req.buffers[i];
+      if (s.role != P::kRoleOutput)
+        continue;
+      double rtol = req.rtol.at(kindName(s.kind));
       std::vector<uint64_t> counts = scan(i);
       if (counts[0])
         throw Invalid(std::to_string(counts[0]) + " of " + std::to_string(s.elements) +
-                      " elements of '" + s.name + "' were never written (trial " +
-                      std::to_string(t) + ")");
+                      " elements of '" + s.name + "' were never written (" + where + ")");
       // Samples against the oracle.
       bool samplesFinite = true;
       double maxSampleErr = 0;
@@ -686,99 +938,130 @@ struct Evaluator {
             maxSampleErr = std::max(maxSampleErr, std::fabs(got - want) / (std::fabs(want) + atol + 1e-300));
           if (bad)
             throw Invalid("'" + s.name + "'[" + std::to_string(sm.indices[j]) + "] = " + fmt(got) +
-                          " but the oracle says " + fmt(want) + " (trial " + std::to_string(t) +
-                          ", seed " + std::to_string(trial.seed) + ")");
+                          " but the oracle says " + fmt(want) + " (" + where + ", seed " +
+                          std::to_string(trial.seed) + ")");
         }
-        trialOut["sampled"] = trialOut.value("sampled", 0) + static_cast<int>(bits.size());
+        out["sampled"] = out.value("sampled", 0) + static_cast<int>(bits.size());
       }
-      trialOut["max_sample_rel_err"] = maxSampleErr;
-      if (haveReference) {
-        DeviceBuffer &ref = *refOutputs[t][outIndex];
-        if (checksum(ref.ptr(), s.bytes()) != refChecksums[t][outIndex]) {
-          emit({{"event", "fatal"}, {"candidate", gCandidate}, {"code", 0},
-                {"reason", "the kernel wrote outside its buffers: the reference copy of '" +
-                               s.name + "' changed"}});
-          finish(kFatalCuda);
-        }
-        double atol = rtol * refRms[t][outIndex];
+      out["max_sample_rel_err"] = maxSampleErr;
+      if (ref && outIndex < ref->copies.size()) {
+        DeviceBuffer &r = *ref->copies[outIndex];
+        checkReferenceIntact(*ref);
+        double atol = rtol * ref->rms[outIndex];
         Counters stats(6);
         check(D->cuMemsetD8Async(stats.buf.ptr(), 0, 48, gStream), "cuMemsetD8Async");
         check(D->cuMemsetD8Async(stats.buf.ptr() + 16, 0xFF, 8, gStream), "cuMemsetD8Async");
-        launchHelper(H.compare, gridFor(s.elements), 256, buffers[i]->ptr(), ref.ptr(), s.elements,
+        launchHelper(H.compare, gridFor(s.elements), 256, buffers[i]->ptr(), r.ptr(), s.elements,
                      static_cast<int>(s.kind), rtol, atol, stats.buf.ptr());
         std::vector<uint64_t> v = stats.read();
         double relL2 = v[5] ? std::sqrt(bitsToDouble(v[4]) / bitsToDouble(v[5])) : 0;
-        trialOut["rel_l2_err"] = relL2;
-        trialOut["max_abs_err"] = bitsToDouble(v[3]);
+        out["rel_l2_err"] = relL2;
+        out["max_abs_err"] = bitsToDouble(v[3]);
+        out["compared"] = s.elements;
         if (v[0]) {
           uint64_t first = v[2];
-          std::vector<uint64_t> got = gather(i, {first});
-          uint64_t refBits;
-          {
-            DeviceBuffer idx(8, false), out(8, false);
-            check(D->cuMemcpyHtoDAsync(idx.ptr(), &first, 8, gStream), "cuMemcpyHtoDAsync");
-            uint64_t one = 1;
-            launchHelper(H.gather, 1, 32, ref.ptr(), static_cast<int>(s.kind), idx.ptr(), one,
-                         out.ptr());
-            check(D->cuStreamSynchronize(gStream), "cuStreamSynchronize");
-            check(D->cuMemcpyDtoH(&refBits, out.ptr(), 8), "cuMemcpyDtoH");
-          }
+          uint64_t got = gather(i, {first})[0];
+          uint64_t want = gatherAt(r.ptr(), s.kind, {first})[0];
           throw Invalid(std::to_string(v[0]) + " of " + std::to_string(s.elements) +
                         " elements of '" + s.name + "' differ from the validated reference; first '" +
-                        s.name + "'[" + std::to_string(first) + "] = " + fmt(decode(got[0], s.kind)) +
-                        ", expected " + fmt(decode(refBits, s.kind)) + " (trial " +
-                        std::to_string(t) + ")");
+                        s.name + "'[" + std::to_string(first) + "] = " + show(got, s.kind) +
+                        ", expected " + fmt(decode(want, s.kind)) + " (" + where + ")");
         }
       } else if (samplesFinite && (counts[1] || counts[2])) {
         throw Invalid(std::to_string(counts[1]) + " NaN and " + std::to_string(counts[2]) +
                       " infinite elements in '" + s.name + "' where the oracle's samples are all "
-                      "finite (trial " + std::to_string(t) + ")");
+                      "finite (" + where + ")");
       }
       ++outIndex;
     }
   }
 
-  void keepReference(size_t t) {
-    if (refOutputs.size() <= t) {
-      refOutputs.resize(t + 1);
-      refRms.resize(t + 1);
-      refChecksums.resize(t + 1);
-    }
-    refOutputs[t].clear();
-    refRms[t].clear();
-    refChecksums[t].clear();
+  /// Copies the outputs now in the buffers.
+  OutputSet keepOutputs() {
+    OutputSet set;
     for (size_t i = 0; i < req.buffers.size(); ++i) {
       const BufferSpec &s = req.buffers[i];
-      if (s.role != "output")
+      if (s.role != P::kRoleOutput)
         continue;
       auto copy = std::make_unique<DeviceBuffer>(s.bytes(), false);
       check(D->cuMemcpyAsync(copy->ptr(), buffers[i]->ptr(), s.bytes(), gStream), "cuMemcpyAsync");
-      uint64_t finite = s.elements;
-      refRms[t].push_back(std::sqrt(sumSquares(copy->ptr(), s) / std::max<uint64_t>(finite, 1)));
-      refChecksums[t].push_back(checksum(copy->ptr(), s.bytes()));
-      refOutputs[t].push_back(std::move(copy));
+      set.rms.push_back(std::sqrt(sumSquares(copy->ptr(), s) / std::max<uint64_t>(s.elements, 1)));
+      set.sums.push_back(checksum(copy->ptr(), s.bytes()));
+      set.copies.push_back(std::move(copy));
     }
+    return set;
   }
 
-  json time(const Candidate &c, std::map<std::string, CUfunction> &fns) {
-    return time(c, fns, req.repeats);
+  static std::string trialName(size_t t) { return "trial " + std::to_string(t); }
+  static constexpr const char *kTimingName = "timing inputs";
+
+  /// One untimed run on the timing inputs, checked like a trial (against the oracle's samples
+  /// for them, and against `ref` when given); returns its outputs.
+  OutputSet runOnTimingInputs(const Candidate &c, Functions &fns, const OutputSet *ref,
+                              json &out) {
+    prepare(req.timingInputs, timingInputChecksums);
+    run(c, fns);
+    check(D->cuStreamSynchronize(gStream), "cuStreamSynchronize");
+    out = {{P::kSeed, req.timingInputs.seed}};
+    checkRun(req.timingInputs, kTimingName, ref, timingInputChecksums, out);
+    return keepOutputs();
   }
 
-  json time(const Candidate &c, std::map<std::string, CUfunction> &fns, int repeats) {
-    prepare(0);
-    DeviceBuffer flush(req.flushBytes, false);
+  /// The timed runs of a candidate on the timing inputs: `repeats` blocks of warm-ups and runs.
+  /// With checkLaunches, every launch (warm-ups included, so that all look alike) starts from
+  /// poisoned outputs and reset scratch, written before the L2 flush and outside the events;
+  /// after a random subset of the timed launches, always the last, every output element is
+  /// compared with `ref` on the GPU and the result copied out (no host synchronization per
+  /// launch). Any failing checked launch makes the candidate invalid.
+  json time(const Candidate &c, Functions &fns, int repeats, const OutputSet &ref) {
+    const bool checks = req.checkLaunches;
+    prepare(req.timingInputs, timingInputChecksums);
+    // The L2 flush: the poison already writes resetBytes() before it; what follows must still
+    // evict the L2 (at least twice its size) and bring the total to flush_bytes.
+    uint64_t flushBytes = req.flushBytes;
+    if (checks && gL2Bytes) {
+      uint64_t reset = resetBytes();
+      uint64_t rest = req.flushBytes > reset ? req.flushBytes - reset : 0;
+      flushBytes = std::max(rest, std::min<uint64_t>(req.flushBytes, 2 * gL2Bytes));
+    }
+    DeviceBuffer flush(std::max<uint64_t>(flushBytes, 4), false);
+    auto before = [&](int r) {
+      if (checks)
+        resetOutputs();
+      check(D->cuMemsetD32Async(flush.ptr(), static_cast<unsigned>(r), flush.bytes / 4, gStream),
+            "cuMemsetD32Async");
+    };
     std::vector<CUevent> start(req.runs), stop(req.runs);
     for (int r = 0; r < req.runs; ++r) {
       check(D->cuEventCreate(&start[r], CU_EVENT_DEFAULT), "cuEventCreate");
       check(D->cuEventCreate(&stop[r], CU_EVENT_DEFAULT), "cuEventCreate");
     }
+    struct Events {
+      std::vector<CUevent> &a, &b;
+      ~Events() {
+        for (size_t r = 0; r < a.size(); ++r) {
+          D->cuEventDestroy(a[r]);
+          D->cuEventDestroy(b[r]);
+        }
+      }
+    } events{start, stop};
+    std::vector<size_t> outputs;
+    for (size_t i = 0; i < req.buffers.size(); ++i)
+      if (req.buffers[i].role == P::kRoleOutput)
+        outputs.push_back(i);
+    // One 8-word slot per output, reset right before each check (after the candidate's launch).
+    DeviceBuffer slot(std::max<size_t>(outputs.size(), 1) * 64, false);
+
     json out;
     std::vector<double> medians;
     std::vector<double> all;
+    int checkedTotal = 0, launchesTotal = 0;
     // Slow kernels get fewer runs: one timed warm-up says how many fit in the time allowed.
     int runs = req.runs;
     {
+      before(0);
       run(c, fns);
+      before(1);
       check(D->cuEventRecord(start[0], gStream), "cuEventRecord");
       run(c, fns);
       check(D->cuEventRecord(stop[0], gStream), "cuEventRecord");
@@ -791,18 +1074,70 @@ struct Evaluator {
     }
     for (int rep = 0; rep < repeats; ++rep) {
       int warmup = std::min(req.warmup, std::max(1, runs / 5));
-      for (int w = 0; w < warmup && (rep == 0 || w < 2); ++w)
+      for (int w = 0; w < warmup && (rep == 0 || w < 2); ++w) {
+        before(w);
         run(c, fns);
+      }
+      std::vector<bool> checked(runs, false);
+      if (checks)
+        checked = evo::chooseCheckedLaunches(static_cast<unsigned>(runs), req.checkFraction,
+                                             req.minChecked, entropy());
+      std::vector<int> checkedRuns;
+      for (int r = 0; r < runs; ++r)
+        if (checked[r])
+          checkedRuns.push_back(r);
+      hostSlots.reserve(std::max<size_t>(checkedRuns.size() * outputs.size() * 8, 1));
+      std::memset(hostSlots.data, 0, hostSlots.words * 8);
+      size_t k = 0;
       for (int r = 0; r < runs; ++r) {
         // Evict L2 between runs (the write keeps the GPU busy while the host enqueues the next
         // launches, so host overhead stays outside the events).
-        check(D->cuMemsetD32Async(flush.ptr(), static_cast<unsigned>(r), flush.bytes / 4, gStream),
-              "cuMemsetD32Async");
+        before(r);
         check(D->cuEventRecord(start[r], gStream), "cuEventRecord");
         run(c, fns);
         check(D->cuEventRecord(stop[r], gStream), "cuEventRecord");
+        if (!checked[r])
+          continue;
+        for (size_t o = 0; o < outputs.size(); ++o) {
+          const BufferSpec &s = req.buffers[outputs[o]];
+          CUdeviceptr sl = slot.ptr() + o * 64;
+          check(D->cuMemsetD8Async(sl, 0, 64, gStream), "cuMemsetD8Async");
+          check(D->cuMemsetD8Async(sl + 16, 0xFF, 8, gStream), "cuMemsetD8Async");
+          double rtol = req.rtol.at(kindName(s.kind));
+          double atol = rtol * ref.rms[o];
+          int kind = static_cast<int>(s.kind);
+          launchHelper(H.checkLaunch, gridFor(s.elements), 256, buffers[outputs[o]]->ptr(),
+                       ref.copies[o]->ptr(), s.elements, kind, rtol, atol, sl);
+          launchHelper(H.capture, 1, 32, buffers[outputs[o]]->ptr(), ref.copies[o]->ptr(), kind,
+                       sl);
+          check(D->cuMemcpyDtoHAsync(hostSlots.data + (k * outputs.size() + o) * 8, sl, 40,
+                                     gStream),
+                "cuMemcpyDtoHAsync");
+        }
+        ++k;
       }
       check(D->cuStreamSynchronize(gStream), "cuStreamSynchronize");
+      launchesTotal += runs;
+      checkedTotal += static_cast<int>(checkedRuns.size());
+      if (checks) {
+        checkReferenceIntact(ref);
+        for (size_t k = 0; k < checkedRuns.size(); ++k)
+          for (size_t o = 0; o < outputs.size(); ++o) {
+            const uint64_t *v = hostSlots.data + (k * outputs.size() + o) * 8;
+            if (!v[0])
+              continue;
+            const BufferSpec &s = req.buffers[outputs[o]];
+            throw Invalid("'" + s.name + "' is wrong on timed launch " +
+                          std::to_string(checkedRuns[k] + 1) + " of " + std::to_string(runs) +
+                          " (repeat " + std::to_string(rep + 1) + "): " + std::to_string(v[0]) +
+                          " of " + std::to_string(s.elements) +
+                          " elements differ from the reference (" + std::to_string(v[1]) +
+                          " never written); first '" + s.name + "'[" + std::to_string(v[2]) +
+                          "] = " + show(v[3], s.kind) + ", expected " +
+                          fmt(decode(v[4], s.kind)) + " (" + kTimingName + ", seed " +
+                          std::to_string(req.timingInputs.seed) + ")");
+          }
+      }
       std::vector<double> ms(runs);
       for (int r = 0; r < runs; ++r) {
         float f = 0;
@@ -813,13 +1148,11 @@ struct Evaluator {
       medians.push_back(ms[ms.size() / 2]);
       all.insert(all.end(), ms.begin(), ms.end());
     }
-    for (int r = 0; r < req.runs; ++r) {
-      D->cuEventDestroy(start[r]);
-      D->cuEventDestroy(stop[r]);
-    }
+    // Whatever the timed launches did outside their outputs.
+    checkIntegrity(timingInputChecksums);
     std::sort(all.begin(), all.end());
     auto pct = [&](double p) { return all[std::min(all.size() - 1, size_t(p * all.size()))]; };
-    out["median_ms"] = all[all.size() / 2];
+    out[P::kMedianMs] = all[all.size() / 2];
     out["min_ms"] = all.front();
     out["p10_ms"] = pct(0.10);
     out["p90_ms"] = pct(0.90);
@@ -829,46 +1162,84 @@ struct Evaluator {
     double lo = *std::min_element(medians.begin(), medians.end());
     double hi = *std::max_element(medians.begin(), medians.end());
     out["repeat_spread"] = lo > 0 ? (hi - lo) / lo : 0.0;
+    out[P::kCheckLaunches] = checks;
+    out[P::kCheckedLaunches] = checkedTotal;
+    out[P::kTimedLaunches] = launchesTotal;
+    out[P::kTimingSeed] = req.timingInputs.seed;
     return out;
+  }
+
+  static json describeInputs(const Trial &tr, const Request &req) {
+    json d = json::object();
+    for (size_t i = 0; i < req.buffers.size(); ++i)
+      if (req.buffers[i].role == P::kRoleInput)
+        d[req.buffers[i].name] = tr.dists[i];
+    return d;
   }
 
   /// Returns false when the candidate was the reference and is not valid: the rest is moot.
   bool evaluate(size_t ci) {
     Candidate &c = req.candidates[ci];
     gCandidate = static_cast<int>(ci);
-    emit({{"event", "begin"}, {"candidate", ci}, {"id", c.id}});
-    json result = {{"event", "result"}, {"candidate", ci}, {"id", c.id}};
+    emit({{P::kEvent, P::kEventBegin}, {P::kCandidate, ci}, {P::kId, c.id}});
+    json result = {{P::kEvent, P::kEventResult}, {P::kCandidate, ci}, {P::kId, c.id}};
     CUmodule module = nullptr;
     try {
       setCandidateScratch(c);
-      auto fns = loadCandidate(c, module);
+      Functions fns = loadCandidate(c, module);
       json trials = json::array();
       for (size_t t = 0; t < req.trials.size(); ++t) {
-        prepare(t);
+        const Trial &tr = req.trials[t];
+        prepare(tr, inputChecksums[t]);
         run(c, fns);
         check(D->cuStreamSynchronize(gStream), "cuStreamSynchronize");
-        json trialOut = {{"seed", req.trials[t].seed}};
-        checkTrial(t, c, trialOut);
-        if (c.reference)
-          keepReference(t);
+        json trialOut = {{P::kSeed, tr.seed}, {P::kDist, describeInputs(tr, req)}};
+        const OutputSet *ref = !c.reference && t < refOutputs.size() && !refOutputs[t].empty()
+                                   ? &refOutputs[t]
+                                   : nullptr;
+        checkRun(tr, trialName(t), ref, inputChecksums[t], trialOut);
+        if (c.reference) {
+          if (refOutputs.size() <= t)
+            refOutputs.resize(t + 1);
+          refOutputs[t] = keepOutputs();
+        }
         trials.push_back(trialOut);
       }
       result["trials"] = trials;
-      result["verdict"] = "valid";
-      result["reason"] = "";
-      if (req.timing)
-        result["timing"] = time(c, fns);
+      // The timing phase starts from a fresh load of the module.
+      bool timeIt = req.timing && c.timeIt;
+      if (req.timing && req.haveTimingInputs && (timeIt || c.reference)) {
+        fns = reload(c, module);
+        json timingCheck;
+        if (c.reference) {
+          // The reference's own run on the timing inputs (checked against the oracle) is what
+          // every timed launch, its own included, is compared with.
+          timingRef = runOnTimingInputs(c, fns, nullptr, timingCheck);
+          result["timing_inputs"] = timingCheck;
+          if (timeIt)
+            result[P::kTiming] = time(c, fns, req.repeats, timingRef);
+        } else if (!timingRef.empty()) {
+          result[P::kTiming] = time(c, fns, req.repeats, timingRef);
+        } else {
+          // No reference in this request: the candidate's own checked run stands in.
+          OutputSet own = runOnTimingInputs(c, fns, nullptr, timingCheck);
+          result["timing_inputs"] = timingCheck;
+          result[P::kTiming] = time(c, fns, req.repeats, own);
+        }
+      }
+      result[P::kVerdict] = P::kVerdictValid;
+      result[P::kReason] = "";
     } catch (const Invalid &e) {
-      result["verdict"] = "invalid";
-      result["reason"] = e.what();
+      result[P::kVerdict] = P::kVerdictInvalid;
+      result[P::kReason] = e.what();
     } catch (const CudaFailure &e) {
-      result["verdict"] = "invalid";
-      result["reason"] = e.what();
+      result[P::kVerdict] = P::kVerdictInvalid;
+      result[P::kReason] = e.what();
     }
     if (module)
       D->cuModuleUnload(module);
     emit(result);
-    return !c.reference || result["verdict"] == "valid";
+    return !c.reference || result[P::kVerdict] == P::kVerdictValid;
   }
 };
 
@@ -891,9 +1262,10 @@ json deviceFacts(int ordinal) {
   for (int i = 0; i < 16; ++i)
     std::snprintf(hex + 2 * i, 3, "%02x", uuid[i]);
   gSmCount = sms > 0 ? sms : gSmCount;
-  return {{"event", "device"}, {"name", name}, {"ordinal", ordinal}, {"sm_count", sms},
+  gL2Bytes = l2 > 0 ? static_cast<uint64_t>(l2) : 0;
+  return {{P::kEvent, P::kEventDevice}, {P::kName, name}, {"ordinal", ordinal}, {"sm_count", sms},
           {"compute_capability", std::to_string(major) + "." + std::to_string(minor)},
-          {"l2_bytes", l2}, {"memory_bytes", mem}, {"driver_version", driver}, {"uuid", hex}};
+          {P::kL2Bytes, l2}, {"memory_bytes", mem}, {"driver_version", driver}, {P::kUuid, hex}};
 }
 
 /// Median of `n` timed calls of `body`.
@@ -919,29 +1291,84 @@ double medianMs(int n, F body) {
   return ms[ms.size() / 2];
 }
 
+/// Bandwidth ceilings: the best of several launch shapes (blocks per SM, threads, unroll) and of
+/// the driver's own copy and memset. The floor of every kernel is computed from these, so each
+/// must be the most the device can do for that kind of traffic (docs/verification.md).
+struct Shape {
+  unsigned perSm, threads;
+  int unroll;
+};
+// perSm 0: one 16-byte element per thread, no grid-stride loop (what simple elementwise kernels
+// do, and on Hopper often the fastest).
+const Shape kShapes[] = {{8, 256, 1}, {16, 256, 4}, {32, 256, 4}, {4, 1024, 4},
+                         {2, 1024, 1}, {0, 256, 1}, {0, 512, 1}, {0, 128, 1}};
+
 json measureCeilings() {
-  json out = {{"event", "ceilings"}};
+  json out = {{P::kEvent, P::kEventCeilings}};
+  const uint64_t n4 = 1ull << 26; // 1 GiB of 16-byte elements
+  const double bytes = double(n4) * 16;
+  auto gridOf = [&](const Shape &s) {
+    return s.perSm ? gSmCount * s.perSm : static_cast<unsigned>(n4 / s.threads);
+  };
   {
-    uint64_t n4 = 1ull << 26; // 1 GiB each way
     DeviceBuffer in(n4 * 16, false), o(n4 * 16, false);
     check(D->cuMemsetD32Async(in.ptr(), 0x3f800000u, n4 * 4, gStream), "cuMemsetD32Async");
-    // The ceiling is the best of a few launch shapes (blocks per SM, threads, unroll).
-    struct Shape { unsigned perSm, threads; int unroll; };
     double best = 0;
     json tried = json::array();
-    // perSm 0: one 16-byte element per thread, no grid-stride loop (what simple elementwise
-    // kernels do, and on Hopper often the fastest).
-    for (Shape s : {Shape{8, 256, 1}, Shape{16, 256, 4}, Shape{32, 256, 4}, Shape{4, 1024, 4},
-                    Shape{2, 1024, 1}, Shape{0, 256, 1}, Shape{0, 512, 1}, Shape{0, 128, 1}}) {
-      unsigned grid = s.perSm ? gSmCount * s.perSm : static_cast<unsigned>(n4 / s.threads);
+    for (Shape s : kShapes) {
+      unsigned grid = gridOf(s);
       int unroll = s.unroll;
       double ms = medianMs(20, [&] { launchHelper(H.copy, grid, s.threads, in.ptr(), o.ptr(), n4, unroll); });
-      double gbps = 2.0 * n4 * 16 / (ms * 1e6);
+      double gbps = 2.0 * bytes / (ms * 1e6);
       tried.push_back({{"blocks", grid}, {"threads", s.threads}, {"unroll", unroll}, {"gbps", gbps}});
       best = std::max(best, gbps);
     }
-    out["copy_gbps"] = best;
+    double ms = medianMs(20, [&] {
+      check(D->cuMemcpyAsync(o.ptr(), in.ptr(), n4 * 16, gStream), "cuMemcpyAsync");
+    });
+    double gbps = 2.0 * bytes / (ms * 1e6);
+    tried.push_back({{"method", "cuMemcpyAsync"}, {"gbps", gbps}});
+    best = std::max(best, gbps);
+    out[P::kCopyGBps] = best;
     out["copy_shapes"] = tried;
+  }
+  {
+    DeviceBuffer in(n4 * 16, false), sink(4096 * 4, false);
+    check(D->cuMemsetD32Async(in.ptr(), 0x3f800000u, n4 * 4, gStream), "cuMemsetD32Async");
+    double best = 0;
+    json tried = json::array();
+    for (Shape s : kShapes) {
+      unsigned grid = gridOf(s);
+      int unroll = s.unroll;
+      double ms = medianMs(20, [&] { launchHelper(H.read, grid, s.threads, in.ptr(), n4, unroll, sink.ptr()); });
+      double gbps = bytes / (ms * 1e6);
+      tried.push_back({{"blocks", grid}, {"threads", s.threads}, {"unroll", unroll}, {"gbps", gbps}});
+      best = std::max(best, gbps);
+    }
+    out[P::kReadGBps] = best;
+    out["read_shapes"] = tried;
+  }
+  {
+    DeviceBuffer o(n4 * 16, false);
+    double best = 0;
+    json tried = json::array();
+    for (Shape s : kShapes) {
+      unsigned grid = gridOf(s);
+      int unroll = s.unroll;
+      float value = 1.0f;
+      double ms = medianMs(20, [&] { launchHelper(H.write, grid, s.threads, o.ptr(), n4, unroll, value); });
+      double gbps = bytes / (ms * 1e6);
+      tried.push_back({{"blocks", grid}, {"threads", s.threads}, {"unroll", unroll}, {"gbps", gbps}});
+      best = std::max(best, gbps);
+    }
+    double ms = medianMs(20, [&] {
+      check(D->cuMemsetD32Async(o.ptr(), 0x3f800000u, n4 * 4, gStream), "cuMemsetD32Async");
+    });
+    double gbps = bytes / (ms * 1e6);
+    tried.push_back({{"method", "cuMemsetD32Async"}, {"gbps", gbps}});
+    best = std::max(best, gbps);
+    out[P::kWriteGBps] = best;
+    out["write_shapes"] = tried;
   }
   {
     DeviceBuffer sink(64 << 20, false);
@@ -950,7 +1377,7 @@ json measureCeilings() {
     float seed = 1.0f;
     double ms = medianMs(5, [&] { launchHelper(H.fmaPeak, grid, block, sink.ptr(), iterations, seed); });
     double flops = 2.0 * 8 * iterations * double(grid) * block;
-    out["fp32_tflops"] = flops / (ms * 1e9);
+    out[P::kFp32TFlops] = flops / (ms * 1e9);
   }
   {
     DeviceBuffer sink(64 << 20, false);
@@ -958,8 +1385,9 @@ json measureCeilings() {
     unsigned grid = gSmCount * 8, block = 128;
     double ms = medianMs(5, [&] { launchHelper(H.mmaPeak, grid, block, sink.ptr(), iterations); });
     double flops = double(grid) * (block / 32) * iterations * 4 * (2.0 * 16 * 8 * 16);
-    out["f16_mma_tflops"] = flops / (ms * 1e9);
+    out[P::kF16MmaTFlops] = flops / (ms * 1e9);
   }
+  out[P::kL2Bytes] = gL2Bytes;
   return out;
 }
 
@@ -988,7 +1416,7 @@ void serveQueue(Evaluator &ev, Request &req) {
         continue;
       any = true;
       json j = json::parse(line);
-      if (j.value("end", false))
+      if (j.value(P::kEnd, false))
         return;
       req.candidates.push_back(parseCandidate(j, req.buffers.size()));
       ev.evaluate(req.candidates.size() - 1);
@@ -1000,17 +1428,52 @@ void serveQueue(Evaluator &ev, Request &req) {
 
 /// Times already validated candidates in interleaved rounds (finalists): round r runs every
 /// candidate once, starting at a rotating offset, so drifts in clocks or temperature hit all of
-/// them alike. Each candidate's time is the median of its round medians.
+/// them alike. Each candidate's time is the median of its round medians. The reference (the
+/// naive baseline) first runs once on the timing inputs, checked against the oracle; every timed
+/// launch of every finalist is accountable to its outputs, exactly as in "evaluate".
 void timeInterleaved(Evaluator &ev, Request &req) {
   size_t n = req.candidates.size();
   std::vector<CUmodule> modules(n, nullptr);
-  std::vector<std::map<std::string, CUfunction>> fns(n);
+  std::vector<Functions> fns(n);
   std::vector<std::vector<double>> medians(n);
   std::vector<std::string> failed(n);
+  std::vector<int> checkedLaunches(n, 0), launches(n, 0);
   for (size_t i = 0; i < n; ++i) {
     gCandidate = static_cast<int>(i);
     try {
       fns[i] = ev.loadCandidate(req.candidates[i], modules[i]);
+    } catch (const std::exception &e) {
+      failed[i] = e.what();
+    }
+  }
+  // What each finalist's launches are compared with: the reference's outputs, or (with no
+  // reference in the request) the finalist's own checked run on the timing inputs.
+  std::vector<OutputSet> own(n);
+  std::string referenceProblem;
+  for (size_t i = 0; i < n && req.checkLaunches; ++i) {
+    if (!req.candidates[i].reference || !failed[i].empty())
+      continue;
+    gCandidate = static_cast<int>(i);
+    try {
+      ev.setCandidateScratch(req.candidates[i]);
+      json check;
+      ev.timingRef = ev.runOnTimingInputs(req.candidates[i], fns[i], nullptr, check);
+    } catch (const std::exception &e) {
+      referenceProblem = "the reference '" + req.candidates[i].id +
+                         "' failed on the timing inputs: " + e.what();
+    }
+    break;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (!referenceProblem.empty() && failed[i].empty())
+      failed[i] = referenceProblem;
+    if (!failed[i].empty() || !ev.timingRef.empty() || !req.checkLaunches)
+      continue;
+    gCandidate = static_cast<int>(i);
+    try {
+      ev.setCandidateScratch(req.candidates[i]);
+      json check;
+      own[i] = ev.runOnTimingInputs(req.candidates[i], fns[i], nullptr, check);
     } catch (const std::exception &e) {
       failed[i] = e.what();
     }
@@ -1023,24 +1486,32 @@ void timeInterleaved(Evaluator &ev, Request &req) {
       gCandidate = static_cast<int>(i);
       try {
         ev.setCandidateScratch(req.candidates[i]);
-        json t = ev.time(req.candidates[i], fns[i], 1);
-        medians[i].push_back(t["median_ms"].get<double>());
+        const OutputSet &ref = !ev.timingRef.empty() ? ev.timingRef : own[i];
+        json t = ev.time(req.candidates[i], fns[i], 1, ref);
+        medians[i].push_back(t[P::kMedianMs].get<double>());
+        checkedLaunches[i] += t[P::kCheckedLaunches].get<int>();
+        launches[i] += t[P::kTimedLaunches].get<int>();
       } catch (const std::exception &e) {
-        failed[i] = e.what();
+        failed[i] = std::string(e.what()) + " (round " + std::to_string(r + 1) + ")";
       }
     }
   for (size_t i = 0; i < n; ++i) {
-    json result = {{"event", "result"}, {"candidate", i}, {"id", req.candidates[i].id}};
+    json result = {{P::kEvent, P::kEventResult}, {P::kCandidate, i}, {P::kId, req.candidates[i].id}};
     if (!failed[i].empty() || medians[i].empty()) {
-      result["verdict"] = "invalid";
-      result["reason"] = failed[i];
+      result[P::kVerdict] = P::kVerdictInvalid;
+      result[P::kReason] = failed[i];
     } else {
       std::vector<double> m = medians[i];
       std::sort(m.begin(), m.end());
-      result["verdict"] = "valid";
-      result["reason"] = "";
-      result["timing"] = {{"median_ms", m[m.size() / 2]}, {"round_medians_ms", medians[i]},
-                          {"runs_per_round", req.runs}};
+      result[P::kVerdict] = P::kVerdictValid;
+      result[P::kReason] = "";
+      result[P::kTiming] = {{P::kMedianMs, m[m.size() / 2]},
+                            {"round_medians_ms", medians[i]},
+                            {"runs_per_round", req.runs},
+                            {P::kCheckLaunches, req.checkLaunches},
+                            {P::kCheckedLaunches, checkedLaunches[i]},
+                            {P::kTimedLaunches, launches[i]},
+                            {P::kTimingSeed, req.timingInputs.seed}};
     }
     if (modules[i])
       D->cuModuleUnload(modules[i]);
@@ -1067,28 +1538,29 @@ int main(int argc, char **argv) {
     json j = json::parse(readFile(argv[1]));
     req = parseRequest(j);
   } catch (const std::exception &e) {
-    emit({{"event", "fatal"}, {"candidate", -1}, {"reason", std::string("bad request: ") + e.what()}});
+    emit({{P::kEvent, P::kEventFatal}, {P::kCandidate, -1},
+          {P::kReason, std::string("bad request: ") + e.what()}});
     finish(kBadRequest);
   }
   std::string why;
   D = Driver::get(&why);
   if (!D) {
-    emit({{"event", "fatal"}, {"candidate", -1}, {"reason", why}});
+    emit({{P::kEvent, P::kEventFatal}, {P::kCandidate, -1}, {P::kReason, why}});
     finish(kNoGpu);
   }
   try {
     std::string err;
     if (makePrimaryContextCurrent(*D, req.device, &err) != CUDA_SUCCESS) {
-      emit({{"event", "fatal"}, {"candidate", -1}, {"reason", err}});
+      emit({{P::kEvent, P::kEventFatal}, {P::kCandidate, -1}, {P::kReason, err}});
       finish(kNoGpu);
     }
     emit(deviceFacts(req.device));
     check(D->cuStreamCreate(&gStream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     loadHelpers();
-    if (req.mode == "probe") {
-    } else if (req.mode == "ceilings") {
+    if (req.mode == P::kModeProbe) {
+    } else if (req.mode == P::kModeCeilings) {
       emit(measureCeilings());
-    } else if (req.mode == "evaluate") {
+    } else if (req.mode == P::kModeEvaluate) {
       Evaluator ev(req);
       // The reference runs first: later candidates are compared with its outputs.
       std::vector<size_t> order;
@@ -1105,17 +1577,18 @@ int main(int argc, char **argv) {
         }
       if (referenceValid && !req.queue.empty())
         serveQueue(ev, req);
-    } else if (req.mode == "time") {
+    } else if (req.mode == P::kModeTime) {
       Evaluator ev(req);
       timeInterleaved(ev, req);
     } else {
-      emit({{"event", "fatal"}, {"candidate", -1}, {"reason", "unknown mode '" + req.mode + "'"}});
+      emit({{P::kEvent, P::kEventFatal}, {P::kCandidate, -1},
+            {P::kReason, "unknown mode '" + req.mode + "'"}});
       finish(kBadRequest);
     }
   } catch (const std::exception &e) {
-    emit({{"event", "fatal"}, {"candidate", gCandidate}, {"reason", e.what()}});
+    emit({{P::kEvent, P::kEventFatal}, {P::kCandidate, gCandidate}, {P::kReason, e.what()}});
     finish(kFatalCuda);
   }
-  emit({{"event", "done"}});
+  emit({{P::kEvent, P::kEventDone}});
   finish(kOk);
 }

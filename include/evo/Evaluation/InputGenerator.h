@@ -29,6 +29,9 @@ std::optional<ElementKind> symbolizeElementKind(llvm::StringRef name);
 /// Closed range of generated values; integers use the rounded bounds.
 struct InputRange {
   double lo = -1.0, hi = 1.0;
+  /// Set by the user (`evo.range`): a hard bound for every input distribution. The default
+  /// range only shapes the uniform trials; the other distributions may go beyond it.
+  bool declared = false;
   bool operator==(const InputRange &o) const { return lo == o.lo && hi == o.hi; }
 };
 
@@ -43,9 +46,16 @@ inline constexpr llvm::StringLiteral kRangeAttrName = "evo.range";
 /// is a diagnostic at the function.
 mlir::FailureOr<llvm::SmallVector<InputRange>> argumentRanges(mlir::func::FuncOp func);
 
-/// The value written at `index` of buffer `buffer` for `seed`, rounded to `kind`, as a double.
+/// The value written at `index` of buffer `buffer` for `seed`, rounded to `kind`, as a double
+/// (the uniform distribution over `range`).
 double generatedValue(uint64_t seed, unsigned buffer, uint64_t index, ElementKind kind,
                       InputRange range);
+
+/// The value written at `index` by the GPU fill with `params`, rounded to its kind, as a double.
+double generatedValue(const contract::FillParams &params, uint64_t index);
+
+/// The largest finite value of a float kind (integers: the largest value of the type).
+double maxFinite(ElementKind kind);
 
 } // namespace evo
 

@@ -1,9 +1,11 @@
 //===- Roofline.h - the two numbers, and the device's ceilings ----*- C++ -*-===//
 //
-// Every measured time is judged against a floor: the fewest bytes the task must move (each input
-// read once, each output written once) over the measured copy bandwidth, and its arithmetic over
-// the measured peak rate. A time below the floor is a measurement or correctness bug, never a
-// win. Ceilings are measured once per device by evo-eval-worker and cached.
+// Every measured time is judged against a floor that no correct kernel can beat: the bytes the
+// task must read (each input once) over the measured read bandwidth, the bytes it must write
+// (each output once, less what the L2 can hold back) over the measured write bandwidth, and its
+// arithmetic over the fastest applicable unit. A time below the floor (with a safety margin) is a
+// measurement or correctness bug, never a win. Ceilings are measured once per device by
+// evo-eval-worker and cached.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,13 +20,19 @@
 namespace evo {
 
 struct TaskCost {
-  /// Bytes of the function's inputs and outputs (scratch excluded).
+  /// Bytes of the function's inputs and outputs (scratch excluded): readBytes + writeBytes.
   double bytes = 0;
+  /// Bytes of its inputs (each read at least once) and of its outputs (each written once).
+  double readBytes = 0, writeBytes = 0;
   /// Floating-point operations of the original function's payloads (a math function counts 1,
   /// fma 2), times their iteration points; softmax counts 5 per element.
   double flops = 0;
   /// Some contraction has f16/bf16 operands (tensor cores could run it).
   bool halfPrecisionContraction = false;
+  /// Some contraction or convolution, of any type (TF32 tensor cores could run an f32 one).
+  bool contraction = false;
+  /// Some payload computes in f16/bf16 (packed half2 math runs at twice the FP32 rate).
+  bool halfPrecisionMath = false;
 };
 
 /// Counts the work of `func` (the function on tensors, as written by the user).
@@ -33,6 +41,9 @@ TaskCost estimateCost(mlir::func::FuncOp func, const LaunchPlan &plan);
 struct Ceilings {
   std::string device, uuid;
   double copyGBps = 0;      // device-memory copy, bytes read + written per second / 1e9
+  double readGBps = 0;      // read-only streams (above copy on HBM: a GEMV reads faster)
+  double writeGBps = 0;     // write-only streams
+  double l2Bytes = 0;       // writes the L2 can hold back from memory within one launch
   double fp32TFlops = 0;    // FFMA rate
   double f16MmaTFlops = 0;  // mma.sync m16n8k16 f16->f32 rate
   bool fromCache = false;
@@ -44,8 +55,14 @@ struct Ceilings {
 /// worker ("ceilings" mode) and caches them.
 llvm::Expected<Ceilings> deviceCeilings(const WorkerOptions &options, int device);
 
+/// Headroom over the measured mma.sync rate for the tensor-core floor: wgmma (Hopper) reaches
+/// about 1.6x mma.sync's rate, so the floor assumes twice it to stay a lower bound.
+inline constexpr double kTensorCoreHeadroom = 2.0;
+
 struct RooflineVerdict {
-  double floorMs = 0;         // max(bytes / copy, flops / peak)
+  /// max(read / read bw, (write - L2) / write bw, flops / fastest unit): a true lower bound.
+  double floorMs = 0;
+  double readMs = 0, writeMs = 0, mathMs = 0; // its terms
   double achievedGBps = 0;    // bytes / time
   double achievedTFlops = 0;  // flops / time
   double fractionOfCopy = 0;  // achievedGBps / copy ceiling
@@ -54,7 +71,8 @@ struct RooflineVerdict {
   llvm::json::Object toJson() const;
 };
 
-/// `slack` < 1 leaves room for measurement noise around the floor.
+/// `slack` < 1 leaves room for measurement noise around the floor (and for ceilings measured a
+/// little under the device's true peak). Ceilings that are unknown (0) contribute no floor.
 RooflineVerdict judge(const TaskCost &cost, const Ceilings &ceilings, double medianMs,
                       double slack = 0.9);
 

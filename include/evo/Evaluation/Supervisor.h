@@ -12,6 +12,7 @@
 #ifndef EVO_EVALUATION_SUPERVISOR_H
 #define EVO_EVALUATION_SUPERVISOR_H
 
+#include "evo/Evaluation/WorkerProtocol.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 #include <string>
@@ -19,8 +20,13 @@
 
 namespace evo {
 
-/// Exit codes of evo-eval-worker.
-enum WorkerExit { kWorkerOk = 0, kWorkerBadRequest = 2, kWorkerFatalCuda = 3, kWorkerNoGpu = 4 };
+/// Exit codes of evo-eval-worker (WorkerProtocol.h).
+enum WorkerExit {
+  kWorkerOk = protocol::kExitOk,
+  kWorkerBadRequest = protocol::kExitBadRequest,
+  kWorkerFatalCuda = protocol::kExitFatalCuda,
+  kWorkerNoGpu = protocol::kExitNoGpu,
+};
 
 struct WorkerOptions {
   /// The worker executable (see findWorker).
@@ -61,7 +67,7 @@ struct EvaluationRun {
 /// the reference and continues with the candidates still queued.
 class EvaluationSession {
 public:
-  /// `request` is an evo-eval-request/1 in "evaluate" mode without candidates; `reference` is a
+  /// `request` is an evo-eval-request (WorkerProtocol.h) in "evaluate" mode without candidates; `reference` is a
   /// candidate object (or null) that every worker evaluates first.
   static llvm::Expected<std::unique_ptr<EvaluationSession>>
   start(const llvm::json::Object &request, std::optional<llvm::json::Object> reference,
@@ -94,7 +100,7 @@ private:
 /// Finds evo-eval-worker: $EVO_EVAL_WORKER, then next to the running executable, then PATH.
 llvm::Expected<std::string> findWorker(llvm::StringRef explicitPath = "");
 
-/// Evaluates the request's "candidates" (an evo-eval-request/1 in "evaluate" mode), restarting
+/// Evaluates the request's "candidates" (an evo-eval-request in "evaluate" mode), restarting
 /// workers after crashes. A reference candidate ("reference": true) is rerun by every new worker
 /// (later candidates are compared with its outputs); if it is itself not valid, the others are
 /// NotRun. Errors are for failures to run workers at all (no GPU, bad request, no progress).

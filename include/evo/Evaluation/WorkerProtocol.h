@@ -1,0 +1,144 @@
+//===- WorkerProtocol.h - what evo-opt and evo-eval-worker say to each other -*- C++ -*-===//
+//
+// The one definition of the worker protocol (docs/verification.md): request format, modes, the
+// keys of requests and JSON-lines events, event names, verdicts and exit codes. Shared by the
+// Supervisor and Verifier (evo-opt, LLVM) and by evo-eval-worker and the stand-in worker (plain
+// C++): header-only, constants only, no dependencies.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EVO_EVALUATION_WORKERPROTOCOL_H
+#define EVO_EVALUATION_WORKERPROTOCOL_H
+
+namespace evo::protocol {
+
+/// The request's "format". Bumped whenever the meaning of a request changes, so that a worker
+/// built from older sources refuses the request instead of skipping checks it does not know.
+inline constexpr const char kRequestFormat[] = "evo-eval-request/2";
+
+// --- modes ("mode") --------------------------------------------------------------------
+inline constexpr const char kModeProbe[] = "probe";
+inline constexpr const char kModeCeilings[] = "ceilings";
+inline constexpr const char kModeEvaluate[] = "evaluate";
+inline constexpr const char kModeTime[] = "time";
+
+// --- request keys ----------------------------------------------------------------------
+inline constexpr const char kFormat[] = "format";
+inline constexpr const char kMode[] = "mode";
+inline constexpr const char kDevice[] = "device";
+inline constexpr const char kParentPid[] = "parent_pid";
+inline constexpr const char kBuffers[] = "buffers";
+inline constexpr const char kCandidates[] = "candidates";
+inline constexpr const char kTrials[] = "trials";
+inline constexpr const char kRtol[] = "rtol";
+inline constexpr const char kTiming[] = "timing";
+inline constexpr const char kQueue[] = "queue";
+inline constexpr const char kRounds[] = "rounds";
+/// A line of the queue file that ends the session.
+inline constexpr const char kEnd[] = "end";
+
+// buffers[]
+inline constexpr const char kName[] = "name";
+inline constexpr const char kRole[] = "role";
+inline constexpr const char kKind[] = "kind";
+inline constexpr const char kElements[] = "elements";
+inline constexpr const char kRange[] = "range";
+inline constexpr const char kZeroInit[] = "zero_init";
+inline constexpr const char kRoleInput[] = "input";
+inline constexpr const char kRoleOutput[] = "output";
+inline constexpr const char kRoleScratch[] = "scratch";
+
+// candidates[]
+inline constexpr const char kId[] = "id";
+inline constexpr const char kPtx[] = "ptx";
+inline constexpr const char kPtxFile[] = "ptx_file";
+inline constexpr const char kCubinFile[] = "cubin_file";
+inline constexpr const char kReference[] = "reference";
+/// false: the candidate is checked but not timed (evo-verify's naive baseline).
+inline constexpr const char kTimeIt[] = "time";
+inline constexpr const char kScratch[] = "scratch";
+inline constexpr const char kLaunches[] = "launches";
+inline constexpr const char kKernel[] = "kernel";
+inline constexpr const char kGrid[] = "grid";
+inline constexpr const char kBlock[] = "block";
+inline constexpr const char kDynamicSharedMemory[] = "dynamic_shared_memory";
+inline constexpr const char kArgs[] = "args";
+
+// trials[] and timing.inputs (a trial without a check of its own)
+inline constexpr const char kSeed[] = "seed";
+inline constexpr const char kInputs[] = "inputs";
+inline constexpr const char kSamples[] = "samples";
+inline constexpr const char kBuffer[] = "buffer";
+inline constexpr const char kIndices[] = "indices";
+inline constexpr const char kExpected[] = "expected";
+/// inputs[]: how one input buffer is filled (evo::contract::FillParams).
+inline constexpr const char kDist[] = "dist";
+inline constexpr const char kLo[] = "lo";
+inline constexpr const char kHi[] = "hi";
+inline constexpr const char kCenter[] = "center";
+inline constexpr const char kScale[] = "scale";
+inline constexpr const char kEmin[] = "emin";
+inline constexpr const char kEmax[] = "emax";
+inline constexpr const char kSpecial[] = "special";
+inline constexpr const char kDistUniform[] = "uniform";
+inline constexpr const char kDistNormal[] = "normal";
+inline constexpr const char kDistWide[] = "wide";
+inline constexpr const char kDistSpecial[] = "special";
+
+// timing
+inline constexpr const char kEnabled[] = "enabled";
+inline constexpr const char kWarmup[] = "warmup";
+inline constexpr const char kRuns[] = "runs";
+inline constexpr const char kRepeats[] = "repeats";
+inline constexpr const char kFlushBytes[] = "flush_bytes";
+inline constexpr const char kMaxMsPerRepeat[] = "max_ms_per_repeat";
+/// Poison before every timed launch and compare after a random subset of them (default true;
+/// false only to measure what the checks cost).
+inline constexpr const char kCheckLaunches[] = "check_launches";
+inline constexpr const char kCheckFraction[] = "check_fraction";
+inline constexpr const char kMinChecked[] = "min_checked";
+
+// --- events (one JSON object per line of the results file) -----------------------------
+inline constexpr const char kEvent[] = "event";
+inline constexpr const char kEventDevice[] = "device";
+inline constexpr const char kEventBegin[] = "begin";
+inline constexpr const char kEventResult[] = "result";
+inline constexpr const char kEventFatal[] = "fatal";
+inline constexpr const char kEventCeilings[] = "ceilings";
+inline constexpr const char kEventDone[] = "done";
+
+inline constexpr const char kCandidate[] = "candidate";
+inline constexpr const char kVerdict[] = "verdict";
+inline constexpr const char kReason[] = "reason";
+inline constexpr const char kCode[] = "code";
+inline constexpr const char kUuid[] = "uuid";
+inline constexpr const char kL2Bytes[] = "l2_bytes";
+inline constexpr const char kVerdictValid[] = "valid";
+inline constexpr const char kVerdictInvalid[] = "invalid";
+
+// result.timing
+inline constexpr const char kMedianMs[] = "median_ms";
+inline constexpr const char kCheckedLaunches[] = "checked_launches";
+inline constexpr const char kTimedLaunches[] = "launches";
+inline constexpr const char kTimingSeed[] = "timing_seed";
+
+// ceilings
+inline constexpr const char kCopyGBps[] = "copy_gbps";
+inline constexpr const char kReadGBps[] = "read_gbps";
+inline constexpr const char kWriteGBps[] = "write_gbps";
+inline constexpr const char kFp32TFlops[] = "fp32_tflops";
+inline constexpr const char kF16MmaTFlops[] = "f16_mma_tflops";
+
+// --- exit codes of the worker ----------------------------------------------------------
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitBadRequest = 2,
+  kExitFatalCuda = 3,
+  kExitNoGpu = 4,
+  /// The parent (evo-opt) was gone (evo/Runtime/ParentWatch.h, kWorkerParentGone).
+  kExitParentGone = 5,
+};
+
+} // namespace evo::protocol
+
+#endif
