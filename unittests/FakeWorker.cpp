@@ -11,6 +11,8 @@
 
 #include "evo/Evaluation/LaunchSelection.h"
 #include "evo/Evaluation/WorkerProtocol.h"
+#include "evo/Runtime/ParentWatch.h"
+#include "llvm/ADT/Twine.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -73,6 +75,7 @@ int main(int argc, char **argv) {
   if (!req)
     return 2;
   json::Object &r = *req->getAsObject();
+  evo::exitWhenParentDies(r.getInteger("parent_pid").value_or(0));
   json::Array *cands = r.getArray("candidates");
   if (r.getString("stand_in") == StringRef("nogpu")) {
     emitObject(json::Object{{"event", "fatal"}, {"candidate", -1}, {"reason", "no CUDA driver: stand-in"}});
@@ -147,6 +150,18 @@ int main(int argc, char **argv) {
     size_t i = next++;
     StringRef id = *all[i].getString("id");
     emitObject(json::Object{{"event", "begin"}, {"candidate", int64_t(i)}, {"id", id}});
+    // Kill tests: a per-candidate delay (so a run lasts long enough to be killed mid-way) and a
+    // log of what was evaluated, to prove nothing stored is evaluated again after a resume.
+    if (const char *ms = std::getenv("EVO_FAKE_WORKER_DELAY_MS"))
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(ms)));
+    if (const char *log = std::getenv("EVO_FAKE_WORKER_LOG"))
+      if (FILE *f = std::fopen(log, "a")) {
+        std::string line = (Twine(all[i].getBoolean("reference").value_or(false) ? "ref " : "cand ") +
+                            all[i].getString("ptx_sha256").value_or("-") + " " + id + "\n")
+                               .str();
+        std::fwrite(line.data(), 1, line.size(), f); // one write: lines never interleave
+        std::fclose(f);
+      }
     if (id.starts_with("#"))
       emitObject(json::Object{{"event", "result"}, {"candidate", int64_t(i)}, {"id", id}, {"verdict", "valid"},
             {"reason", ""}, {"timing", fakeTiming(r, fakeMs(all[i]))}});

@@ -506,3 +506,100 @@ TEST_F(RunStoreTest, SigkillLosesOnlyUncommittedWork) {
   EXPECT_EQ(rawQuery("PRAGMA integrity_check"), std::vector<std::string>{"ok"});
   EXPECT_TRUE(rawQuery("PRAGMA foreign_key_check").empty());
 }
+
+// A creator killed at any moment leaves no run.sqlite (a fresh run starts) or a complete one whose
+// identity a resume can check, never a store without its meta.
+TEST_F(RunStoreTest, ACreatorKilledAtAnyMomentLeavesNoStoreOrAWholeOne) {
+  std::vector<std::pair<std::string, std::string>> meta = {{"input_hash", "abc"},
+                                                           {"config", "{}"}};
+  int none = 0, whole = 0;
+  for (int round = 0; round < 24; ++round) {
+    llvm::sys::fs::remove_directories(dir);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      llvm::Expected<std::unique_ptr<RunStore>> s = RunStore::open(dir, true, meta);
+      _exit(s ? 0 : 1);
+    }
+    // Spread the kills over the creation (a few ms: directory, temporary file, schema, rename).
+    usleep(200 * round);
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!llvm::sys::fs::exists(dbPath())) {
+      ++none;
+      // What a killed creator left is cleared by the next creation.
+      std::unique_ptr<RunStore> s = open(true);
+      ASSERT_TRUE(s);
+      std::error_code ec;
+      for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec))
+        EXPECT_FALSE(llvm::StringRef(llvm::sys::path::filename(it->path()))
+                         .starts_with("run.sqlite.creating-"))
+            << it->path();
+      continue;
+    }
+    ++whole;
+    std::unique_ptr<RunStore> s = open(false);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->getMeta("input_hash"), std::optional<std::string>("abc"));
+    EXPECT_EQ(s->getMeta("config"), std::optional<std::string>("{}"));
+  }
+  EXPECT_GT(none + whole, 0);
+}
+
+TEST_F(RunStoreTest, InitialMetaIsWrittenWithTheSchemaAndNotOverAnExistingStore) {
+  {
+    llvm::Expected<std::unique_ptr<RunStore>> s =
+        RunStore::open(dir, true, {{"input_hash", "one"}});
+    ASSERT_TRUE(static_cast<bool>(s)) << llvm::toString(s.takeError());
+    EXPECT_EQ((*s)->getMeta("input_hash"), std::optional<std::string>("one"));
+  }
+  llvm::Expected<std::unique_ptr<RunStore>> again =
+      RunStore::open(dir, true, {{"input_hash", "two"}});
+  ASSERT_TRUE(static_cast<bool>(again)) << llvm::toString(again.takeError());
+  EXPECT_EQ((*again)->getMeta("input_hash"), std::optional<std::string>("one"));
+  std::string other = std::string(dir) + "-x";
+  llvm::Expected<std::unique_ptr<RunStore>> bad =
+      RunStore::open(other, true, {{"schema_version", "9"}});
+  EXPECT_FALSE(static_cast<bool>(bad));
+  llvm::consumeError(bad.takeError());
+  EXPECT_FALSE(llvm::sys::fs::exists(other + "/run.sqlite"));
+  llvm::sys::fs::remove_directories(other);
+}
+
+TEST_F(RunStoreTest, ARunDirIsLockedByOneProcessAtATime) {
+  llvm::Expected<RunDirLock> first = RunDirLock::acquire(dir, false);
+  ASSERT_TRUE(static_cast<bool>(first)) << llvm::toString(first.takeError());
+  // flock locks belong to the open file description: another process is refused, naming us.
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    llvm::Expected<RunDirLock> second = RunDirLock::acquire(dir, false);
+    if (second)
+      _exit(10);
+    std::string msg = llvm::toString(second.takeError());
+    bool named = msg.find("in use by another evo-opt (pid " + std::to_string(getppid()) + ")") !=
+                 std::string::npos;
+    _exit(named ? 0 : 11);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  // Released with the object: the next process gets it.
+  { RunDirLock released = std::move(*first); }
+  pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0)
+    _exit(RunDirLock::acquire(dir, false) ? 0 : 12);
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  // A symlink in place of the lock file is not followed.
+  llvm::SmallString<128> lockFile(dir);
+  llvm::sys::path::append(lockFile, ".evo-lock");
+  llvm::sys::fs::remove(lockFile);
+  ASSERT_FALSE(llvm::sys::fs::create_link("/dev/null", lockFile));
+  llvm::Expected<RunDirLock> viaLink = RunDirLock::acquire(dir, false);
+  EXPECT_FALSE(static_cast<bool>(viaLink));
+  llvm::consumeError(viaLink.takeError());
+}

@@ -216,11 +216,18 @@ void EvoEvolvePass::runOnOperation() {
     if (auto plan = evo::LaunchPlan::fromModule(gm); succeeded(plan))
       inputHash += plan->source;
   inputHash = evo::sha256Hex(inputHash);
+  // One evo-opt per run-dir (run, resume or replay), held until the pass ends.
+  llvm::Expected<evo::RunDirLock> runDirLock = evo::RunDirLock::acquire(runDir, /*create=*/true);
+  if (!runDirLock) {
+    emitError(module.getLoc()) << "evo-evolve: " << llvm::toString(runDirLock.takeError());
+    return signalPassFailure();
+  }
   bool exists = llvm::sys::fs::exists(std::string(runDir) + "/run.sqlite");
   if (!exists && !standInWorker && failed(gpuAndWorker()))
     return signalPassFailure();
   // replay-run: the finished run to re-create, made from the same input and configuration.
   std::unique_ptr<evo::RunStore> replayStore;
+  std::optional<evo::RunDirLock> replayLock;
   if (!std::string(replayRun).empty()) {
     auto bad = [&](const Twine &why) {
       emitError(module.getLoc()) << "evo-evolve: replay-run=" << replayRun << ": " << why;
@@ -230,6 +237,10 @@ void EvoEvolvePass::runOnOperation() {
       return bad("it is the run-dir itself; replay into a new run-dir");
     if (!llvm::sys::fs::exists(std::string(replayRun) + "/run.sqlite"))
       return bad("no run store there (run.sqlite)");
+    llvm::Expected<evo::RunDirLock> oldLock = evo::RunDirLock::acquire(replayRun, false);
+    if (!oldLock)
+      return bad(llvm::toString(oldLock.takeError()));
+    replayLock.emplace(std::move(*oldLock));
     llvm::Expected<std::unique_ptr<evo::RunStore>> old = evo::RunStore::open(replayRun, false);
     if (!old)
       return bad(llvm::toString(old.takeError()));
@@ -250,7 +261,14 @@ void EvoEvolvePass::runOnOperation() {
                           "another run-dir";
     return signalPassFailure();
   }
-  llvm::Expected<std::unique_ptr<evo::RunStore>> store = evo::RunStore::open(runDir, !exists);
+  // A new store is created with its identity (input, configuration, replay origin) in one
+  // transaction: a run killed at any moment leaves a store that resume accepts, or none.
+  std::vector<std::pair<std::string, std::string>> initialMeta = {{"input_hash", inputHash},
+                                                                  {"config", configJson()}};
+  if (replayStore)
+    initialMeta.push_back({"replay_of", std::string(replayRun)});
+  llvm::Expected<std::unique_ptr<evo::RunStore>> store =
+      evo::RunStore::open(runDir, !exists, initialMeta);
   if (!store) {
     emitError(module.getLoc()) << "evo-evolve: " << llvm::toString(store.takeError());
     return signalPassFailure();
@@ -264,15 +282,6 @@ void EvoEvolvePass::runOnOperation() {
                          << "; resume it with the same ones, or pass force-resume=true";
       return signalPassFailure();
     }
-  }
-  if (!exists) {
-    if (llvm::Error e = (*store)->setMeta("input_hash", inputHash))
-      return emitError(module.getLoc()) << llvm::toString(std::move(e)), signalPassFailure();
-    if (llvm::Error e = (*store)->setMeta("config", configJson()))
-      return emitError(module.getLoc()) << llvm::toString(std::move(e)), signalPassFailure();
-    if (replayStore)
-      if (llvm::Error e = (*store)->setMeta("replay_of", replayRun))
-        return emitError(module.getLoc()) << llvm::toString(std::move(e)), signalPassFailure();
   }
 
   // The LLM client, shared by every task of the run (budgets are per run).

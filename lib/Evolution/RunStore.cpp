@@ -11,12 +11,19 @@
 #include "evo/Evolution/RunStore.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace evo;
 using llvm::Error;
@@ -286,22 +293,117 @@ const char *const kTaskColumns =
 // Opening
 //===----------------------------------------------------------------------===//
 
-Expected<std::unique_ptr<RunStore>> RunStore::open(StringRef dir, bool create) {
+//===----------------------------------------------------------------------===//
+// The run-dir lock
+//===----------------------------------------------------------------------===//
+
+Expected<RunDirLock> RunDirLock::acquire(StringRef dir, bool create) {
+  if (create)
+    if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+      return makeError(llvm::formatv("cannot create run directory '{0}': {1}", dir, ec.message()));
+  llvm::SmallString<256> file(dir);
+  llvm::sys::path::append(file, ".evo-lock");
+  int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0)
+    return makeError(llvm::formatv("cannot lock run directory '{0}': {1}: {2}", dir, file,
+                                   std::strerror(errno)));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return makeError(llvm::formatv("cannot lock run directory '{0}': {1} is not a regular file",
+                                   dir, file));
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int err = errno;
+    char buf[32] = {};
+    ssize_t n = ::pread(fd, buf, sizeof(buf) - 1, 0);
+    ::close(fd);
+    std::string owner = n > 0 ? StringRef(buf, n).trim().str() : "";
+    if (err == EWOULDBLOCK)
+      return makeError(llvm::formatv(
+          "run directory '{0}' is in use by another evo-opt{1}; wait for it to finish, or "
+          "choose another run-dir",
+          dir, owner.empty() || !llvm::all_of(owner, llvm::isDigit) ? "" : " (pid " + owner + ")"));
+    return makeError(llvm::formatv("cannot lock run directory '{0}': {1}", dir,
+                                   std::strerror(err)));
+  }
+  std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
+    // The pid is only a courtesy for the message above; the lock itself is held.
+  }
+  return RunDirLock(fd);
+}
+
+RunDirLock &RunDirLock::operator=(RunDirLock &&other) {
+  if (this != &other) {
+    if (fd >= 0)
+      ::close(fd);
+    fd = other.fd;
+    other.fd = -1;
+  }
+  return *this;
+}
+
+RunDirLock::~RunDirLock() {
+  if (fd >= 0)
+    ::close(fd); // releases the flock
+}
+
+//===----------------------------------------------------------------------===//
+// Opening and creating
+//===----------------------------------------------------------------------===//
+
+Expected<std::unique_ptr<RunStore>>
+RunStore::open(StringRef dir, bool create,
+               llvm::ArrayRef<std::pair<std::string, std::string>> initialMeta) {
   if (create)
     if (std::error_code ec = llvm::sys::fs::create_directories(dir))
       return makeError(llvm::formatv("cannot create run directory '{0}': {1}", dir, ec.message()));
   llvm::SmallString<256> file(dir);
   llvm::sys::path::append(file, "run.sqlite");
-  if (!create && !llvm::sys::fs::exists(file))
+  bool exists = llvm::sys::fs::exists(file);
+  if (!create && !exists)
     return makeError(llvm::formatv("no evo run store in '{0}' ({1} does not exist)", dir, file));
+
+  if (!exists) {
+    // Build the store whole under a name of its own, then rename it into place: run.sqlite
+    // either does not exist or holds the schema and the initial meta. Leftovers of a creator
+    // killed earlier are removed first.
+    std::error_code ec;
+    for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+         it.increment(ec))
+      if (llvm::sys::path::filename(it->path()).starts_with("run.sqlite.creating-"))
+        llvm::sys::fs::remove(it->path());
+    std::string temp = (file + ".creating-" + llvm::Twine(::getpid())).str();
+    {
+      std::unique_ptr<RunStore> fresh(new RunStore());
+      fresh->path = temp;
+      if (sqlite3_open_v2(temp.c_str(), &fresh->db,
+                          SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK)
+        return makeError(llvm::formatv("cannot create '{0}': {1}", temp,
+                                       fresh->db ? sqlite3_errmsg(fresh->db) : "out of memory"));
+      if (Error e = fresh->initialize(/*create=*/true, initialMeta)) {
+        fresh.reset();
+        llvm::sys::fs::remove(temp);
+        return std::move(e);
+      }
+      // Closing the last connection checkpoints the WAL into the file and removes it.
+    }
+    for (const char *side : {"-wal", "-shm"})
+      llvm::sys::fs::remove(temp + side);
+    if (std::error_code rc = llvm::sys::fs::rename(temp, file)) {
+      llvm::sys::fs::remove(temp);
+      return makeError(llvm::formatv("cannot create '{0}': {1}", file, rc.message()));
+    }
+  }
 
   std::unique_ptr<RunStore> store(new RunStore());
   store->path = std::string(file);
-  int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
-  if (sqlite3_open_v2(store->path.c_str(), &store->db, flags, nullptr) != SQLITE_OK)
+  if (sqlite3_open_v2(store->path.c_str(), &store->db, SQLITE_OPEN_READWRITE, nullptr) !=
+      SQLITE_OK)
     return makeError(llvm::formatv("cannot open '{0}': {1}", store->path,
                                    store->db ? sqlite3_errmsg(store->db) : "out of memory"));
-  if (Error e = store->initialize(create))
+  if (Error e = store->initialize(/*create=*/false))
     return std::move(e);
   return std::move(store);
 }
@@ -322,7 +424,8 @@ Error RunStore::exec(StringRef sql) {
   return e;
 }
 
-Error RunStore::initialize(bool create) {
+Error RunStore::initialize(bool create,
+                          llvm::ArrayRef<std::pair<std::string, std::string>> initialMeta) {
   sqlite3_extended_result_codes(db, 1);
   sqlite3_busy_timeout(db, kBusyTimeoutMs);
 
@@ -375,11 +478,11 @@ Error RunStore::initialize(bool create) {
   if (Error e = exec("PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL;"))
     return e;
   if (empty)
-    return createSchema();
+    return createSchema(initialMeta);
   return Error::success();
 }
 
-Error RunStore::createSchema() {
+Error RunStore::createSchema(llvm::ArrayRef<std::pair<std::string, std::string>> initialMeta) {
   return inTransaction(db, [&]() -> Error {
     // Another process may have created it while we waited for the write lock.
     Statement count(db, "SELECT count(*) FROM sqlite_master");
@@ -393,7 +496,19 @@ Error RunStore::createSchema() {
                        "('format', 'evo-run-store'), ('created_at', ?2)");
     meta.bindText(1, std::to_string(schemaVersion));
     meta.bindText(2, nowIso8601());
-    return meta.run(path);
+    if (Error e = meta.run(path))
+      return e;
+    for (const auto &[key, value] : initialMeta) {
+      if (key == "schema_version")
+        return makeError("meta key 'schema_version' belongs to the run store");
+      Statement s(db, "INSERT INTO meta(key, value) VALUES (?1, ?2) "
+                      "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+      s.bindText(1, key);
+      s.bindText(2, value);
+      if (Error e = s.run(path))
+        return e;
+    }
+    return Error::success();
   });
 }
 

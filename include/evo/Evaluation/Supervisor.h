@@ -39,6 +39,9 @@ struct WorkerOptions {
   std::string workDir;
   /// Extra arguments to the worker (tests use them to drive stand-in workers).
   std::vector<std::string> extraArgs;
+  /// How long the parent sleeps between looks at the worker's output (tests lengthen it to make
+  /// a worker's write-and-exit land within one look).
+  double pollIntervalSeconds = 0.002;
 };
 
 enum class Verdict { Valid, Invalid, Crashed, Timeout, NotRun };

@@ -11,6 +11,7 @@
 #ifndef EVO_EVOLUTION_RUNSTORE_H
 #define EVO_EVOLUTION_RUNSTORE_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
@@ -85,6 +86,24 @@ struct CandidateRecord {
   bool isEvaluated() const { return verdict != "pending" && verdict != "not-run"; }
 };
 
+/// An exclusive lock on a run directory (flock on DIR/.evo-lock, which holds the owner's pid):
+/// one evo-opt at a time runs, resumes or replays from a run-dir. The kernel drops it when the
+/// process ends, however it ends, so a killed run never leaves a stale lock behind; the
+/// descriptor is close-on-exec, so worker processes never hold it.
+class RunDirLock {
+public:
+  /// Creates DIR when `create`; fails at once (no waiting) when another process holds the lock.
+  static llvm::Expected<RunDirLock> acquire(llvm::StringRef dir, bool create);
+  RunDirLock(RunDirLock &&other) : fd(other.fd) { other.fd = -1; }
+  RunDirLock &operator=(RunDirLock &&other);
+  RunDirLock(const RunDirLock &) = delete;
+  ~RunDirLock();
+
+private:
+  explicit RunDirLock(int fd) : fd(fd) {}
+  int fd = -1;
+};
+
 /// Thread-safe: every member takes the store's lock, so evaluation callbacks on several threads
 /// may record results concurrently.
 class RunStore {
@@ -92,9 +111,14 @@ public:
   /// Stored in meta.schema_version; a store with another version is refused, not migrated.
   static constexpr int schemaVersion = 2;
 
-  /// Opens DIR/run.sqlite, creating DIR and the schema when `create` is true. Opening a run that
-  /// does not exist without `create`, or a file that is not an evo run store, is an error.
-  static llvm::Expected<std::unique_ptr<RunStore>> open(llvm::StringRef dir, bool create);
+  /// Opens DIR/run.sqlite, creating DIR and the store when `create` is true and there is none.
+  /// Opening a run that does not exist without `create`, or a file that is not an evo run store,
+  /// is an error. A new store is made whole under a temporary name, with `initialMeta` in the
+  /// same transaction as the schema, and renamed into place: a process killed while creating it
+  /// leaves no run.sqlite at all (a later run starts afresh), never a store without its meta.
+  static llvm::Expected<std::unique_ptr<RunStore>>
+  open(llvm::StringRef dir, bool create,
+       llvm::ArrayRef<std::pair<std::string, std::string>> initialMeta = {});
   ~RunStore();
 
   llvm::StringRef getPath() const { return path; }
@@ -133,8 +157,9 @@ public:
 private:
   RunStore() = default;
   llvm::Error exec(llvm::StringRef sql);
-  llvm::Error initialize(bool create);
-  llvm::Error createSchema();
+  llvm::Error initialize(bool create,
+                         llvm::ArrayRef<std::pair<std::string, std::string>> initialMeta = {});
+  llvm::Error createSchema(llvm::ArrayRef<std::pair<std::string, std::string>> initialMeta);
   sqlite3 *db = nullptr;
   std::string path;
   /// SQLite serializes single calls, but a write is several calls (BEGIN, statements, COMMIT)
