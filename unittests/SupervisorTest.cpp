@@ -1,6 +1,12 @@
 //===- SupervisorTest.cpp - worker isolation, with a stand-in worker ---------===//
 
 #include "evo/Evaluation/Supervisor.h"
+#include "evo/Runtime/ParentWatch.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
 #include "gtest/gtest.h"
 #include <chrono>
 
@@ -95,6 +101,25 @@ TEST(SupervisorTest, AReferenceThatFailsStopsTheOthers) {
   EXPECT_NE(run->outcomes[1].reason.find("the reference 'bad-ref' is invalid"), std::string::npos);
 }
 
+// The worker writes the failed reference's result and exits between two looks of the parent, so
+// one step both reads the result and sees the exit, resolving the other tickets as NotRun at once.
+// Those outcomes used to be left unread (default verdict, empty reason); a long poll interval
+// makes that interleaving certain.
+TEST(SupervisorTest, OutcomesResolvedWithTheReferencesFailureAreReturned) {
+  WorkerOptions o = options();
+  o.pollIntervalSeconds = 1.0;
+  llvm::Expected<EvaluationRun> run =
+      evaluateCandidates(request({"bad-ref", "ok1", "ok2"}, "bad-ref"), o);
+  ASSERT_TRUE(static_cast<bool>(run)) << llvm::toString(run.takeError());
+  EXPECT_EQ(run->outcomes[0].verdict, Verdict::Invalid);
+  for (size_t i : {1u, 2u}) {
+    EXPECT_EQ(run->outcomes[i].verdict, Verdict::NotRun) << i;
+    EXPECT_NE(run->outcomes[i].reason.find("the reference 'bad-ref' is invalid"),
+              std::string::npos)
+        << i << ": '" << run->outcomes[i].reason << "'";
+  }
+}
+
 TEST(SupervisorTest, TheReferenceIsRerunByEveryNewWorker) {
   llvm::Expected<EvaluationRun> run =
       evaluateCandidates(request({"ok-ref", "segv", "ok2"}, "ok-ref"), options());
@@ -157,4 +182,64 @@ TEST(SupervisorTest, ASessionStreamsCandidatesToOneWorker) {
   EXPECT_EQ(got[5]->verdict, Verdict::Valid);
   // One worker for everything before the crash, one after it.
   EXPECT_EQ((*session)->workersStarted(), 2u);
+}
+
+// Sessions and one-shot runs without a work directory make a temporary one and remove it on
+// every return path (before, ~100 /tmp/evo-eval-* were left per test run).
+TEST(SupervisorTest, TemporaryWorkDirectoriesAreRemoved) {
+  auto count = [] {
+    std::error_code ec;
+    llvm::SmallString<128> tmp;
+    llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, tmp);
+    size_t n = 0;
+    for (llvm::sys::fs::directory_iterator it(tmp, ec), end; it != end && !ec; it.increment(ec))
+      n += llvm::StringRef(llvm::sys::path::filename(it->path())).starts_with("evo-eval-");
+    return n;
+  };
+  size_t before = count();
+  {
+    llvm::Expected<EvaluationRun> run =
+        evaluateCandidates(request({"ok1", "segv", "bad1"}), options());
+    ASSERT_TRUE(static_cast<bool>(run)) << llvm::toString(run.takeError());
+  }
+  {
+    json::Object probe{{"format", "evo-eval-request/1"}, {"mode", "probe"}};
+    llvm::Expected<std::vector<json::Object>> events = runWorkerOnce(probe, options(), 10);
+    ASSERT_TRUE(static_cast<bool>(events)) << llvm::toString(events.takeError());
+  }
+  {
+    // An error return (no GPU) cleans up as well.
+    llvm::Expected<EvaluationRun> run = evaluateCandidates(request({"ok1"}, nullptr, "nogpu"), options());
+    ASSERT_FALSE(static_cast<bool>(run));
+    llvm::consumeError(run.takeError());
+  }
+  // Other tests may run in parallel (ctest -j): never more than before.
+  EXPECT_LE(count(), before);
+}
+
+// A worker whose parent is gone ends itself (ParentWatch.h): the stand-in worker is started with
+// the pid of a process that is not its parent.
+TEST(SupervisorTest, AWorkerWhoseParentIsGoneEndsItself) {
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("evo-parent", dir));
+  llvm::SmallString<128> req(dir), res(dir);
+  llvm::sys::path::append(req, "request.json");
+  llvm::sys::path::append(res, "results.jsonl");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(req, ec);
+    ASSERT_FALSE(ec);
+    json::Object r = request({"hang"});
+    r["parent_pid"] = int64_t(1); // never our parent (init, or the container's first process)
+    os << json::Value(std::move(r));
+  }
+  std::string err;
+  llvm::StringRef args[] = {EVO_FAKE_WORKER, req, res};
+  auto start = std::chrono::steady_clock::now();
+  int rc = llvm::sys::ExecuteAndWait(EVO_FAKE_WORKER, args, std::nullopt, {}, /*SecondsToWait=*/20,
+                                     0, &err);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(rc, kWorkerParentGone) << err;
+  EXPECT_LT(seconds, 10.0);
+  llvm::sys::fs::remove_directories(dir);
 }

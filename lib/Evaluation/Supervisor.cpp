@@ -100,7 +100,9 @@ public:
       raw_fd_ostream os(req, ec);
       if (ec)
         return errorCodeToError(ec);
-      os << json::Value(json::Object(request));
+      json::Object withParent(request);
+      withParent[protocol::kParentPid] = static_cast<int64_t>(::getpid()); // ParentWatch.h
+      os << json::Value(std::move(withParent));
     }
     std::vector<StringRef> args = {opts.workerPath};
     for (const std::string &a : opts.extraArgs)
@@ -202,29 +204,57 @@ private:
   size_t consumed = 0;
 };
 
-Expected<std::string> workDirFor(const WorkerOptions &opts) {
+/// Where a session's or a one-shot run's request, queue, results and log files go: the caller's
+/// work directory, or a fresh temporary one that is removed with this object (on every return
+/// path; only a killed evo-opt leaves one behind).
+struct WorkDir {
+  std::string path;
+  bool owned = false;
+  WorkDir() = default;
+  WorkDir(const WorkDir &) = delete;
+  WorkDir &operator=(WorkDir &&o) {
+    std::swap(path, o.path);
+    std::swap(owned, o.owned);
+    return *this;
+  }
+  ~WorkDir() {
+    if (owned && !path.empty())
+      sys::fs::remove_directories(path, /*IgnoreErrors=*/true);
+  }
+};
+
+Error makeWorkDir(const WorkerOptions &opts, WorkDir &out) {
   if (!opts.workDir.empty()) {
     if (std::error_code ec = sys::fs::create_directories(opts.workDir))
       return errorCodeToError(ec);
-    return opts.workDir;
+    out.path = opts.workDir;
+    out.owned = false;
+    return Error::success();
   }
   SmallString<128> dir;
   if (std::error_code ec = sys::fs::createUniqueDirectory("evo-eval", dir))
     return errorCodeToError(ec);
-  return dir.str().str();
+  out.path = dir.str().str();
+  out.owned = true;
+  return Error::success();
 }
 
 Error fatalError(const json::Object &event) {
-  std::string reason = event.getString("reason").value_or("").str();
+  std::string reason = event.getString(protocol::kReason).value_or("").str();
   return createStringError(inconvertibleErrorCode(), "evo-eval-worker: " + reason);
+}
+
+void sleepBetweenLooks(const WorkerOptions &opts) {
+  std::this_thread::sleep_for(std::chrono::microseconds(
+      static_cast<int64_t>(std::max(0.0005, opts.pollIntervalSeconds) * 1e6)));
 }
 
 CandidateOutcome outcomeFromResult(const json::Object &ev) {
   CandidateOutcome o;
-  o.id = ev.getString("id").value_or("").str();
-  StringRef v = ev.getString("verdict").value_or("invalid");
-  o.verdict = v == "valid" ? Verdict::Valid : Verdict::Invalid;
-  o.reason = ev.getString("reason").value_or("").str();
+  o.id = ev.getString(protocol::kId).value_or("").str();
+  StringRef v = ev.getString(protocol::kVerdict).value_or(protocol::kVerdictInvalid);
+  o.verdict = v == protocol::kVerdictValid ? Verdict::Valid : Verdict::Invalid;
+  o.reason = ev.getString(protocol::kReason).value_or("").str();
   o.result = ev;
   return o;
 }
@@ -233,6 +263,7 @@ CandidateOutcome outcomeFromResult(const json::Object &ev) {
 
 struct EvaluationSession::Impl {
   WorkerOptions options;
+  WorkDir workDir; // declared first: removed after the worker below is gone
   std::string dir;
   json::Object request;
   std::optional<json::Object> reference;
@@ -262,7 +293,7 @@ struct EvaluationSession::Impl {
     if (outcomes[ticket])
       return;
     if (o.id.empty())
-      o.id = tickets[ticket].getString("id").value_or("").str();
+      o.id = tickets[ticket].getString(protocol::kId).value_or("").str();
     outcomes[ticket] = o;
     ready.push_back({ticket, std::move(o)});
   }
@@ -287,10 +318,9 @@ EvaluationSession::start(const json::Object &request, std::optional<json::Object
   s->impl = std::make_unique<Impl>();
   Impl &m = *s->impl;
   m.options = options;
-  Expected<std::string> dir = workDirFor(options);
-  if (!dir)
-    return dir.takeError();
-  m.dir = *dir;
+  if (Error e = makeWorkDir(options, m.workDir))
+    return std::move(e);
+  m.dir = m.workDir.path;
   m.request = request;
   m.reference = std::move(reference);
   if (Error e = s->startWorker())
@@ -318,8 +348,8 @@ Error EvaluationSession::startWorker() {
     cands.push_back(json::Object(*m.reference));
     m.ticketOf.push_back(-1);
   }
-  req["candidates"] = std::move(cands);
-  req["queue"] = m.queuePath;
+  req[protocol::kCandidates] = std::move(cands);
+  req[protocol::kQueue] = m.queuePath;
   m.worker = std::make_unique<WorkerProcess>();
   if (Error e = m.worker->start(m.options, req, m.dir, starts++))
     return e;
@@ -364,16 +394,16 @@ Error EvaluationSession::step(std::vector<std::pair<size_t, CandidateOutcome>> &
   Impl &m = *impl;
   WorkerProcess &w = *m.worker;
   auto handle = [&](json::Object &ev) -> Error {
-    StringRef kind = ev.getString("event").value_or("");
-    std::optional<int64_t> c = ev.getInteger("candidate");
+    StringRef kind = ev.getString(protocol::kEvent).value_or("");
+    std::optional<int64_t> c = ev.getInteger(protocol::kCandidate);
     bool known = c && *c >= 0 && size_t(*c) < m.ticketOf.size();
-    if (kind == "device") {
+    if (kind == protocol::kEventDevice) {
       m.sawDevice = true;
       deviceInfo = ev;
-    } else if (kind == "begin" && known) {
+    } else if (kind == protocol::kEventBegin && known) {
       m.running = *c;
       m.runningSince = Clock::now();
-    } else if (kind == "result" && known) {
+    } else if (kind == protocol::kEventResult && known) {
       long ticket = m.ticketOf[*c];
       CandidateOutcome o = outcomeFromResult(ev);
       if (ticket < 0) {
@@ -384,10 +414,10 @@ Error EvaluationSession::step(std::vector<std::pair<size_t, CandidateOutcome>> &
       }
       m.running.reset();
       m.progress = true;
-    } else if (kind == "fatal") {
+    } else if (kind == protocol::kEventFatal) {
       if (!c || *c < 0)
         return fatalError(ev);
-      m.fatalReason = ev.getString("reason").value_or("").str();
+      m.fatalReason = ev.getString(protocol::kReason).value_or("").str();
     }
     return Error::success();
   };
@@ -432,7 +462,7 @@ Error EvaluationSession::step(std::vector<std::pair<size_t, CandidateOutcome>> &
       }
       long ticket = m.ticketOf[*m.running];
       if (ticket < 0) {
-        o.id = m.reference->getString("id").value_or("").str();
+        o.id = m.reference->getString(protocol::kId).value_or("").str();
         m.referenceResult = o;
       } else {
         m.resolve(ticket, std::move(o));
@@ -472,7 +502,7 @@ Expected<CandidateOutcome> EvaluationSession::referenceOutcome() {
   while (!m.referenceResult) {
     if (Error e = step(done))
       return std::move(e);
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    sleepBetweenLooks(m.options);
   }
   m.ready.insert(m.ready.begin(), std::make_move_iterator(done.begin()),
                  std::make_move_iterator(done.end()));
@@ -489,14 +519,14 @@ EvaluationSession::poll(double seconds) {
       return std::move(e);
     if (!done.empty() || pending() == 0 || Clock::now() >= deadline)
       return done;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    sleepBetweenLooks(impl->options);
   }
 }
 
 EvaluationSession::~EvaluationSession() {
   if (!impl || !impl->worker)
     return;
-  impl->append(json::Object{{"end", true}});
+  impl->append(json::Object{{protocol::kEnd, true}});
   Clock::time_point until = Clock::now() + std::chrono::seconds(3);
   while (!impl->worker->exited() && Clock::now() < until)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -505,7 +535,7 @@ EvaluationSession::~EvaluationSession() {
 
 Expected<EvaluationRun> evaluateCandidates(const json::Object &request,
                                            const WorkerOptions &options) {
-  const json::Array *cands = request.getArray("candidates");
+  const json::Array *cands = request.getArray(protocol::kCandidates);
   if (!cands || cands->empty())
     return createStringError(inconvertibleErrorCode(), "evaluation request without candidates");
   std::optional<size_t> refIndex;
@@ -513,11 +543,11 @@ Expected<EvaluationRun> evaluateCandidates(const json::Object &request,
     const json::Object *c = (*cands)[i].getAsObject();
     if (!c)
       return createStringError(inconvertibleErrorCode(), "candidates must be objects");
-    if (c->getBoolean("reference").value_or(false) && !refIndex)
+    if (c->getBoolean(protocol::kReference).value_or(false) && !refIndex)
       refIndex = i;
   }
   json::Object base = request;
-  base.erase("candidates");
+  base.erase(protocol::kCandidates);
   std::optional<json::Object> reference;
   if (refIndex)
     reference = *(*cands)[*refIndex].getAsObject();
@@ -529,7 +559,7 @@ Expected<EvaluationRun> evaluateCandidates(const json::Object &request,
   run.outcomes.resize(cands->size());
   std::vector<size_t> original; // ticket -> request index
   for (size_t i = 0; i < cands->size(); ++i) {
-    run.outcomes[i].id = (*cands)[i].getAsObject()->getString("id").value_or("").str();
+    run.outcomes[i].id = (*cands)[i].getAsObject()->getString(protocol::kId).value_or("").str();
     if (refIndex && i == *refIndex)
       continue;
     (*session)->submit(*(*cands)[i].getAsObject());
@@ -541,12 +571,17 @@ Expected<EvaluationRun> evaluateCandidates(const json::Object &request,
       return ref.takeError();
     run.outcomes[*refIndex] = *ref;
   }
-  while ((*session)->pending() > 0) {
+  // Count outcomes received, not outcomes pending: one step can resolve tickets (e.g. NotRun after
+  // a failed reference) that are then waiting in the session, no longer pending but not yet read.
+  size_t received = 0;
+  while (received < original.size()) {
     auto done = (*session)->poll(1.0);
     if (!done)
       return done.takeError();
-    for (auto &[ticket, outcome] : *done)
+    for (auto &[ticket, outcome] : *done) {
       run.outcomes[original[ticket]] = std::move(outcome);
+      ++received;
+    }
   }
   run.device = (*session)->device();
   run.workersStarted = (*session)->workersStarted();
@@ -556,11 +591,11 @@ Expected<EvaluationRun> evaluateCandidates(const json::Object &request,
 Expected<std::vector<json::Object>> runWorkerOnce(const json::Object &request,
                                                   const WorkerOptions &options,
                                                   double timeoutSeconds) {
-  Expected<std::string> dir = workDirFor(options);
-  if (!dir)
-    return dir.takeError();
+  WorkDir dir; // outlives `worker`, which is killed first when it is still running
+  if (Error e = makeWorkDir(options, dir))
+    return std::move(e);
   WorkerProcess worker;
-  if (Error e = worker.start(options, request, *dir, 0))
+  if (Error e = worker.start(options, request, dir.path, 0))
     return std::move(e);
   std::vector<json::Object> events;
   Clock::time_point started = Clock::now();
@@ -578,7 +613,7 @@ Expected<std::vector<json::Object>> runWorkerOnce(const json::Object &request,
   for (json::Object &ev : worker.poll())
     events.push_back(std::move(ev));
   for (json::Object &ev : events)
-    if (ev.getString("event") == StringRef("fatal"))
+    if (ev.getString(protocol::kEvent) == StringRef(protocol::kEventFatal))
       return fatalError(ev);
   if (worker.exitCode != kWorkerOk)
     return createStringError(inconvertibleErrorCode(),
