@@ -65,6 +65,32 @@ void compileVariantModule(ModuleOp module, gpu::GPUModuleOp gm, const PTXOptions
   out.ok = true;
 }
 
+CompiledVariant compileGpuModule(const DialectRegistry &registry, StringRef text,
+                                 const PTXOptions &ptx, StringRef ptxasPath) {
+  MLIRContext &ctx = compileContext(registry);
+  CompiledVariant out;
+  std::string diagText;
+  llvm::raw_string_ostream diag(diagText);
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
+    diag << d.getLocation() << ": " << d.str() << "\n";
+    return success();
+  });
+  Block block;
+  OpBuilder b(&ctx);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(b.getUnknownLoc());
+  if (succeeded(parseSourceString(text, &block, ParserConfig(&ctx))) && !block.empty() &&
+      isa<gpu::GPUModuleOp>(block.front())) {
+    Operation &gm = block.front();
+    gm.remove();
+    module->getBody()->push_back(&gm);
+    compileVariantModule(*module, cast<gpu::GPUModuleOp>(gm), ptx, ptxasPath, out);
+  } else {
+    diag << "the module's kernels do not parse as one gpu.module\n";
+  }
+  out.diagnostics = diagText + out.diagnostics;
+  return out;
+}
+
 CompiledVariant compileVariant(const DialectRegistry &registry, StringRef source,
                                TaskFamily family, const Genome &genome, const PTXOptions &ptx,
                                StringRef ptxasPath) {
@@ -86,6 +112,7 @@ CompiledVariant compileVariant(const DialectRegistry &registry, StringRef source
     return done();
   }
   func::FuncOp task = *src->getOps<func::FuncOp>().begin();
+  out.numInputs = task.getNumArguments();
   OpBuilder b(&ctx);
   OwningOpRef<ModuleOp> module = ModuleOp::create(task.getLoc());
   b.setInsertionPointToEnd(module->getBody());
@@ -219,7 +246,7 @@ llvm::Expected<CompiledVariant> rebuildCandidate(const RunStore &store, int64_t 
         store, c->parents.front(), registry, taskSource, family, ptx, ptxasPath);
     if (!parent)
       return parent.takeError();
-    v = compileLLMVariant(registry, c->ir, {parent->ir, parent->launches, parent->scratch}, ptx,
+    v = compileLLMVariant(registry, c->ir, VariantInfo::of(*parent), ptx,
                           ptxasPath);
   } else {
     FailureOr<Genome> g = Genome::fromJson(c->knobs, c->rewrites, &compileContext(registry));
@@ -379,7 +406,7 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
   // What LLM prompts draw on: each variant's kernels and launches, earlier thoughts, failures.
   std::map<int64_t, VariantInfo> infos;
   std::map<int64_t, CompiledVariant> compiledById;
-  infos[baseline->id] = {baseCompiled.ir, baseCompiled.launches, baseCompiled.scratch};
+  infos[baseline->id] = VariantInfo::of(baseCompiled);
   compiledById[baseline->id] = baseCompiled;
   std::vector<std::pair<int64_t, std::string>> thoughtPool;
   std::deque<std::string> recentFailures;
@@ -487,7 +514,7 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
       if (!v.ok)
         return std::nullopt;
       compiledById[id] = v;
-      return infos[id] = {v.ir, v.launches, v.scratch};
+      return infos[id] = VariantInfo::of(v);
     }
     if (c->parents.empty())
       return std::nullopt;
@@ -500,7 +527,7 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
     if (!v.ok)
       return std::nullopt;
     compiledById[id] = v;
-    return infos[id] = {v.ir, v.launches, v.scratch};
+    return infos[id] = VariantInfo::of(v);
   };
 
   // I1 pieces that do not change during the task.
@@ -1030,7 +1057,7 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
           return std::move(e);
         continue;
       }
-      infos[p.id] = {v.ir, v.launches, v.scratch};
+      infos[p.id] = VariantInfo::of(v);
       compiledById[p.id] = v;
       auto dup = seenHashes.find(v.ptxHash);
       if (dup != seenHashes.end()) {

@@ -82,6 +82,8 @@ struct CompiledVariant {
   llvm::SmallVector<KernelLaunch> launches; // over the task's buffers, then `scratch`
   llvm::SmallVector<ScratchSpec> scratch;
   int registers = -1, spills = -1;
+  /// The task's input buffers: launch arguments below this index are read-only (-1: unknown).
+  int numInputs = -1;
 };
 
 /// The calling thread's MLIR context for compiling variants (one per thread).
@@ -90,6 +92,11 @@ mlir::MLIRContext &compileContext(const mlir::DialectRegistry &registry);
 /// `ptxasPath` is given; sets `out.ok` on success.
 void compileVariantModule(mlir::ModuleOp module, mlir::gpu::GPUModuleOp gm, const PTXOptions &ptx,
                           llvm::StringRef ptxasPath, CompiledVariant &out);
+
+/// Compiles a gpu.module given as text (with every symbol its kernels use) to PTX, then to a
+/// cubin when `ptxasPath` is given, the way evo-emit-ptx does. Thread-safe (its own context).
+CompiledVariant compileGpuModule(const mlir::DialectRegistry &registry, llvm::StringRef text,
+                                 const PTXOptions &ptx, llvm::StringRef ptxasPath);
 
 /// Lowers `genome` for the task in `source` and compiles it (PTX, then cubin with ptxas when
 /// available). Thread-safe: uses its own MLIR context built from `registry`.

@@ -37,7 +37,35 @@ struct VariantInfo {
   std::string ir; // the gpu.module
   llvm::SmallVector<KernelLaunch> launches;
   llvm::SmallVector<ScratchSpec> scratch;
+  /// The task's input buffers (launch arguments below this index are read-only); -1: unknown,
+  /// which the contract check refuses.
+  int numInputs = -1;
+  static VariantInfo of(const CompiledVariant &v) {
+    return {v.ir, v.launches, v.scratch, v.numInputs};
+  }
 };
+
+/// The device-code part of the kernel contract, for an LLM's kernels (and any other untrusted
+/// ones): no state that survives a launch, no clocks, nothing that bypasses the contract.
+/// Rejected, each with its own message:
+///   * module-level ops other than gpu.func and `memref.global constant` tables with an initial
+///     value (a writable global survives from one launch to the next);
+///   * every `llvm.*` op (inline asm, which can declare PTX `.global` state or read
+///     %globaltimer; llvm globals; raw pointer loads, stores, allocas and calls), `nvvm.inline_ptx`,
+///     `builtin.unrealized_conversion_cast`, `func.*`, and dialects other than gpu, arith, math,
+///     memref, vector, scf, cf, affine, index, ub and nvvm;
+///   * reads of clocks, timers and launch identity (`nvvm.read.ptx.sreg.clock`, `clock64`,
+///     `globaltimer`, `globaltimer.lo`, `gridid`, `envreg*`);
+///   * host and I/O ops (`gpu.launch_func`, `gpu.alloc`, `gpu.printf`, `vector.print`, ...), and
+///     device heap allocation (`memref.alloc`, `realloc`, `dealloc`);
+///   * any write (store, atomic, copy, MMA store, ...) to memory other than the kernel's own
+///     output and scratch arguments, its workgroup/private attributions, `memref.alloca` and
+///     dynamic shared memory: writes to an input argument, to a global, through a pointer, or
+///     through a memref whose buffer cannot be traced back (through view ops) are refused.
+/// `launches` bind the kernels' arguments to buffers; buffers below `numInputs` are inputs.
+/// Returns the reason, in words fit to send back to the LLM, or "" when the code complies.
+std::string checkDeviceCode(mlir::gpu::GPUModuleOp module, llvm::ArrayRef<KernelLaunch> launches,
+                            int numInputs);
 
 /// Checks an LLM's code against the parent's kernels and compiles it. Thread-safe (its own
 /// MLIR context). On failure `ok` is false and `diagnostics` says why, in words fit to send
