@@ -8,6 +8,11 @@
 //   {"delay_ms": 3000, ...}                              answer late (a hang past the timeout)
 //   {"raw": "{not json"}                                 this exact body
 //   {"truncate": true, "content": "..."}                 half the body, then the connection drops
+// Hostile steps (docs/reliability.md):
+//   {"echo_auth": true, ...}           the Authorization / x-api-key headers appended to the
+//                                      content (200) or to the error message (other statuses)
+//   {"stream_bytes": N}                a chunked body of N bytes, no Content-Length
+//   {"claim_length": N}                Content-Length: N, bytes sent until the client hangs up
 // Every request is recorded (path, headers that matter, body).
 //
 //===----------------------------------------------------------------------===//
@@ -81,15 +86,44 @@ private:
       res.set_content(raw->str(), "application/json");
       return;
     }
+    std::string echoed;
+    if (step.getBoolean("echo_auth").value_or(false))
+      echoed = " (you sent Authorization: " + req.get_header_value("Authorization") +
+               ", x-api-key: " + req.get_header_value("x-api-key") + ")";
+    if (std::optional<int64_t> n = step.getInteger("stream_bytes")) {
+      uint64_t total = static_cast<uint64_t>(*n);
+      res.set_chunked_content_provider(
+          "application/json", [total](size_t offset, httplib::DataSink &sink) {
+            static const std::string chunk(1 << 16, 'x');
+            if (offset >= total) {
+              sink.done();
+              return true;
+            }
+            return sink.write(chunk.data(), std::min<uint64_t>(chunk.size(), total - offset));
+          });
+      return;
+    }
+    if (std::optional<int64_t> n = step.getInteger("claim_length")) {
+      res.set_content_provider(static_cast<size_t>(*n), "application/json",
+                               [](size_t, size_t length, httplib::DataSink &sink) {
+                                 static const std::string chunk(1 << 16, 'x');
+                                 return sink.write(chunk.data(),
+                                                   std::min<size_t>(chunk.size(), length));
+                               });
+      return;
+    }
     if (status != 200) {
-      res.set_content("{\"error\": {\"message\": \"scripted status " + std::to_string(status) +
-                          "\"}}",
+      llvm::json::Object err{{"error", llvm::json::Object{{"message", "scripted status " +
+                                                                          std::to_string(status) +
+                                                                          echoed}}}};
+      res.set_content(llvm::formatv("{0}", llvm::json::Value(std::move(err))).str(),
                       "application/json");
       return;
     }
-    std::string content = step.getString("content").value_or("").str();
+    std::string content = step.getString("content").value_or("").str() + echoed;
     int64_t p = 0, c = 0;
     if (const llvm::json::Array *u = step.getArray("usage"); u && u->size() == 2) {
+      // Any int64, negative ones too (a hostile server).
       p = (*u)[0].getAsInteger().value_or(0);
       c = (*u)[1].getAsInteger().value_or(0);
     }

@@ -23,6 +23,7 @@
 #include <map>
 #include <deque>
 #include <set>
+#include <thread>
 
 using namespace mlir;
 namespace json = llvm::json;
@@ -1084,6 +1085,11 @@ llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, R
     if (compiling.empty() && asking.empty() && (*session)->pending() == 0 && llmOn &&
         (opts.llm->mix <= 0 || paused) && (llmStopped || paused))
       break;
+    // Nothing on the worker: poll() returns at once, and the pool's futures are deferred ones
+    // (wait_for returns at once too), so sleep a little instead of spinning while LLM replies
+    // (a mailbox's llm-wait can keep them out for minutes) or compiles are awaited.
+    if ((*session)->pending() == 0 && (!asking.empty() || !compiling.empty()))
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     auto done = (*session)->poll(compiling.empty() && asking.empty() ? 0.5 : 0.02);
     if (!done)
       return done.takeError();

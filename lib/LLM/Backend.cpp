@@ -2,6 +2,7 @@
 
 #include "evo/LLM/Backend.h"
 #include "evo/LLM/Mailbox.h"
+#include "evo/LLM/Untrusted.h"
 #include "Http.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
@@ -91,7 +92,8 @@ bool transientStatus(int status) {
   return status == 408 || status == 409 || status == 425 || status == 429 || status >= 500;
 }
 
-/// The server's own error text, when the body is JSON with one.
+/// The server's own error text, when the body is JSON with one (the Client redacts, sanitizes
+/// and shortens it).
 std::string serverMessage(const std::string &body) {
   llvm::Expected<json::Value> v = json::parse(body);
   if (!v) {
@@ -111,14 +113,20 @@ std::string serverMessage(const std::string &body) {
 /// Common handling of an HTTP exchange; `extract` reads the success body.
 template <typename Extract>
 Attempt exchange(const std::string &url, const std::vector<std::string> &headers,
-                 const std::string &body, double timeout, Extract extract) {
+                 const std::string &body, double timeout, uint64_t maxBodyBytes,
+                 Extract extract) {
   Attempt a;
   auto start = std::chrono::steady_clock::now();
-  HttpResponse r = httpPost(url, headers, body, timeout);
+  HttpResponse r = httpPost(url, headers, body, timeout, maxBodyBytes);
   a.reply.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   a.httpStatus = r.status;
   a.retryAfterSeconds = parseRetryAfter(r.retryAfter);
+  if (r.tooLarge) {
+    // Not retried: the same server would send the same flood again.
+    a.error = r.error;
+    return a;
+  }
   if (!r.transportOk) {
     a.transient = true;
     a.error = r.timedOut ? "no reply within " + llvm::formatv("{0}", timeout).str() + " s"
@@ -168,6 +176,7 @@ public:
   }
   std::string identity() const override { return "openai|" + opts.baseUrl + "|" + opts.model; }
   std::string model() const override { return opts.model; }
+  std::string keyEnvironment() const override { return opts.keyEnv; }
   Attempt attempt(const Request &r, double timeout) override {
     json::Array messages;
     if (!r.system.empty())
@@ -181,7 +190,7 @@ public:
     if (std::string key = envKey(opts.keyEnv); !key.empty())
       headers.push_back("Authorization: Bearer " + key);
     std::string text = llvm::formatv("{0}", json::Value(std::move(body))).str();
-    return exchange(opts.baseUrl + "/chat/completions", headers, text, timeout,
+    return exchange(opts.baseUrl + "/chat/completions", headers, text, timeout, opts.maxReplyBytes,
                     [&](const json::Object &o, Reply &reply) -> std::optional<std::string> {
                       const json::Array *choices = o.getArray("choices");
                       if (!choices || choices->empty() || !(*choices)[0].getAsObject())
@@ -219,6 +228,7 @@ public:
     return "anthropic|" + opts.baseUrl + "|" + opts.model;
   }
   std::string model() const override { return opts.model; }
+  std::string keyEnvironment() const override { return opts.keyEnv; }
   Attempt attempt(const Request &r, double timeout) override {
     json::Object body{{"model", opts.model},
                       {"max_tokens", r.maxTokens},
@@ -232,7 +242,7 @@ public:
     if (std::string key = envKey(opts.keyEnv); !key.empty())
       headers.push_back("x-api-key: " + key);
     std::string text = llvm::formatv("{0}", json::Value(std::move(body))).str();
-    return exchange(opts.baseUrl + "/v1/messages", headers, text, timeout,
+    return exchange(opts.baseUrl + "/v1/messages", headers, text, timeout, opts.maxReplyBytes,
                     [&](const json::Object &o, Reply &reply) -> std::optional<std::string> {
                       const json::Array *content = o.getArray("content");
                       if (!content)
@@ -258,8 +268,10 @@ private:
 /// `cmd:<program> [args]`: the prompt on stdin, the reply from stdout. No shell is involved.
 class CommandBackend : public Backend {
 public:
-  CommandBackend(std::vector<std::string> argv, std::string program, std::string modelName)
-      : argv(std::move(argv)), program(std::move(program)), modelName(std::move(modelName)) {}
+  CommandBackend(std::vector<std::string> argv, std::string program, std::string modelName,
+                 uint64_t maxReplyBytes)
+      : argv(std::move(argv)), program(std::move(program)), modelName(std::move(modelName)),
+        maxReplyBytes(maxReplyBytes) {}
   std::string identity() const override {
     // The arguments only as a hash: identities appear in logs and reports.
     std::string args;
@@ -322,9 +334,14 @@ public:
                                        waitSeconds, 0, &errMsg, &failedToRun);
     a.reply.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    auto readAll = [](StringRef path) {
-      auto buf = llvm::MemoryBuffer::getFile(path);
-      return buf ? (*buf)->getBuffer().str() : std::string();
+    // The program may have replaced its files with links, FIFOs or floods: capped reads.
+    auto readAll = [](StringRef path, uint64_t cap) {
+      llvm::Expected<std::string> text = readRegularFileCapped(path, cap);
+      if (!text) {
+        llvm::consumeError(text.takeError());
+        return std::string();
+      }
+      return *text;
     };
     if (failedToRun) {
       a.error = "cannot run '" + program + "': " + errMsg;
@@ -333,7 +350,7 @@ public:
     if (rc != 0) {
       // -2: killed at the timeout or by a signal; both may pass on another attempt.
       a.transient = rc < 0;
-      std::string tail = StringRef(readAll(err)).trim().take_back(300).str();
+      std::string tail = StringRef(readAll(err, 1 << 20)).trim().take_back(300).str();
       a.error = rc == -2 && a.reply.seconds >= waitSeconds - 0.5
                     ? "no reply within " + std::to_string(waitSeconds) + " s"
                     : "'" + program + "' exited with status " + std::to_string(rc) +
@@ -341,9 +358,14 @@ public:
                           (tail.empty() ? "" : ": " + tail);
       return a;
     }
-    a.reply.text = readAll(out);
+    llvm::Expected<std::string> text = readRegularFileCapped(out, maxReplyBytes);
+    if (!text) {
+      a.error = "the output of '" + program + "': " + llvm::toString(text.takeError());
+      return a;
+    }
+    a.reply.text = std::move(*text);
     a.reply.model = model();
-    if (std::string usage = readAll(usageFile); !usage.empty()) {
+    if (std::string usage = readAll(usageFile, 1 << 16); !usage.empty()) {
       if (llvm::Expected<json::Value> u = json::parse(usage)) {
         if (const json::Object *o = u->getAsObject()) {
           a.reply.usage.promptTokens = o->getInteger("prompt_tokens").value_or(0);
@@ -368,6 +390,7 @@ public:
 private:
   std::vector<std::string> argv;
   std::string program, modelName;
+  uint64_t maxReplyBytes;
 };
 
 } // namespace
@@ -377,6 +400,8 @@ llvm::Expected<std::unique_ptr<Backend>> createBackend(const BackendOptions &opt
   if (spec.consume_front("mailbox:")) {
     if (spec.trim().empty())
       return llvm::createStringError("llm=mailbox: needs a directory (mailbox:DIR)");
+    if (llvm::Error e = checkMailbox(spec.trim()))
+      return std::move(e);
     return createMailboxBackend(spec.trim().str(), options.waitSeconds);
   }
   if (spec.consume_front("cmd:")) {
@@ -392,7 +417,8 @@ llvm::Expected<std::unique_ptr<Backend>> createBackend(const BackendOptions &opt
     } else if (!llvm::sys::fs::can_execute(program)) {
       return llvm::createStringError("llm=cmd: '" + program + "' is not an executable file");
     }
-    return std::make_unique<CommandBackend>(std::move(*argv), program, options.model);
+    return std::make_unique<CommandBackend>(std::move(*argv), program, options.model,
+                                            options.maxReplyBytes);
   }
   if (spec == "openai" || spec == "anthropic") {
     if (options.model.empty())

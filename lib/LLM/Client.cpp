@@ -1,6 +1,7 @@
 //===- Client.cpp - retries, budgets, prices and the response cache ----------===//
 
 #include "evo/LLM/Client.h"
+#include "evo/LLM/Untrusted.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -11,6 +12,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <thread>
 
 namespace json = llvm::json;
@@ -44,13 +46,14 @@ PriceTable PriceTable::builtin() {
 }
 
 llvm::Expected<PriceTable> PriceTable::load(StringRef path) {
-  auto buf = llvm::MemoryBuffer::getFile(path);
-  if (!buf)
-    return llvm::createStringError("cannot read the price table '" + path.str() +
-                                   "': " + buf.getError().message());
-  llvm::Expected<PriceTable> t = parse((*buf)->getBuffer());
+  // The user named this file: a link is followed, but it must be a regular file of sane size.
+  llvm::Expected<std::string> text = readRegularFileCapped(path, 4 << 20, /*followSymlink=*/true);
+  if (!text)
+    return llvm::createStringError("cannot read the price table: " +
+                                   llvm::toString(text.takeError()));
+  llvm::Expected<PriceTable> t = parse(*text);
   if (!t)
-    return llvm::createStringError("price table '" + path.str() +
+    return llvm::createStringError("price table '" + sanitizeForTerminal(path) +
                                    "': " + llvm::toString(t.takeError()));
   return t;
 }
@@ -113,11 +116,13 @@ std::string cacheKey(StringRef identity, StringRef model, const Request &r) {
   return sha256(llvm::formatv("{0}", json::Value(std::move(o))).str());
 }
 
-std::optional<json::Object> readJsonObject(StringRef path) {
-  auto buf = llvm::MemoryBuffer::getFile(path);
-  if (!buf)
+namespace {
+std::optional<json::Object> parseJsonObject(llvm::Expected<std::string> text) {
+  if (!text) {
+    llvm::consumeError(text.takeError());
     return std::nullopt;
-  llvm::Expected<json::Value> v = json::parse((*buf)->getBuffer());
+  }
+  llvm::Expected<json::Value> v = json::parse(*text);
   if (!v) {
     llvm::consumeError(v.takeError());
     return std::nullopt;
@@ -126,11 +131,43 @@ std::optional<json::Object> readJsonObject(StringRef path) {
     return std::move(*o);
   return std::nullopt;
 }
+} // namespace
+
+std::optional<json::Object> readJsonObject(StringRef path) {
+  return parseJsonObject(readRegularFileCapped(path, kMaxJsonFileBytes));
+}
+
+std::optional<std::string> checkUsage(const Usage &u) {
+  if (u.promptTokens < 0 || u.completionTokens < 0)
+    return llvm::formatv("negative token count: {0} prompt, {1} completion", u.promptTokens,
+                         u.completionTokens)
+        .str();
+  if (u.promptTokens > kMaxTokensPerReply || u.completionTokens > kMaxTokensPerReply)
+    return llvm::formatv("{0} prompt, {1} completion tokens, over {2} for one reply",
+                         u.promptTokens, u.completionTokens, kMaxTokensPerReply)
+        .str();
+  if (!std::isfinite(u.cost) || u.cost < 0 || u.cost > kMaxCostPerReply)
+    return llvm::formatv("cost {0}", u.cost).str();
+  return std::nullopt;
+}
+
+int64_t saturatingAdd(int64_t a, int64_t b) {
+  int64_t r;
+  if (!__builtin_add_overflow(a, b, &r))
+    return r;
+  return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+}
 
 std::optional<Reply> ResponseCache::get(StringRef key) const {
-  llvm::SmallString<256> path(dir);
-  llvm::sys::path::append(path, key + ".json");
-  std::optional<json::Object> entry = readJsonObject(path);
+  if (!isPlainFileName(key))
+    return std::nullopt;
+  llvm::Expected<SafeDir> d = SafeDir::open(dir, /*create=*/false);
+  if (!d) {
+    llvm::consumeError(d.takeError());
+    return std::nullopt;
+  }
+  std::optional<json::Object> entry =
+      parseJsonObject(d->read((key + ".json").str(), kMaxJsonFileBytes));
   const json::Object *o = entry ? &*entry : nullptr;
   if (!o || o->getString("key") != key || !o->getString("text"))
     return std::nullopt;
@@ -143,16 +180,19 @@ std::optional<Reply> ResponseCache::get(StringRef key) const {
     r.usage.cost = u->getNumber("cost").value_or(0);
     r.usage.reported = u->getBoolean("reported").value_or(false);
   }
+  if (checkUsage(r.usage))
+    return std::nullopt; // a damaged (or forged) entry
   r.cached = true;
   return r;
 }
 
 llvm::Error ResponseCache::put(StringRef key, const Request &request, StringRef identity,
                                const Reply &reply) const {
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-    return llvm::createStringError("cannot create the LLM cache '" + dir + "': " + ec.message());
-  llvm::SmallString<256> path(dir);
-  llvm::sys::path::append(path, key + ".json");
+  if (!isPlainFileName(key))
+    return llvm::createStringError("LLM cache: not a key: '" + sanitizeForTerminal(key) + "'");
+  llvm::Expected<SafeDir> d = SafeDir::open(dir, /*create=*/true);
+  if (!d)
+    return llvm::createStringError("LLM cache: " + llvm::toString(d.takeError()));
   json::Object o{{"format", "evo-llm-cache/1"},
                  {"key", key},
                  {"identity", identity},
@@ -167,11 +207,8 @@ llvm::Error ResponseCache::put(StringRef key, const Request &request, StringRef 
                                         {"completion_tokens", reply.usage.completionTokens},
                                         {"cost", reply.usage.cost},
                                         {"reported", reply.usage.reported}}}};
-  // writeToOutput writes a temporary file and renames it into place.
-  return llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
-    os << llvm::formatv("{0:2}", json::Value(std::move(o)));
-    return llvm::Error::success();
-  });
+  return d->writeAtomically((key + ".json").str(),
+                            llvm::formatv("{0:2}", json::Value(std::move(o))).str());
 }
 
 //===----------------------------------------------------------------------===//
@@ -214,7 +251,8 @@ Totals Client::totals() const {
 bool Client::budgetExhausted() const {
   std::lock_guard<std::mutex> lock(mutex);
   return (opts.maxCalls && sums.calls >= opts.maxCalls) ||
-         (opts.maxTokens && sums.promptTokens + sums.completionTokens >= opts.maxTokens) ||
+         (opts.maxTokens &&
+          saturatingAdd(sums.promptTokens, sums.completionTokens) >= opts.maxTokens) ||
          (opts.maxCost > 0 && sums.cost >= opts.maxCost);
 }
 
@@ -223,7 +261,7 @@ std::optional<std::string> Client::reserveCall() {
   std::lock_guard<std::mutex> lock(mutex);
   if (opts.maxCalls && sums.calls >= opts.maxCalls)
     return "the LLM call budget (" + std::to_string(opts.maxCalls) + " calls) is spent";
-  int64_t tokens = sums.promptTokens + sums.completionTokens;
+  int64_t tokens = saturatingAdd(sums.promptTokens, sums.completionTokens);
   if (opts.maxTokens && tokens >= opts.maxTokens)
     return "the LLM token budget (" + std::to_string(opts.maxTokens) + " tokens) is spent";
   if (opts.maxCost > 0 && sums.cost >= opts.maxCost)
@@ -256,6 +294,8 @@ Result Client::complete(const Request &request) {
   res.key = key(request);
   if (cache) {
     if (std::optional<Reply> hit = cache->get(res.key)) {
+      hit->text = cleanReply(hit->text); // the cache may be another run's
+      hit->model = cleanError(StringRef(hit->model).take_front(200));
       std::lock_guard<std::mutex> lock(mutex);
       ++sums.cacheHits;
       res.status = Result::Status::Ok;
@@ -285,28 +325,40 @@ Result Client::complete(const Request &request) {
     Attempt a = impl->attempt(keyed, opts.timeoutSeconds);
     if (a.pending) {
       res.status = Result::Status::Pending;
-      res.error = a.error;
+      res.error = cleanError(a.error);
       return res;
     }
     if (a.ok) {
       a.reply.attempts = attempt + 1;
+      // Server text: no key, no terminal controls, in everything stored or printed from here.
+      a.reply.text = cleanReply(a.reply.text);
+      a.reply.model = cleanError(StringRef(a.reply.model).take_front(200));
       if (a.reply.model.empty())
         a.reply.model = impl->model();
+      if (std::optional<std::string> bad = checkUsage(a.reply.usage)) {
+        lastError = "the server reported an impossible usage (" + *bad + "): reply rejected";
+        break; // counted as a failure; its tokens are never added to the budgets
+      }
       // Priced as the model the server named when the table knows it (dated names match by
       // prefix), else as the configured model (gateways may report other names).
       std::string priced = prices.lookup(a.reply.model) ? a.reply.model : impl->model();
       if (!impl->answersElsewhere() || a.reply.usage.cost == 0)
         a.reply.usage.cost =
             prices.cost(priced, a.reply.usage.promptTokens, a.reply.usage.completionTokens);
+      if (!std::isfinite(a.reply.usage.cost)) // a price table with absurd prices
+        a.reply.usage.cost = std::numeric_limits<double>::max();
       if (impl->answersElsewhere()) {
         std::lock_guard<std::mutex> lock(mutex);
         ++sums.calls; // answered by the relay: counted when it arrives
       }
       {
         std::lock_guard<std::mutex> lock(mutex);
-        sums.promptTokens += a.reply.usage.promptTokens;
-        sums.completionTokens += a.reply.usage.completionTokens;
+        sums.promptTokens = saturatingAdd(sums.promptTokens, a.reply.usage.promptTokens);
+        sums.completionTokens =
+            saturatingAdd(sums.completionTokens, a.reply.usage.completionTokens);
         sums.cost += a.reply.usage.cost;
+        if (!std::isfinite(sums.cost))
+          sums.cost = std::numeric_limits<double>::max();
       }
       if (cache)
         if (llvm::Error e = cache->put(res.key, request, impl->identity(), a.reply))
@@ -315,7 +367,7 @@ Result Client::complete(const Request &request) {
       res.reply = std::move(a.reply);
       return res;
     }
-    lastError = a.error;
+    lastError = cleanError(a.error);
     if (!a.transient || attempt == opts.maxRetries)
       break;
     sleep(backoff(attempt, a.retryAfterSeconds));
@@ -327,6 +379,20 @@ Result Client::complete(const Request &request) {
   res.status = Result::Status::Failed;
   res.error = lastError;
   return res;
+}
+
+std::string Client::cleanError(StringRef text) const {
+  std::string t = redactSecrets(text, environmentSecrets(impl->keyEnvironment()));
+  for (char &c : t)
+    if (c == '\n' || c == '\t' || c == '\r')
+      c = ' ';
+  if (t.size() > 2000)
+    t = t.substr(0, 2000) + "... (" + std::to_string(t.size() - 2000) + " more bytes)";
+  return sanitizeForTerminal(t);
+}
+
+std::string Client::cleanReply(StringRef text) const {
+  return sanitizeReplyText(redactSecrets(text, environmentSecrets(impl->keyEnvironment())));
 }
 
 std::shared_future<Result> Client::submit(Request request) {

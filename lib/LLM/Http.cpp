@@ -54,8 +54,19 @@ const CurlApi &api() {
   return a;
 }
 
+struct BodySink {
+  std::string *body;
+  uint64_t cap;
+  bool over = false;
+};
+
 size_t onBody(char *data, size_t size, size_t n, void *user) {
-  static_cast<std::string *>(user)->append(data, size * n);
+  auto *sink = static_cast<BodySink *>(user);
+  if (sink->body->size() + size * n > sink->cap) {
+    sink->over = true;
+    return 0; // anything but size * n aborts the transfer (CURLE_WRITE_ERROR)
+  }
+  sink->body->append(data, size * n);
   return size * n;
 }
 
@@ -87,7 +98,7 @@ bool httpAvailable(std::string *why) {
 }
 
 HttpResponse httpPost(const std::string &url, const std::vector<std::string> &headers,
-                      const std::string &body, double timeoutSeconds) {
+                      const std::string &body, double timeoutSeconds, uint64_t maxBodyBytes) {
   HttpResponse r;
   const CurlApi &a = api();
   if (!a.error.empty()) {
@@ -111,8 +122,12 @@ HttpResponse httpPost(const std::string &url, const std::vector<std::string> &he
   a.easySetopt(h, CURLOPT_TIMEOUT_MS, timeoutMs);
   a.easySetopt(h, CURLOPT_CONNECTTIMEOUT_MS, std::min(timeoutMs, 30000L));
   a.easySetopt(h, CURLOPT_NOSIGNAL, 1L); // threads: no SIGALRM-based timeouts
+  BodySink sink{&r.body, maxBodyBytes};
+  // A Content-Length over the cap is refused before any body byte arrives; a body streamed
+  // without one (or lying about it) is cut by the sink.
+  a.easySetopt(h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(maxBodyBytes));
   a.easySetopt(h, CURLOPT_WRITEFUNCTION, &onBody);
-  a.easySetopt(h, CURLOPT_WRITEDATA, &r.body);
+  a.easySetopt(h, CURLOPT_WRITEDATA, &sink);
   a.easySetopt(h, CURLOPT_HEADERFUNCTION, &onHeader);
   a.easySetopt(h, CURLOPT_HEADERDATA, &r.retryAfter);
   a.easySetopt(h, CURLOPT_USERAGENT, "evo-opt");
@@ -122,6 +137,12 @@ HttpResponse httpPost(const std::string &url, const std::vector<std::string> &he
   r.status = static_cast<int>(status);
   if (rc == CURLE_OK) {
     r.transportOk = true;
+  } else if (sink.over || rc == CURLE_FILESIZE_EXCEEDED) {
+    r.tooLarge = true;
+    r.body.clear();
+    r.body.shrink_to_fit();
+    r.error = "the response body is over the limit of " + std::to_string(maxBodyBytes) +
+              " bytes: transfer aborted";
   } else {
     r.timedOut = rc == CURLE_OPERATION_TIMEDOUT;
     r.error = a.easyStrerror(rc);

@@ -1,13 +1,20 @@
 //===- Mailbox.cpp - LLM replies answered elsewhere, later -------------------===//
+//
+// Every file of a mailbox is reached through SafeDir (Untrusted.h): pending/ and replies/ are
+// opened once per operation, relative to the mailbox, and must be real directories; files in
+// them are read with O_NOFOLLOW, regular-file and size checks, and written atomically.
+//
+//===----------------------------------------------------------------------===//
 
 #include "evo/LLM/Mailbox.h"
+#include "evo/LLM/Untrusted.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <set>
 #include <thread>
 
@@ -16,87 +23,105 @@ using llvm::StringRef;
 
 namespace evo::llm {
 
+bool isMailboxKey(StringRef name) {
+  return name.size() == 64 &&
+         llvm::all_of(name, [](char c) { return llvm::isDigit(c) || (c >= 'a' && c <= 'f'); });
+}
+
 namespace {
 
-std::string join(StringRef a, StringRef b, StringRef c = "") {
-  llvm::SmallString<256> p(a);
-  llvm::sys::path::append(p, b);
-  if (!c.empty())
-    llvm::sys::path::append(p, c);
-  return p.str().str();
+/// A mailbox opened for one operation.
+struct Layout {
+  SafeDir root, pending, replies;
+};
+
+llvm::Expected<Layout> openMailbox(StringRef dir, bool create) {
+  auto wrap = [&](llvm::Error e) {
+    return llvm::createStringError("mailbox '" + sanitizeForTerminal(dir) +
+                                   "': " + llvm::toString(std::move(e)));
+  };
+  llvm::Expected<SafeDir> root = SafeDir::open(dir, create);
+  if (!root)
+    return wrap(root.takeError());
+  llvm::Expected<SafeDir> pending = root->sub("pending", create);
+  if (!pending)
+    return wrap(pending.takeError());
+  llvm::Expected<SafeDir> replies = root->sub("replies", create);
+  if (!replies)
+    return wrap(replies.takeError());
+  return Layout{std::move(*root), std::move(*pending), std::move(*replies)};
 }
 
-llvm::Error writeAtomically(StringRef path, StringRef text) {
-  return llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
-    os << text;
-    return llvm::Error::success();
-  });
-}
-
-
-/// A reply file's text, or why it is rejected.
-llvm::Expected<std::string> readReply(StringRef path) {
-  uint64_t size = 0;
-  if (std::error_code ec = llvm::sys::fs::file_size(path, size))
-    return llvm::createStringError("mailbox reply '" + path.str() + "': " + ec.message());
-  if (size > kMaxReplyBytes)
-    return llvm::createStringError(llvm::formatv("mailbox reply '{0}' is {1} bytes, over the "
-                                                 "limit of {2}: rejected",
-                                                 path, size, kMaxReplyBytes)
-                                       .str());
-  auto buf = llvm::MemoryBuffer::getFile(path);
-  if (!buf)
-    return llvm::createStringError("mailbox reply '" + path.str() +
-                                   "' cannot be read: " + buf.getError().message());
-  StringRef text = (*buf)->getBuffer();
-  if (!json::isUTF8(text))
-    return llvm::createStringError("mailbox reply '" + path.str() + "' is not UTF-8: rejected");
-  return text.str();
+std::optional<json::Object> parseObject(StringRef text) {
+  llvm::Expected<json::Value> v = json::parse(text);
+  if (!v) {
+    llvm::consumeError(v.takeError());
+    return std::nullopt;
+  }
+  if (json::Object *o = v->getAsObject())
+    return std::move(*o);
+  return std::nullopt;
 }
 
 class MailboxBackend : public Backend {
 public:
   MailboxBackend(std::string dir, double wait, double poll)
-      : dir(std::move(dir)), waitSeconds(wait), pollSeconds(poll) {}
+      : dir(std::move(dir)), waitSeconds(wait), pollSeconds(std::max(0.01, poll)) {}
   std::string identity() const override { return "mailbox"; }
   std::string model() const override { return "mailbox"; }
   bool answersElsewhere() const override { return true; }
 
   Attempt attempt(const Request &r, double) override {
     Attempt a;
-    if (r.key.empty()) {
+    if (!isMailboxKey(r.key)) {
       a.error = "internal: a mailbox request needs its key";
       return a;
     }
-    std::string replyPath = join(dir, "replies", r.key + ".md");
-    std::string sidecarPath = join(dir, "pending", r.key + ".json");
-    if (!llvm::sys::fs::exists(replyPath)) {
-      if (llvm::Error e = post(r, sidecarPath)) {
+    llvm::Expected<Layout> box = openMailbox(dir, /*create=*/true);
+    if (!box) {
+      a.error = llvm::toString(box.takeError());
+      return a;
+    }
+    std::string replyName = r.key + ".md";
+    if (box->replies.kind(replyName) == SafeDir::Kind::Missing) {
+      if (llvm::Error e = post(*box, r)) {
         a.error = llvm::toString(std::move(e));
         return a;
       }
+      // Sleep between looks, 50 ms at first, then longer: llm-wait costs no CPU.
       auto start = std::chrono::steady_clock::now();
-      while (!llvm::sys::fs::exists(replyPath)) {
+      double interval = std::min(0.05, pollSeconds);
+      while (box->replies.kind(replyName) == SafeDir::Kind::Missing) {
         double waited =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         if (waited >= waitSeconds) {
           a.pending = true;
-          a.error = "waiting for " + replyPath;
+          a.error = "waiting for " + box->replies.display(replyName);
           return a;
         }
-        std::this_thread::sleep_for(std::chrono::duration<double>(pollSeconds));
+        std::this_thread::sleep_for(
+            std::chrono::duration<double>(std::min(interval, waitSeconds - waited)));
+        interval = std::min(interval * 2, pollSeconds);
       }
     }
-    llvm::Expected<std::string> text = readReply(replyPath);
+    // Whatever is there now (a link, a FIFO, a flood) is judged by the capped no-follow read.
+    llvm::Expected<std::string> text = box->replies.read(replyName, kMaxReplyBytes);
     if (!text) {
-      a.error = llvm::toString(text.takeError());
+      a.error = "mailbox reply " + llvm::toString(text.takeError());
       return a; // not transient: the same file would be rejected again
+    }
+    if (!json::isUTF8(*text)) {
+      a.error = "mailbox reply '" + box->replies.display(replyName) + "' is not UTF-8: rejected";
+      return a;
     }
     a.ok = true;
     a.reply.text = std::move(*text);
     a.reply.model = "mailbox";
-    // What the relay recorded about the call it made.
-    if (std::optional<json::Object> side = readJsonObject(sidecarPath))
+    // What the relay recorded about the call it made (the Client validates the numbers).
+    llvm::Expected<std::string> sidecar = box->pending.read(r.key + ".json", kMaxJsonFileBytes);
+    std::optional<json::Object> side =
+        sidecar ? parseObject(*sidecar) : (llvm::consumeError(sidecar.takeError()), std::nullopt);
+    if (side)
       if (const json::Object *u = side->getObject("usage")) {
         a.reply.usage.promptTokens = u->getInteger("prompt_tokens").value_or(0);
         a.reply.usage.completionTokens = u->getInteger("completion_tokens").value_or(0);
@@ -108,12 +133,9 @@ public:
   }
 
 private:
-  llvm::Error post(const Request &r, StringRef sidecarPath) {
-    if (llvm::sys::fs::exists(sidecarPath))
+  llvm::Error post(const Layout &box, const Request &r) {
+    if (box.pending.kind(r.key + ".json") != SafeDir::Kind::Missing)
       return llvm::Error::success(); // already posted (a resumed run asking again)
-    for (StringRef sub : {"pending", "replies"})
-      if (std::error_code ec = llvm::sys::fs::create_directories(join(dir, sub)))
-        return llvm::createStringError("mailbox '" + dir + "': " + ec.message());
     json::Array parents;
     for (int64_t p : r.parents)
       parents.push_back(p);
@@ -128,10 +150,10 @@ private:
                       {"operator", r.op},
                       {"parents", std::move(parents)}};
     // The prompt first, the sidecar last: a sidecar means the prompt is complete.
-    if (llvm::Error e = writeAtomically(join(dir, "pending", r.key + ".prompt.md"), r.prompt))
+    if (llvm::Error e = box.pending.writeAtomically(r.key + ".prompt.md", r.prompt))
       return e;
-    return writeAtomically(sidecarPath,
-                           llvm::formatv("{0:2}", json::Value(std::move(side))).str());
+    return box.pending.writeAtomically(
+        r.key + ".json", llvm::formatv("{0:2}", json::Value(std::move(side))).str());
   }
 
   std::string dir;
@@ -149,68 +171,149 @@ std::unique_ptr<Backend> createMailboxBackend(std::string dir, double waitSecond
   return std::make_unique<MailboxBackend>(std::move(dir), waitSeconds, pollSeconds);
 }
 
-unsigned countPending(StringRef dir) {
-  unsigned n = 0;
-  std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(join(dir, "pending"), ec), end; it != end && !ec;
-       it.increment(ec)) {
-    StringRef name = llvm::sys::path::filename(it->path());
-    if (!name.ends_with(".json") || name.ends_with(".prompt.md"))
-      continue;
-    std::string key = name.drop_back(5).str();
-    n += !llvm::sys::fs::exists(join(dir, "replies", key + ".md"));
+llvm::Error checkMailbox(StringRef dir) {
+  llvm::Expected<SafeDir> root = SafeDir::open(dir, /*create=*/false);
+  if (!root) {
+    llvm::consumeError(root.takeError());
+    if (!llvm::sys::fs::exists(dir))
+      return llvm::Error::success(); // created with the first prompt
+    return llvm::createStringError("mailbox '" + sanitizeForTerminal(dir) +
+                                   "' is not a directory");
   }
+  for (StringRef sub : {"pending", "replies"}) {
+    if (root->kind(sub) == SafeDir::Kind::Missing)
+      continue;
+    llvm::Expected<SafeDir> d = root->sub(sub, /*create=*/false);
+    if (!d)
+      return llvm::createStringError("mailbox '" + sanitizeForTerminal(dir) +
+                                     "': " + llvm::toString(d.takeError()));
+  }
+  return llvm::Error::success();
+}
+
+unsigned countPending(StringRef dir) {
+  llvm::Expected<SafeDir> root = SafeDir::open(dir, /*create=*/false);
+  if (!root) {
+    llvm::consumeError(root.takeError());
+    return 0;
+  }
+  llvm::Expected<SafeDir> pending = root->sub("pending", /*create=*/false);
+  llvm::Expected<std::vector<std::string>> names =
+      pending ? pending->list() : llvm::Expected<std::vector<std::string>>(pending.takeError());
+  if (!names) {
+    llvm::consumeError(names.takeError());
+    return 0;
+  }
+  // No replies/ yet: every prompt waits.
+  llvm::Expected<SafeDir> replies = root->sub("replies", /*create=*/false);
+  if (!replies)
+    llvm::consumeError(replies.takeError());
+  unsigned n = 0;
+  for (StringRef name : *names)
+    if (name.ends_with(".json") && isMailboxKey(name.drop_back(5)))
+      n += !replies ||
+           replies->kind((name.drop_back(5) + ".md").str()) == SafeDir::Kind::Missing;
   return n;
 }
+
+namespace {
+/// A relayed request's sampling parameters must be sane (the sidecar is someone else's file).
+std::optional<std::string> requestFromSidecar(const json::Object &side, Request &r) {
+  r.system = side.getString("system").value_or("").str();
+  r.temperature = side.getNumber("temperature").value_or(1.0);
+  r.maxTokens = side.getInteger("max_tokens").value_or(4096);
+  int64_t sample = side.getInteger("sample").value_or(0);
+  if (!std::isfinite(r.temperature) || r.temperature < 0 || r.temperature > 10)
+    return "temperature out of range";
+  if (r.maxTokens < 1 || r.maxTokens > 10'000'000)
+    return "max_tokens out of range";
+  if (sample < 0 || sample > 1'000'000)
+    return "sample out of range";
+  r.sample = static_cast<unsigned>(sample);
+  r.task = side.getString("task").value_or("").str();
+  r.strategy = side.getString("strategy").value_or("").str();
+  r.op = side.getString("operator").value_or("").str();
+  return std::nullopt;
+}
+} // namespace
 
 llvm::Expected<RelayStats> relayMailbox(StringRef dir, Client &client,
                                         const RelayOptions &options) {
   RelayStats stats;
-  if (!llvm::sys::fs::is_directory(join(dir, "pending")))
-    return llvm::createStringError("'" + dir.str() + "' is not a mailbox (no pending/)");
-  if (std::error_code ec = llvm::sys::fs::create_directories(join(dir, "replies")))
-    return llvm::createStringError("mailbox '" + dir.str() + "': " + ec.message());
+  {
+    llvm::Expected<SafeDir> root = SafeDir::open(dir, /*create=*/false);
+    if (!root || root->kind("pending") == SafeDir::Kind::Missing) {
+      if (!root)
+        llvm::consumeError(root.takeError());
+      return llvm::createStringError("'" + sanitizeForTerminal(dir) +
+                                     "' is not a mailbox (no pending/)");
+    }
+    // replies/ is created here when missing; both must be real directories.
+    if (llvm::Error e = root->sub("replies", /*create=*/true).takeError())
+      return llvm::createStringError("mailbox '" + sanitizeForTerminal(dir) +
+                                     "': " + llvm::toString(std::move(e)));
+  }
   std::set<std::string> seen;
   auto idleSince = std::chrono::steady_clock::now();
   while (true) {
+    llvm::Expected<Layout> box = openMailbox(dir, /*create=*/false);
+    if (!box)
+      return box.takeError();
+    llvm::Expected<std::vector<std::string>> names = box->pending.list();
+    if (!names)
+      return llvm::createStringError("mailbox '" + sanitizeForTerminal(dir) +
+                                     "': " + llvm::toString(names.takeError()));
+    llvm::sort(*names);
     struct Job {
       std::string key, sidecar;
       json::Object side;
       std::shared_future<Result> result;
     };
     std::vector<Job> jobs;
-    std::error_code ec;
-    for (llvm::sys::fs::directory_iterator it(join(dir, "pending"), ec), end; it != end && !ec;
-         it.increment(ec)) {
-      StringRef name = llvm::sys::path::filename(it->path());
-      if (!name.ends_with(".json"))
+    for (const std::string &name : *names) {
+      StringRef n(name);
+      if (!n.ends_with(".json") || !seen.insert(name).second)
         continue;
-      std::string key = name.drop_back(5).str();
-      if (seen.count(key) || llvm::sys::fs::exists(join(dir, "replies", key + ".md")))
-        continue;
-      seen.insert(key);
-      std::optional<json::Object> side = readJsonObject(it->path());
-      auto prompt = llvm::MemoryBuffer::getFile(join(dir, "pending", key + ".prompt.md"));
-      if (!side || !prompt || side->getString("key") != StringRef(key)) {
+      auto skip = [&](const std::string &why) {
         ++stats.skipped;
-        stats.problems.push_back("pending/" + name.str() +
-                                 ": unreadable sidecar or prompt, or a key that does not match "
-                                 "the file name; skipped");
+        stats.problems.push_back("pending/" + sanitizeForTerminal(name) + ": " + why +
+                                 "; skipped");
+      };
+      std::string key = n.drop_back(5).str();
+      if (!isMailboxKey(key)) {
+        skip("not a mailbox file name (<64 hex digits>.json)");
+        continue;
+      }
+      if (box->replies.kind(key + ".md") != SafeDir::Kind::Missing)
+        continue; // answered
+      llvm::Expected<std::string> sideText = box->pending.read(name, kMaxJsonFileBytes);
+      if (!sideText) {
+        skip(llvm::toString(sideText.takeError()));
+        continue;
+      }
+      std::optional<json::Object> side = parseObject(*sideText);
+      if (!side || side->getString("key") != StringRef(key)) {
+        skip("not a sidecar of this key (JSON object with \"key\": \"<file name>\")");
+        continue;
+      }
+      llvm::Expected<std::string> prompt = box->pending.read(key + ".prompt.md",
+                                                             kMaxPromptFileBytes);
+      if (!prompt) {
+        skip("its prompt " + llvm::toString(prompt.takeError()));
+        continue;
+      }
+      if (!json::isUTF8(*prompt)) {
+        skip("its prompt is not UTF-8");
         continue;
       }
       Request r;
-      r.system = side->getString("system").value_or("").str();
-      r.prompt = (*prompt)->getBuffer().str();
-      r.temperature = side->getNumber("temperature").value_or(1.0);
-      r.maxTokens = side->getInteger("max_tokens").value_or(4096);
-      r.sample = static_cast<unsigned>(side->getInteger("sample").value_or(0));
-      r.task = side->getString("task").value_or("").str();
-      r.strategy = side->getString("strategy").value_or("").str();
-      r.op = side->getString("operator").value_or("").str();
-      jobs.push_back({key, it->path(), std::move(*side), client.submit(r)});
+      if (std::optional<std::string> bad = requestFromSidecar(*side, r)) {
+        skip(*bad);
+        continue;
+      }
+      r.prompt = std::move(*prompt);
+      jobs.push_back({key, name, std::move(*side), client.submit(r)});
     }
-    if (ec)
-      return llvm::createStringError("mailbox '" + dir.str() + "': " + ec.message());
     for (Job &j : jobs) {
       const Result &r = j.result.get();
       if (!r.ok()) {
@@ -225,10 +328,10 @@ llvm::Expected<RelayStats> relayMailbox(StringRef dir, Client &client,
                                      {"attempts", static_cast<int64_t>(r.reply.attempts)},
                                      {"backend", client.backend().identity()}};
       // Usage first, then the reply: a reply's sidecar always holds its usage.
-      if (llvm::Error e = writeAtomically(
+      if (llvm::Error e = box->pending.writeAtomically(
               j.sidecar, llvm::formatv("{0:2}", json::Value(std::move(j.side))).str()))
         return std::move(e);
-      if (llvm::Error e = writeAtomically(join(dir, "replies", j.key + ".md"), r.reply.text))
+      if (llvm::Error e = box->replies.writeAtomically(j.key + ".md", r.reply.text))
         return std::move(e);
       ++stats.answered;
     }
@@ -248,14 +351,27 @@ llvm::Expected<RelayStats> relayMailbox(StringRef dir, Client &client,
 
 std::vector<std::string> strayReplies(StringRef dir) {
   std::vector<std::string> out;
-  std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(join(dir, "replies"), ec), end; it != end && !ec;
-       it.increment(ec)) {
-    StringRef name = llvm::sys::path::filename(it->path());
-    if (name.ends_with(".md") &&
-        !llvm::sys::fs::exists(join(dir, "pending", (name.drop_back(3) + ".json").str())))
-      out.push_back(name.str());
+  llvm::Expected<SafeDir> root = SafeDir::open(dir, /*create=*/false);
+  if (!root) {
+    llvm::consumeError(root.takeError());
+    return out;
   }
+  llvm::Expected<SafeDir> replies = root->sub("replies", /*create=*/false);
+  llvm::Expected<std::vector<std::string>> names =
+      replies ? replies->list() : llvm::Expected<std::vector<std::string>>(replies.takeError());
+  if (!names) {
+    llvm::consumeError(names.takeError());
+    return out;
+  }
+  // No pending/ yet: every reply is stray.
+  llvm::Expected<SafeDir> pending = root->sub("pending", /*create=*/false);
+  if (!pending)
+    llvm::consumeError(pending.takeError());
+  for (StringRef name : *names)
+    if (name.ends_with(".md") &&
+        (!isMailboxKey(name.drop_back(3)) || !pending ||
+         pending->kind((name.drop_back(3) + ".json").str()) == SafeDir::Kind::Missing))
+      out.push_back(sanitizeForTerminal(name));
   llvm::sort(out);
   return out;
 }

@@ -1,11 +1,12 @@
 //===- Prompt.cpp - templates and the information they render ---------------===//
 
 #include "evo/LLM/Prompt.h"
+#include "evo/LLM/Untrusted.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 
 namespace json = llvm::json;
@@ -67,21 +68,27 @@ llvm::Expected<Templates> Templates::load(StringRef overrideDir) {
   if (overrideDir.empty())
     return t;
   if (!llvm::sys::fs::is_directory(overrideDir))
-    return llvm::createStringError("llm-prompts: '" + overrideDir.str() + "' is not a directory");
-  std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(overrideDir, ec), end; it != end && !ec;
-       it.increment(ec)) {
-    StringRef path = it->path();
-    if (llvm::sys::path::extension(path) != ".md")
+    return llvm::createStringError("llm-prompts: '" + sanitizeForTerminal(overrideDir) +
+                                   "' is not a directory");
+  // The directory is the user's; the files listed in it are read like mailbox files
+  // (Untrusted.h): no symbolic link, regular, capped, UTF-8.
+  llvm::Expected<SafeDir> dir = SafeDir::open(overrideDir, /*create=*/false);
+  if (!dir)
+    return llvm::createStringError("llm-prompts: " + llvm::toString(dir.takeError()));
+  llvm::Expected<std::vector<std::string>> names = dir->list();
+  if (!names)
+    return llvm::createStringError("llm-prompts: " + llvm::toString(names.takeError()));
+  for (StringRef name : *names) {
+    if (llvm::sys::path::extension(name) != ".md")
       continue;
-    auto buf = llvm::MemoryBuffer::getFile(path);
-    if (!buf)
-      return llvm::createStringError("llm-prompts: cannot read '" + path.str() + "'");
-    t.files[llvm::sys::path::stem(path).str()] = (*buf)->getBuffer().str();
+    llvm::Expected<std::string> text = dir->read(name, kMaxPromptFileBytes);
+    if (!text)
+      return llvm::createStringError("llm-prompts: " + llvm::toString(text.takeError()));
+    if (!llvm::json::isUTF8(*text))
+      return llvm::createStringError("llm-prompts: '" + dir->display(name) +
+                                     "' is not UTF-8");
+    t.files[llvm::sys::path::stem(name).str()] = std::move(*text);
   }
-  if (ec)
-    return llvm::createStringError("llm-prompts: cannot list '" + overrideDir.str() +
-                                   "': " + ec.message());
   return t;
 }
 

@@ -92,7 +92,7 @@ static int relayMain(int argc, char **argv) {
                     "[--llm-model=M] [--llm-base-url=URL] [--llm-key-env=VAR] [--llm-timeout=S] "
                     "[--llm-retries=N] [--llm-parallel=N] [--llm-max-calls=N] "
                     "[--llm-max-total-tokens=N] [--llm-max-cost=X] [--llm-prices=FILE] "
-                    "[--llm-cache=DIR] [--watch=SECONDS]\n";
+                    "[--llm-cache=DIR] [--llm-max-reply-bytes=N] [--watch=SECONDS]\n";
     return 2;
   };
   if (argc < 3 || llvm::StringRef(argv[2]).starts_with("-"))
@@ -139,6 +139,16 @@ static int relayMain(int argc, char **argv) {
       prices = value.str();
     else if (key == "--llm-cache")
       co.cacheDir = value.str();
+    else if (key == "--llm-max-reply-bytes") {
+      double v = 0;
+      ok = !value.getAsDouble(v) && v >= 1 && v <= double(1ull << 40);
+      if (ok)
+        bo.maxReplyBytes = static_cast<uint64_t>(v);
+      else
+        llvm::errs() << "evo-opt llm-relay: --llm-max-reply-bytes needs a number of bytes "
+                        "between 1 and 2^40, got '"
+                     << value << "'\n";
+    }
     else if (key == "--watch")
       ok = number(ro.idleSeconds);
     else {
@@ -182,7 +192,8 @@ static int relayMain(int argc, char **argv) {
                                 stats->answered, stats->failed, stats->skipped,
                                 evo::llm::countPending(dir), t.calls, t.promptTokens,
                                 t.completionTokens, t.cost, client.priceTable().currency());
-  return stats->failed ? 1 : 0;
+  // A failed call or a skipped (unreadable, refused) prompt needs someone's attention.
+  return stats->failed || stats->skipped ? 1 : 0;
 }
 
 /// `evo-opt llm-prompt --template=NAME --context=FILE.json [--prompts=DIR]`: renders a prompt

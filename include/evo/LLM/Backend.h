@@ -68,6 +68,9 @@ public:
   virtual Attempt attempt(const Request &request, double timeoutSeconds) = 0;
   /// Replies are produced elsewhere (a mailbox): budgets are the relay's, not this run's.
   virtual bool answersElsewhere() const { return false; }
+  /// The environment variable holding this backend's key ("" when it has none): its value is
+  /// redacted from everything the Client returns (Untrusted.h, redactSecrets).
+  virtual std::string keyEnvironment() const { return ""; }
 };
 
 struct BackendOptions {
@@ -81,6 +84,9 @@ struct BackendOptions {
   std::string keyEnv;
   /// mailbox: seconds to wait for a reply (0: leave the request pending).
   double waitSeconds = 0;
+  /// HTTP: a response body over this many bytes aborts the transfer (that attempt fails, not
+  /// retried); cmd: a longer output is refused.
+  uint64_t maxReplyBytes = 8ull << 20;
 };
 
 llvm::Expected<std::unique_ptr<Backend>> createBackend(const BackendOptions &options);

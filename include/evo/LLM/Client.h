@@ -44,7 +44,9 @@ private:
   std::string currencyName = "USD";
 };
 
-/// Replies stored by key, one JSON file each, written atomically (temp + rename).
+/// Replies stored by key, one JSON file each, written atomically (temp + rename). The directory
+/// may come from another run (replay-run): entries are read like mailbox files (Untrusted.h), and
+/// an entry that is a link, special, too large, damaged or reports an impossible usage is a miss.
 class ResponseCache {
 public:
   explicit ResponseCache(std::string dir) : dir(std::move(dir)) {}
@@ -61,9 +63,20 @@ private:
 /// sample index).
 std::string cacheKey(llvm::StringRef identity, llvm::StringRef model, const Request &request);
 
-/// The JSON object in file `path`; nullopt when it cannot be read or holds no JSON object (cache
-/// entries and mailbox sidecars: a damaged file is a miss, never an error).
+/// The JSON object in file `path`; nullopt when it cannot be read or holds no JSON object (a
+/// damaged file is a miss, never an error). Read with readRegularFileCapped (no symbolic link, a
+/// regular file of at most kMaxJsonFileBytes).
 std::optional<llvm::json::Object> readJsonObject(llvm::StringRef path);
+
+/// Why a reported usage cannot be true (negative or absurd token counts, a cost that is negative,
+/// not finite or absurd); nullopt when it is plausible. The Client rejects such a reply (an error
+/// of that call, counted as a failure) instead of adding it to the budgets.
+std::optional<std::string> checkUsage(const Usage &usage);
+constexpr int64_t kMaxTokensPerReply = 100'000'000;
+constexpr double kMaxCostPerReply = 1e6;
+
+/// a + b, clamped to int64_t's range.
+int64_t saturatingAdd(int64_t a, int64_t b);
 
 struct ClientOptions {
   double timeoutSeconds = 60;
@@ -114,6 +127,12 @@ public:
 
   /// Sleeps for the backoff (tests replace it to run instantly).
   std::function<void(double seconds)> sleep;
+
+  /// What the Client does to every text it returns, stores or caches: the backend's key, Bearer
+  /// tokens and x-api-key values redacted; an error message on one line, at most 2000 bytes, a
+  /// reply with "\r\n" as "\n"; terminal control characters made visible (Untrusted.h).
+  std::string cleanError(llvm::StringRef text) const;
+  std::string cleanReply(llvm::StringRef text) const;
 
 private:
   std::optional<std::string> reserveCall();

@@ -9,7 +9,9 @@
 //   DIR/replies/<key>.md          the reply, written atomically (temp + rename)
 //
 // <key> is the response-cache key of the prompt (Client.h), so a reply answers exactly one
-// prompt. The run either waits for replies (llm-wait seconds) or, with llm-wait=0, checkpoints
+// prompt. Whoever can write into the mailbox is untrusted (Untrusted.h): pending/ and replies/
+// must be real directories, files are read without following links and with size caps, only
+// names of the form <64 hex digits>.<ext> are used, and every write is atomic. The run either waits for replies (llm-wait seconds) or, with llm-wait=0, checkpoints
 // and exits with kPausedExitCode; `resume=true` consumes whatever replies exist and asks again
 // for the others. `evo-opt llm-relay DIR ...` answers a mailbox with any backend. docs/llm.md.
 //
@@ -30,9 +32,18 @@ bool pausedExitRequested();
 /// Replies larger than this are rejected (with a reason, never a crash).
 constexpr uint64_t kMaxReplyBytes = 1 << 20;
 
-/// The mailbox backend; `waitSeconds` 0 means do not wait (the request stays pending).
+/// The mailbox backend; `waitSeconds` 0 means do not wait (the request stays pending). While
+/// waiting, it looks for the reply at growing intervals (50 ms doubling up to `pollSeconds`).
 std::unique_ptr<Backend> createMailboxBackend(std::string dir, double waitSeconds,
                                               double pollSeconds = 0.5);
+
+/// An error when `dir` exists but its pending/ or replies/ is not a real directory (a symbolic
+/// link, a file): such a mailbox would move reads or writes elsewhere. A missing mailbox is fine
+/// (it is created on the first prompt).
+llvm::Error checkMailbox(llvm::StringRef dir);
+
+/// Whether `name` is a mailbox key (a response-cache key: 64 lowercase hex digits).
+bool isMailboxKey(llvm::StringRef name);
 
 struct RelayOptions {
   /// Keep watching for new prompts until this many seconds pass without one (0: one pass).
@@ -53,7 +64,8 @@ llvm::Expected<RelayStats> relayMailbox(llvm::StringRef dir, Client &client,
 /// Prompts in the mailbox without a reply.
 unsigned countPending(llvm::StringRef dir);
 
-/// Reply files whose key names no prompt of the mailbox (they are never used).
+/// Reply files whose key names no prompt of the mailbox (they are never used), their names made
+/// safe to print (sanitizeForTerminal).
 std::vector<std::string> strayReplies(llvm::StringRef dir);
 
 } // namespace evo::llm
