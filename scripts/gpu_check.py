@@ -3,10 +3,14 @@
 
 Every case is compiled by evo-opt (--evo-pipeline, real ptxas), loaded through the CUDA driver
 API with the manifest's launch dimensions (python/evo_runtime), run on fresh random inputs with
-outputs poisoned with NaN beforehand, and compared with a float64 PyTorch reference:
-    rel = ||out - ref|| / ||ref||   must be under the output dtype's tolerance,
+outputs poisoned with NaN beforehand, and compared with a float64 PyTorch reference by the
+verifier's own rule and tolerance table (share/evo-opt/tolerances.json, the file evo-opt embeds):
+    |out - ref| <= rtol[dtype] * (|ref| + RMS(ref))   for every element with a finite reference,
     and no NaN/Inf may appear where the reference has none (an unwritten element stays NaN).
 Each case is also timed (CUDA events, median, L2 flushed between runs) next to PyTorch eager.
+Sections: emitters, adversarial (the hand-written adversarial suites of test/Evaluation, with
+their false accepts and false rejects), verify (evo-verify's own numbers), overhead (what the
+checks of every timed launch cost per candidate evaluation, on bench tasks).
 The last thing printed is a table; details go to $OUT/gpu_check.json.
 """
 
@@ -25,7 +29,17 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 from evo_runtime import EvoModule  # noqa: E402
 
 F = torch.nn.functional
-TOL = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
+
+
+def load_tolerances():
+    """The verifier's relative tolerances per dtype: one table for evo-opt and this script."""
+    with open(os.path.join(ROOT, "share", "evo-opt", "tolerances.json")) as f:
+        rtol = json.load(f)["rtol"]
+    return {torch.float64: rtol["f64"], torch.float32: rtol["f32"], torch.float16: rtol["f16"],
+            torch.bfloat16: rtol["bf16"]}
+
+
+RTOL = load_tolerances()
 
 
 def gelu_tanh(v):
@@ -128,14 +142,22 @@ def check(module, reference, trials, seed):
         refs = refs if isinstance(refs, (tuple, list)) else [refs]
         for out, ref in zip(outs, refs):
             finite = torch.isfinite(ref)
-            bad = (~torch.isfinite(out.double())) & finite
+            o = out.double()
+            bad = (~torch.isfinite(o)) & finite
             if bad.any():
                 return float("inf"), f"{int(bad.sum())} elements NaN/Inf or unwritten (trial {t})"
-            rel = (torch.linalg.vector_norm((out.double() - ref)[finite]) /
-                   torch.linalg.vector_norm(ref[finite]).clamp_min(1e-300)).item()
-            worst = max(worst, rel)
-            if rel > TOL[out.dtype]:
-                return rel, f"rel error {rel:.2e} > {TOL[out.dtype]:.0e} (trial {t})"
+            r = ref[finite]
+            d = (o - ref)[finite].abs()
+            rms = r.pow(2).mean().sqrt() if r.numel() else torch.tensor(0.0, dtype=torch.float64)
+            scale = r.abs() + rms
+            rtol = RTOL[out.dtype]
+            # The verifier's rule: worst |out - ref| / (|ref| + RMS(ref)), to be <= rtol.
+            err = (d / scale.clamp_min(1e-300)).max().item() if d.numel() else 0.0
+            worst = max(worst, err)
+            over = int((d > rtol * scale).sum())
+            if over:
+                return err, (f"{over} elements off by more than {rtol:g} x (|ref| + RMS(ref)), worst "
+                             f"{err:.2e} (trial {t})")
     return worst, "ok"
 
 
@@ -188,7 +210,7 @@ def run_emitters(args, rows_out):
         print(f"[emitters {i + 1}/{len(CASES)}] {row['case']} {row['options']}: {row['verdict']} {row['reason']}",
               flush=True)
     rows_out["emitters"] = rows
-    table = [f"{'case':20s} {'options':58s} {'verdict':7s} {'rel err':>9s} {'evo ms':>8s} {'torch ms':>9s}"]
+    table = [f"{'case':20s} {'options':58s} {'verdict':7s} {'norm err':>9s} {'evo ms':>8s} {'torch ms':>9s}"]
     for r in rows:
         err = f"{r['rel_err']:.1e}" if isinstance(r.get("rel_err"), float) else "-"
         evo = f"{r['evo_ms']:.3f}" if "evo_ms" in r else "-"
@@ -197,53 +219,139 @@ def run_emitters(args, rows_out):
     return [r for r in rows if r["verdict"] != "PASS"], table
 
 
-ADVERSARIAL = os.path.join(ROOT, "test/Evaluation/verify-adversarial.mlir")
+# The adversarial suites: every case of each file in its own evo-opt, with the evo-verify options
+# of the file's RUN line (the timed-launch suite times its kernels; the other does not).
+ADVERSARIAL = [os.path.join(ROOT, "test/Evaluation/verify-adversarial.mlir"),
+               os.path.join(ROOT, "test/Evaluation/verify-timing-adversarial.mlir")]
+
+
+def verify_options(text):
+    """The -evo-verify="..." options of a lit file's RUN lines."""
+    import re
+    run = " ".join(l.split("RUN:", 1)[1].rstrip("\\").strip() for l in text.splitlines() if "RUN:" in l)
+    m = re.search(r'-evo-verify="([^"]*)"', run)
+    return m.group(1) if m else "timing=false timeout=5"
 
 
 def run_adversarial(args, rows_out):
-    """Each case of the adversarial suite in its own evo-opt, with the verdict, reason and time."""
+    """Each case of the adversarial suites in its own evo-opt, with the verdict, reason and time.
+    A false accept is a wrong kernel judged valid; a false reject an honest one judged not valid."""
     import re
-    text = open(ADVERSARIAL).read()
-    cases = text.split("// -----")
     rows = []
     work = tempfile.mkdtemp(prefix="evo-adv-")
-    for i, case in enumerate(cases):
-        titles = [m.group(1) for m in re.finditer(r"^// ([A-Za-z][A-Za-z0-9 -]*): ", case, re.M)
-                  if m.group(1) not in ("RUN", "REQUIRES")]
-        name = titles[0] if titles else f"case {i}"
-        exp = re.search(r"expected-(error|remark) @\+2 \{\{(.*)\}\}", case)
-        want = ("valid" if exp and exp.group(1) == "remark" else "rejected", exp.group(2) if exp else "")
-        path = os.path.join(work, f"case{i}.mlir")
-        report = os.path.join(work, f"case{i}.json")
-        open(path, "w").write(case)
-        t0 = time.time()
-        r = subprocess.run([args.evo_opt, path, "--evo-emit-ptx=output-dir=-",
-                            f"--evo-verify=timing=false timeout=5 fail-on-invalid=false output={report}",
-                            "-o", os.devnull], capture_output=True, text=True)
-        seconds = time.time() - t0
-        row = {"case": name, "expected": want[0], "expected_reason": want[1], "seconds": round(seconds, 2)}
-        try:
-            res = json.load(open(report))["results"][0]
-            row["verdict"], row["reason"] = res["verdict"], res["reason"]
-        except Exception as e:
-            row["verdict"], row["reason"] = "error", (r.stderr or str(e)).strip()[-300:]
-        # "is crashed: <reason>" in an expectation names the verdict, then the reason.
-        m = re.match(r"is (\w+)(?:: (.*))?$", want[1])
-        wanted_verdict, fragment = (m.group(1), m.group(2) or "") if m else (None, want[1])
-        if want[0] == "valid":
-            ok = row["verdict"] == "valid"
-        else:
-            ok = row["verdict"] != "valid" and (wanted_verdict in (None, row["verdict"])) and \
-                fragment in (row["reason"] or "")
-        row["ok"] = ok and r.returncode == 0
-        rows.append(row)
-        print(f"[adversarial {i + 1}/{len(cases)}] {name}: {row['verdict']} ({'as expected' if row['ok'] else 'UNEXPECTED'})", flush=True)
+    for path in ADVERSARIAL:
+        text = open(path).read()
+        options = verify_options(text)
+        suite = os.path.basename(path)
+        cases = text.split("// -----")
+        for i, case in enumerate(cases):
+            titles = [m.group(1) for m in re.finditer(r"^// ([A-Za-z][A-Za-z0-9 -]*): ", case, re.M)
+                      if m.group(1) not in ("RUN", "REQUIRES")]
+            name = titles[0] if titles else f"case {i}"
+            exp = re.search(r"expected-(error|remark) @\+2 \{\{(.*)\}\}", case)
+            want = ("valid" if exp and exp.group(1) == "remark" else "rejected", exp.group(2) if exp else "")
+            stem = f"{os.path.splitext(suite)[0]}-{i}"
+            mlir = os.path.join(work, stem + ".mlir")
+            report = os.path.join(work, stem + ".json")
+            open(mlir, "w").write(case)
+            t0 = time.time()
+            r = subprocess.run([args.evo_opt, mlir, "--evo-emit-ptx=output-dir=-",
+                                f"--evo-verify={options} fail-on-invalid=false output={report}",
+                                "-o", os.devnull], capture_output=True, text=True)
+            seconds = time.time() - t0
+            row = {"suite": suite, "case": name, "expected": want[0], "expected_reason": want[1],
+                   "seconds": round(seconds, 2)}
+            try:
+                doc = json.load(open(report))
+                res = doc["results"][0]
+                row["verdict"], row["reason"], row["seed"] = res["verdict"], res["reason"], doc.get("seed")
+                if "timing" in res:
+                    row["checked_launches"] = res["timing"].get("checked_launches")
+            except Exception as e:
+                row["verdict"], row["reason"] = "error", (r.stderr or str(e)).strip()[-300:]
+            # "is crashed: <reason>" in an expectation names the verdict, then the reason.
+            m = re.match(r"is (\w+)(?:: (.*))?$", want[1])
+            wanted_verdict, fragment = (m.group(1), m.group(2) or "") if m else (None, want[1])
+            if want[0] == "valid":
+                ok = row["verdict"] == "valid"
+                row["false_reject"] = not ok
+            else:
+                ok = row["verdict"] not in ("valid", "error") and (wanted_verdict in (None, row["verdict"])) and \
+                    fragment in (row["reason"] or "")
+                row["false_accept"] = row["verdict"] == "valid"
+            row["ok"] = ok and r.returncode == 0
+            rows.append(row)
+            print(f"[adversarial {suite} {i + 1}/{len(cases)}] {name}: {row['verdict']} "
+                  f"({'as expected' if row['ok'] else 'UNEXPECTED'})", flush=True)
     rows_out["adversarial"] = rows
-    table = [f"{'adversarial case':28s} {'verdict':9s} {'s':>5s}  reason"]
+    false_accepts = sum(1 for r in rows if r.get("false_accept"))
+    false_rejects = sum(1 for r in rows if r.get("false_reject"))
+    rows_out["adversarial_summary"] = {"cases": len(rows), "false_accepts": false_accepts,
+                                       "false_rejects": false_rejects,
+                                       "unexpected": sum(1 for r in rows if not r["ok"])}
+    table = [f"{'adversarial case':36s} {'verdict':9s} {'s':>5s}  reason"]
     for r in rows:
-        table.append(f"{r['case'][:28]:28s} {r['verdict']:9s} {r['seconds']:5.1f}  {(r['reason'] or '-')[:110]}"
+        table.append(f"{r['case'][:36]:36s} {r['verdict']:9s} {r['seconds']:5.1f}  {(r['reason'] or '-')[:100]}"
                      + ("" if r["ok"] else "   <-- UNEXPECTED"))
+    wrong = sum(1 for r in rows if r["expected"] == "rejected")
+    table.append(f"false accepts: {false_accepts} of {wrong} wrong kernels; false rejects: {false_rejects} of "
+                 f"{len(rows) - wrong} honest kernels")
     return [r for r in rows if not r["ok"]], table
+
+
+# What the checks of every timed launch cost: evo-verify of a bench task's naive kernels with and
+# without them (check-launches=false exists only for this measurement), alternating, `reps` times.
+OVERHEAD_TASKS = ["relu", "softmax", "row_sum", "matmul_f32"]
+
+
+def run_overhead(args, rows_out):
+    """Evaluation wall time per candidate (the worker's eval_ms: module load, 5 trials, reload,
+    timing) with and without the timed-launch checks, and the medians both ways."""
+    rows = []
+    work = tempfile.mkdtemp(prefix="evo-overhead-")
+    tasks = args.overhead_tasks.split(",") if args.overhead_tasks else OVERHEAD_TASKS
+    for name in tasks:
+        path = os.path.join(ROOT, "bench", name + ".mlir")
+        samples = {True: [], False: []}
+        medians = {True: [], False: []}
+        timing_wall = {True: [], False: []}
+        error = ""
+        for rep in range(args.overhead_reps):
+            for checks in ((True, False) if rep % 2 == 0 else (False, True)):
+                report = os.path.join(work, f"{name}-{rep}-{int(checks)}.json")
+                r = subprocess.run([args.evo_opt, path, f"--evo-pipeline=output-dir={work}",
+                                    f"--evo-verify=output={report} check-launches={'true' if checks else 'false'}",
+                                    "-o", os.devnull], capture_output=True, text=True)
+                try:
+                    res = json.load(open(report))["results"][0]
+                    if res["verdict"] != "valid":
+                        error = f"{res['verdict']}: {res['reason']}"
+                    samples[checks].append(res["eval_ms"])
+                    timing_wall[checks].append(res.get("timing_wall_ms", 0.0))
+                    medians[checks].append(res["timing"]["median_ms"])
+                except Exception as e:
+                    error = (r.stderr or str(e)).strip()[-300:]
+        row = {"task": name, "error": error}
+        if samples[True] and samples[False]:
+            on, off = min(samples[True]), min(samples[False])
+            row.update(eval_ms_checks=on, eval_ms_no_checks=off, overhead=(on - off) / off,
+                       timing_phase_ms_checks=min(timing_wall[True]), timing_phase_ms_no_checks=min(timing_wall[False]),
+                       median_ms_checks=sorted(medians[True])[len(medians[True]) // 2],
+                       median_ms_no_checks=sorted(medians[False])[len(medians[False]) // 2],
+                       all_eval_ms={"checks": samples[True], "no_checks": samples[False]})
+        rows.append(row)
+        print(f"[overhead] {name}: {row.get('overhead', float('nan')) * 100:.1f}% {error}", flush=True)
+    rows_out["overhead"] = rows
+    table = [f"{'overhead (per candidate)':24s} {'eval ms on':>11s} {'eval ms off':>12s} {'overhead':>9s} "
+             f"{'timing on':>10s} {'timing off':>11s} {'median on':>10s} {'median off':>11s}"]
+    for r in rows:
+        if "overhead" not in r:
+            table.append(f"{r['task']:24s} error: {r['error'][:100]}")
+            continue
+        table.append(f"{r['task']:24s} {r['eval_ms_checks']:11.1f} {r['eval_ms_no_checks']:12.1f} "
+                     f"{100 * r['overhead']:8.1f}% {r['timing_phase_ms_checks']:10.1f} "
+                     f"{r['timing_phase_ms_no_checks']:11.1f} {r['median_ms_checks']:10.4f} {r['median_ms_no_checks']:11.4f}")
+    return [r for r in rows if r["error"]], table
 
 
 VERIFY = [
@@ -299,13 +407,16 @@ def main():
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--sections", default="emitters,adversarial,verify")
+    ap.add_argument("--overhead-tasks", default="", help="bench tasks for the overhead section (comma-separated)")
+    ap.add_argument("--overhead-reps", type=int, default=2)
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     props = torch.cuda.get_device_properties(0)
     print(f"GPU: {props.name}, {props.multi_processor_count} SMs; torch {torch.__version__}; "
           f"evo-opt: {subprocess.run([args.evo_opt, '--version'], capture_output=True, text=True).stdout.strip()}")
     results = {"gpu": props.name, "date": time.strftime("%Y-%m-%d")}
-    sections = {"emitters": run_emitters, "adversarial": run_adversarial, "verify": run_verify}
+    sections = {"emitters": run_emitters, "adversarial": run_adversarial, "verify": run_verify,
+                "overhead": run_overhead}
     failures, tables = [], []
     for name in args.sections.split(","):
         f, t = sections[name](args, results)
@@ -315,7 +426,8 @@ def main():
         json.dump(results, f, indent=1)
     if results.get("ceilings"):
         c = results["ceilings"]
-        print(f"\nceilings: copy {c['copy_gbps']:.0f} GB/s, FP32 {c['fp32_tflops']:.1f} TFLOP/s, "
+        print(f"\nceilings: copy {c['copy_gbps']:.0f} GB/s, read {c.get('read_gbps', 0):.0f} GB/s, "
+              f"write {c.get('write_gbps', 0):.0f} GB/s, FP32 {c['fp32_tflops']:.1f} TFLOP/s, "
               f"f16 mma.sync {c['f16_mma_tflops']:.0f} TFLOP/s ({c['device']})")
     for t in tables:
         print()

@@ -16,7 +16,10 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -308,7 +311,10 @@ TEST(VerifierTest, TrialsVaryTheirInputDistributions) {
   EXPECT_EQ(trials[2].fills[0].dist, int(contract::Distribution::Wide));
   EXPECT_GT(std::get<0>(stats(trials[2].fills[0])), 64.0);
   EXPECT_LT(std::get<0>(stats(trials[2].fills[0])), 128.0);
-  EXPECT_NE(trials[2].descriptions[0].find("< 128"), std::string::npos) << trials[2].descriptions[0];
+  EXPECT_EQ(trials[0].descriptions[0], "uniform[-1, 1)");
+  EXPECT_EQ(trials[1].descriptions[0], "normal(0, 1)");
+  EXPECT_EQ(trials[2].descriptions[0], "wide(2^-12 <= |x| < 128)");
+  EXPECT_EQ(trials[3].descriptions[0], "special{0, 1, -1, 0.5, -0.5, 2, 100, -100} + uniform[-1, 1)");
   // Trial 3: exact special values (0, +-1, large magnitudes) among uniform ones.
   EXPECT_EQ(trials[3].fills[0].dist, int(contract::Distribution::Special));
   const std::set<double> &sp = std::get<3>(stats(trials[3].fills[0]));
@@ -344,7 +350,7 @@ TEST(VerifierTest, DistributionsThatOverflowTheResultAreNarrowed) {
     ASSERT_TRUE(succeeded(v));
     const TrialInputs &wide = (*v)->getTrialInputs()[2];
     EXPECT_EQ(wide.fills[0].dist, int(contract::Distribution::Wide));
-    EXPECT_NE(wide.descriptions[0].find("< 16"), std::string::npos) << wide.descriptions[0];
+    EXPECT_EQ(wide.descriptions[0], "wide(2^-15 <= |x| < 16)");
     // The specials lose +-100 (exp(100) overflows) but keep 0 and +-1.
     const contract::FillParams &sp = (*v)->getTrialInputs()[3].fills[0];
     EXPECT_EQ(sp.dist, int(contract::Distribution::Special));
@@ -366,7 +372,52 @@ TEST(VerifierTest, DistributionsThatOverflowTheResultAreNarrowed) {
     auto v = FunctionVerifier::create(plan, &ctx, UnknownLoc::get(&ctx), opts);
     ASSERT_TRUE(succeeded(v));
     const TrialInputs &wide = (*v)->getTrialInputs()[2];
-    EXPECT_NE(wide.descriptions[0].find("< 4"), std::string::npos) << wide.descriptions[0];
+    EXPECT_EQ(wide.descriptions[0], "wide(2^-17 <= |x| < 4)");
+  }
+}
+
+TEST(VerifierTest, DefaultDistributionsPerOpAreTheDocumentedOnes) {
+  // docs/verification.md, "Where the op is defined": softmax keeps the full wide range and the
+  // large specials; integer inputs get their own rows.
+  MLIRContext ctx;
+  load(ctx);
+  VerifyOptions opts;
+  opts.trials = 4;
+  opts.seed = 5;
+  {
+    OwningOpRef<ModuleOp> m;
+    LaunchPlan plan = lower(ctx, R"mlir(
+      func.func @sm(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+        %e = tensor.empty() : tensor<64x256xf32>
+        %r = linalg.softmax dimension(1) ins(%x : tensor<64x256xf32>) outs(%e : tensor<64x256xf32>) -> tensor<64x256xf32>
+        return %r : tensor<64x256xf32>
+      })mlir", m);
+    auto v = FunctionVerifier::create(plan, &ctx, UnknownLoc::get(&ctx), opts);
+    ASSERT_TRUE(succeeded(v));
+    EXPECT_EQ((*v)->getTrialInputs()[2].descriptions[0], "wide(2^-12 <= |x| < 128)");
+    EXPECT_EQ((*v)->getTrialInputs()[3].descriptions[0],
+              "special{0, 1, -1, 0.5, -0.5, 2, 100, -100} + uniform[-1, 1)");
+  }
+  {
+    OwningOpRef<ModuleOp> m;
+    LaunchPlan plan = lower(ctx, R"mlir(
+      func.func @ma(%a: tensor<1000xi32>, %b: tensor<1000xi32>) -> tensor<1000xi32> {
+        %m = arith.muli %a, %b : tensor<1000xi32>
+        %r = arith.addi %m, %a : tensor<1000xi32>
+        return %r : tensor<1000xi32>
+      })mlir", m);
+    auto v = FunctionVerifier::create(plan, &ctx, UnknownLoc::get(&ctx), opts);
+    ASSERT_TRUE(succeeded(v));
+    llvm::ArrayRef<TrialInputs> t = (*v)->getTrialInputs();
+    EXPECT_EQ(t[0].descriptions[0], "uniform[-8, 8]");
+    EXPECT_EQ(t[1].descriptions[0], "normal(0, 4)");
+    EXPECT_EQ(t[2].descriptions[0], "uniform[-100, 100] (wide)");
+    EXPECT_EQ(t[3].descriptions[0], "special{0, 1, -1, -8, 8, 100, -100} + uniform[-8, 8]");
+    for (uint64_t i = 0; i < 1000; ++i) {
+      double x = generatedValue(t[2].fills[0], i);
+      ASSERT_EQ(x, std::floor(x));
+      ASSERT_LE(std::fabs(x), 100.0);
+    }
   }
 }
 
@@ -450,6 +501,64 @@ TEST(VerifierTest, TolerancesOptionOverridesEntries) {
   });
   EXPECT_TRUE(failed(FunctionVerifier::create(plan, &ctx, UnknownLoc::get(&ctx), opts)));
   EXPECT_NE(msg.find("no tolerance for output kind 'f32'"), std::string::npos) << msg;
+}
+
+TEST(VerifierTest, TheNaiveBaselineIsTheReferenceOverTheSamePlanBuffers) {
+  // evo-verify compares every output element of the kernels under test with the naive baseline
+  // of their source, run on the same inputs. Its inputs and outputs are the plan's buffers; its
+  // own scratch comes after them.
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  MLIRContext ctx(registry);
+  load(ctx);
+  LaunchPlan plan;
+  plan.funcName = "f";
+  // matmul then a row max: two tasks, the matmul's result lives in a scratch buffer.
+  plan.source = R"mlir(func.func @f(%a: tensor<64x32xf32>, %b: tensor<32x48xf32>) -> tensor<64xf32> {
+      %z = arith.constant 0.0 : f32
+      %e = tensor.empty() : tensor<64x48xf32>
+      %f = linalg.fill ins(%z : f32) outs(%e : tensor<64x48xf32>) -> tensor<64x48xf32>
+      %m = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x48xf32>) outs(%f : tensor<64x48xf32>) -> tensor<64x48xf32>
+      %ninf = arith.constant -3.0e38 : f32
+      %e2 = tensor.empty() : tensor<64xf32>
+      %f2 = linalg.fill ins(%ninf : f32) outs(%e2 : tensor<64xf32>) -> tensor<64xf32>
+      %r = linalg.reduce ins(%m : tensor<64x48xf32>) outs(%f2 : tensor<64xf32>) dimensions = [1]
+        (%in: f32, %acc: f32) { %x = arith.maximumf %in, %acc : f32  linalg.yield %x : f32 }
+      return %r : tensor<64xf32>
+    })mlir";
+  Builder b(&ctx);
+  // The plan of hand-written kernels: its own scratch buffer first among the non-I/O ones.
+  plan.buffers = {{"arg0", BufferRole::Input, MemRefType::get({64, 32}, b.getF32Type())},
+                  {"arg1", BufferRole::Input, MemRefType::get({32, 48}, b.getF32Type())},
+                  {"result0", BufferRole::Output, MemRefType::get({64}, b.getF32Type())},
+                  {"mine", BufferRole::Scratch, MemRefType::get({7}, b.getF32Type())}};
+  llvm::Expected<Variant> v = naiveBaseline(plan, registry, PTXOptions());
+  ASSERT_TRUE(static_cast<bool>(v)) << llvm::toString(v.takeError());
+  EXPECT_TRUE(v->reference);
+  EXPECT_FALSE(v->timeIt);
+  EXPECT_NE(v->ptx.find(".entry"), std::string::npos);
+  ASSERT_GE(v->launches.size(), 2u);
+  ASSERT_EQ(v->scratch.size(), 1u);
+  EXPECT_EQ(v->scratch[0].kind, "f32");
+  EXPECT_EQ(v->scratch[0].elements, 64u * 48u);
+  std::set<unsigned> used;
+  for (const KernelLaunch &l : v->launches) {
+    EXPECT_NE(v->ptx.find(l.kernel), std::string::npos) << l.kernel;
+    for (unsigned a : l.args) {
+      EXPECT_NE(a, 3u) << "the kernels' own scratch is not the baseline's";
+      used.insert(a);
+    }
+  }
+  EXPECT_EQ(used, (std::set<unsigned>{0, 1, 2, 4})); // inputs, output, its scratch after the plan's
+
+  // A plan whose outputs are not the source's is refused, not silently mismatched.
+  LaunchPlan wrong = plan;
+  wrong.buffers[2].type = MemRefType::get({65}, b.getF32Type());
+  llvm::Expected<Variant> w = naiveBaseline(wrong, registry, PTXOptions());
+  ASSERT_FALSE(static_cast<bool>(w));
+  EXPECT_NE(llvm::toString(w.takeError()).find("differs from 'result0'"), std::string::npos);
 }
 
 //===----------------------------------------------------------------------===//

@@ -117,6 +117,9 @@ json::Object VariantReport::toJson() const {
     o["timing"] = json::Object(*t);
   if (roofline)
     o["roofline"] = roofline->toJson();
+  for (const char *k : {P::kEvalMs, P::kTimingWallMs})
+    if (std::optional<double> ms = result.getNumber(k))
+      o[k] = *ms;
   if (seed)
     o["seed"] = static_cast<int64_t>(seed);
   if (checkedPerTrial)
@@ -152,7 +155,11 @@ Want scheduled(unsigned t, unsigned k) {
   return order[(t + k) % 4];
 }
 
-std::string num(double v) { return llvm::formatv("{0}", v).str(); }
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
 
 /// The special values of an input (at most kMaxSpecialValues), returned as they are (never
 /// clamped): those of `candidates` inside [lo, hi], in order, without repeats.
@@ -187,7 +194,7 @@ FillParams fillFor(Want want, unsigned rung, uint64_t seed, unsigned buffer, Ele
     p.dist = static_cast<int32_t>(Distribution::Normal);
     p.center = 0.5 * (r.lo + r.hi);
     double half = 0.5 * (r.hi - r.lo);
-    p.scale = std::ldexp(r.declared ? half / 2 : half, -static_cast<int>(rung));
+    p.scale = std::ldexp(r.declared || !isFloat ? half / 2 : half, -static_cast<int>(rung));
     if (!r.declared && isFloat) {
       p.lo = -128;
       p.hi = 128;
@@ -659,8 +666,10 @@ llvm::Expected<Variant> naiveBaseline(const LaunchPlan &plan, const DialectRegis
       return fail("the baseline of '" + plan.funcName + "' has other " +
                   stringifyBufferRole(role) + " buffers than the kernels");
     for (auto [m, t] : llvm::zip(mine, theirs)) {
+      // (Different contexts: compare shapes and printed element types, not Type objects.)
       if (plan.buffers[m].type.getShape() != base->buffers[t].type.getShape() ||
-          plan.buffers[m].type.getElementType() != base->buffers[t].type.getElementType())
+          elementTypeName(plan.buffers[m].type.getElementType()) !=
+              elementTypeName(base->buffers[t].type.getElementType()))
         return fail("the baseline's buffer '" + base->buffers[t].name + "' differs from '" +
                     plan.buffers[m].name + "'");
       map[t] = m;

@@ -5,24 +5,57 @@
 // RUN: evo-opt %s -split-input-file -verify-diagnostics --evo-pipeline="output-dir=-" \
 // RUN:   --evo-verify="runs=20 warmup=3" -o /dev/null
 //
-// The JSON report of one function.
+// The JSON report of one function: the seed that reproduces it, the inputs of each trial, the
+// naive baseline as the reference of every element, the timed launches checked, the ceilings
+// the floor comes from.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: evo-opt %evo_src_root/examples/softmax.mlir --evo-pipeline="output-dir=%t reduction-strategy=block vector-width=4" \
 // RUN:   --evo-verify="output=%t/verify.json runs=20" -o /dev/null
 // RUN: FileCheck %s --input-file=%t/verify.json --check-prefix=JSON
 // JSON:      "ceilings": {
 // JSON:        "copy_gbps": {{[0-9.]+}},
+// JSON:        "read_gbps": {{[0-9.]+}},
+// JSON:        "write_gbps": {{[0-9.]+}}
 // JSON:      "format": "evo-verify/1",
 // JSON:      "bytes": 33554432,
+// JSON:      "checked_elements_per_trial": {{[0-9]+}},
 // JSON:      "function": "softmax",
+// JSON:      "read_bytes": 16777216,
+// JSON:      "reference": "naive baseline (every element) and oracle samples",
 // JSON:      "roofline": {
 // JSON:        "below_floor": false,
+// JSON:        "read_floor_ms": {{[0-9.e-]+}},
+// JSON:      "seed": [[SEED:[1-9][0-9]*]],
 // JSON:      "timing": {
+// JSON:        "check_launches": true,
+// JSON:        "checked_launches": {{[1-9][0-9]*}},
+// JSON:        "launches": 40,
 // JSON:        "median_ms": {{[0-9.]+}},
 // JSON:        "repeat_medians_ms": [
+// JSON:        "timing_seed": {{[1-9][0-9]*}}
+// JSON:      "timing_inputs": {
+// JSON:      "trial_inputs": [
+// JSON-NEXT:   "uniform[-1, 1)",
+// JSON-NEXT:   "normal(0, 1)",
+// JSON-NEXT:   "wide(2^-12 <= |x| < 128)",
+// JSON-NEXT:   "special{0, 1, -1, 0.5, -0.5, 2, 100, -100} + uniform[-1, 1)",
+// JSON-NEXT:   "uniform[-1, 1)"
 // JSON:      "trials": [
 // JSON-COUNT-5: "seed": {{[0-9]+}}
 // JSON:      "verdict": "valid"
+// JSON:      "write_bytes": 16777216
+// JSON:      "seed": [[SEED]]
+
+// An explicit seed reproduces a run: trial t uses seed + t.
+// RUN: evo-opt %evo_src_root/examples/softmax.mlir --evo-pipeline="output-dir=%t reduction-strategy=block vector-width=4" \
+// RUN:   --evo-verify="output=%t/again.json timing=false seed=12345" -o /dev/null
+// RUN: FileCheck %s --input-file=%t/again.json --check-prefix=SEED
+// SEED:      "seed": 12345,
+// SEED:      "trials": [
+// SEED:        "seed": 12345
+// SEED:        "seed": 12346
+// SEED:      "verdict": "valid"
+// SEED:      "seed": 12345
 
 // expected-remark @below {{evo-verify: 'softmax_block' is valid (5 trials, }}
 func.func @softmax_block(%x: tensor<1024x4096xf32>) -> tensor<1024x4096xf32> {

@@ -24,10 +24,12 @@
 #include "evo/Evaluation/WorkerProtocol.h"
 #include "evo/Runtime/BufferContract.h"
 #include "evo/Runtime/CudaDriver.h"
+#include "evo/Runtime/ParentWatch.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -58,6 +60,7 @@ const char kHelperPtx[] =
 /// Exit codes the Supervisor understands (WorkerProtocol.h).
 constexpr int kOk = P::kExitOk, kBadRequest = P::kExitBadRequest, kFatalCuda = P::kExitFatalCuda,
               kNoGpu = P::kExitNoGpu;
+static_assert(P::kExitParentGone == evo::kWorkerParentGone, "one exit code per meaning");
 
 FILE *gOut = stdout;
 Driver *D = nullptr;
@@ -695,15 +698,17 @@ struct Evaluator {
     }
   }
 
-  /// Outputs and scratch as every run starts: poisoned, zero_init scratch zeroed.
-  void resetOutputs() {
+  /// Outputs and scratch as every run starts: poisoned, zero_init scratch zeroed. With
+  /// `keepScratch`, other scratch keeps what the previous run (on other inputs) left there: a
+  /// kernel that carries results from launch to launch in scratch is then wrong.
+  void resetOutputs(bool keepScratch = false) {
     for (size_t i = 0; i < numBuffers(); ++i) {
       const BufferSpec &s = spec(i);
       if (s.role == P::kRoleInput)
         continue;
       if (s.role == P::kRoleScratch && s.zeroInit)
         check(D->cuMemsetD8Async(buffer(i).ptr(), 0, s.bytes(), gStream), "cuMemsetD8Async");
-      else
+      else if (s.role != P::kRoleScratch || !keepScratch)
         poisonAt(buffer(i).ptr(), s);
     }
   }
@@ -718,8 +723,8 @@ struct Evaluator {
   }
 
   /// Inputs of `tr` (their checksums recorded the first time), outputs poisoned.
-  void prepare(const Trial &tr, std::vector<uint64_t> &sums) {
-    resetOutputs();
+  void prepare(const Trial &tr, std::vector<uint64_t> &sums, bool keepScratch = false) {
+    resetOutputs(keepScratch);
     bool record = sums.empty();
     for (size_t i = 0; i < req.buffers.size(); ++i)
       if (req.buffers[i].role == P::kRoleInput) {
@@ -1031,24 +1036,28 @@ struct Evaluator {
       check(D->cuMemsetD32Async(flush.ptr(), static_cast<unsigned>(r), flush.bytes / 4, gStream),
             "cuMemsetD32Async");
     };
-    std::vector<CUevent> start(req.runs), stop(req.runs);
-    for (int r = 0; r < req.runs; ++r) {
-      check(D->cuEventCreate(&start[r], CU_EVENT_DEFAULT), "cuEventCreate");
-      check(D->cuEventCreate(&stop[r], CU_EVENT_DEFAULT), "cuEventCreate");
-    }
+    std::vector<CUevent> start(req.runs, nullptr), stop(req.runs, nullptr);
     struct Events {
       std::vector<CUevent> &a, &b;
       ~Events() {
         for (size_t r = 0; r < a.size(); ++r) {
-          D->cuEventDestroy(a[r]);
-          D->cuEventDestroy(b[r]);
+          if (a[r])
+            D->cuEventDestroy(a[r]);
+          if (b[r])
+            D->cuEventDestroy(b[r]);
         }
       }
     } events{start, stop};
+    for (int r = 0; r < req.runs; ++r) {
+      check(D->cuEventCreate(&start[r], CU_EVENT_DEFAULT), "cuEventCreate");
+      check(D->cuEventCreate(&stop[r], CU_EVENT_DEFAULT), "cuEventCreate");
+    }
     std::vector<size_t> outputs;
     for (size_t i = 0; i < req.buffers.size(); ++i)
       if (req.buffers[i].role == P::kRoleOutput)
         outputs.push_back(i);
+    if (checks && ref.copies.size() != outputs.size())
+      throw CudaFailure("no reference outputs to check the timed launches against");
     // One 8-word slot per output, reset right before each check (after the candidate's launch).
     DeviceBuffer slot(std::max<size_t>(outputs.size(), 1) * 64, false);
 
@@ -1183,6 +1192,12 @@ struct Evaluator {
     gCandidate = static_cast<int>(ci);
     emit({{P::kEvent, P::kEventBegin}, {P::kCandidate, ci}, {P::kId, c.id}});
     json result = {{P::kEvent, P::kEventResult}, {P::kCandidate, ci}, {P::kId, c.id}};
+    // Wall time of the whole evaluation and of its timing phase (what the launch checks cost is
+    // measured from these: scripts/gpu_check.py, section "overhead").
+    auto started = std::chrono::steady_clock::now();
+    auto msSince = [](std::chrono::steady_clock::time_point t) {
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+    };
     CUmodule module = nullptr;
     try {
       setCandidateScratch(c);
@@ -1190,7 +1205,9 @@ struct Evaluator {
       json trials = json::array();
       for (size_t t = 0; t < req.trials.size(); ++t) {
         const Trial &tr = req.trials[t];
-        prepare(tr, inputChecksums[t]);
+        // Odd trials find in scratch what the previous trial (other inputs) left there; even
+        // ones find poison: neither stale state nor uninitialized reads go unnoticed.
+        prepare(tr, inputChecksums[t], /*keepScratch=*/t % 2 == 1);
         run(c, fns);
         check(D->cuStreamSynchronize(gStream), "cuStreamSynchronize");
         json trialOut = {{P::kSeed, tr.seed}, {P::kDist, describeInputs(tr, req)}};
@@ -1209,6 +1226,7 @@ struct Evaluator {
       // The timing phase starts from a fresh load of the module.
       bool timeIt = req.timing && c.timeIt;
       if (req.timing && req.haveTimingInputs && (timeIt || c.reference)) {
+        auto timingStarted = std::chrono::steady_clock::now();
         fns = reload(c, module);
         json timingCheck;
         if (c.reference) {
@@ -1226,6 +1244,7 @@ struct Evaluator {
           result["timing_inputs"] = timingCheck;
           result[P::kTiming] = time(c, fns, req.repeats, own);
         }
+        result[P::kTimingWallMs] = msSince(timingStarted);
       }
       result[P::kVerdict] = P::kVerdictValid;
       result[P::kReason] = "";
@@ -1238,6 +1257,7 @@ struct Evaluator {
     }
     if (module)
       D->cuModuleUnload(module);
+    result[P::kEvalMs] = msSince(started);
     emit(result);
     return !c.reference || result[P::kVerdict] == P::kVerdictValid;
   }
@@ -1536,6 +1556,7 @@ int main(int argc, char **argv) {
   Request req;
   try {
     json j = json::parse(readFile(argv[1]));
+    evo::exitWhenParentDies(j.value(P::kParentPid, 0L));
     req = parseRequest(j);
   } catch (const std::exception &e) {
     emit({{P::kEvent, P::kEventFatal}, {P::kCandidate, -1},

@@ -116,6 +116,10 @@ inline constexpr const char kL2Bytes[] = "l2_bytes";
 inline constexpr const char kVerdictValid[] = "valid";
 inline constexpr const char kVerdictInvalid[] = "invalid";
 
+// result: wall time of the candidate's whole evaluation and of its timing phase (ms)
+inline constexpr const char kEvalMs[] = "eval_ms";
+inline constexpr const char kTimingWallMs[] = "timing_wall_ms";
+
 // result.timing
 inline constexpr const char kMedianMs[] = "median_ms";
 inline constexpr const char kCheckedLaunches[] = "checked_launches";
