@@ -690,3 +690,15 @@ TEST(LLMMailboxTest, ASymlinkedSubdirectoryIsRefusedBeforeAnyWrite) {
         << "nothing written outside the mailbox";
   }
 }
+
+TEST(LLMBackendTest, IdentitiesNeverHoldCredentialsOfTheURL) {
+  BackendOptions b;
+  b.spec = "openai";
+  b.model = "m";
+  b.baseUrl = "https://user:sk-in-url-123456@example.invalid/v1?x=1";
+  llvm::Expected<std::unique_ptr<Backend>> backend = createBackend(b);
+  ASSERT_TRUE(static_cast<bool>(backend));
+  EXPECT_EQ((*backend)->identity(), "openai|https://example.invalid/v1?x=1|m");
+  b.baseUrl = "http://127.0.0.1:8000/v1/a@b";
+  EXPECT_EQ((*createBackend(b))->identity(), "openai|http://127.0.0.1:8000/v1/a@b|m");
+}

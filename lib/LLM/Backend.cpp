@@ -87,6 +87,17 @@ std::string envKey(const std::string &var) {
   return llvm::sys::Process::GetEnv(var).value_or("");
 }
 
+/// The URL without "user:password@": identities are printed and stored.
+std::string withoutUserInfo(StringRef url) {
+  size_t scheme = url.find("://");
+  size_t start = scheme == StringRef::npos ? 0 : scheme + 3;
+  size_t end = url.find_first_of("/?#", start);
+  size_t at = url.substr(0, end).rfind('@');
+  if (at == StringRef::npos || at < start)
+    return url.str();
+  return (url.take_front(start) + url.drop_front(at + 1)).str();
+}
+
 /// Status codes worth another attempt.
 bool transientStatus(int status) {
   return status == 408 || status == 409 || status == 425 || status == 429 || status >= 500;
@@ -174,7 +185,9 @@ public:
     if (opts.keyEnv.empty())
       opts.keyEnv = "OPENAI_API_KEY";
   }
-  std::string identity() const override { return "openai|" + opts.baseUrl + "|" + opts.model; }
+  std::string identity() const override {
+    return "openai|" + withoutUserInfo(opts.baseUrl) + "|" + opts.model;
+  }
   std::string model() const override { return opts.model; }
   std::string keyEnvironment() const override { return opts.keyEnv; }
   Attempt attempt(const Request &r, double timeout) override {
@@ -225,7 +238,7 @@ public:
       opts.keyEnv = "ANTHROPIC_API_KEY";
   }
   std::string identity() const override {
-    return "anthropic|" + opts.baseUrl + "|" + opts.model;
+    return "anthropic|" + withoutUserInfo(opts.baseUrl) + "|" + opts.model;
   }
   std::string model() const override { return opts.model; }
   std::string keyEnvironment() const override { return opts.keyEnv; }

@@ -167,7 +167,7 @@ std::optional<Reply> ResponseCache::get(StringRef key) const {
     return std::nullopt;
   }
   std::optional<json::Object> entry =
-      parseJsonObject(d->read((key + ".json").str(), kMaxJsonFileBytes));
+      parseJsonObject(d->read((key + ".json").str(), kMaxJsonFileBytes, /*allowHardLinks=*/true));
   const json::Object *o = entry ? &*entry : nullptr;
   if (!o || o->getString("key") != key || !o->getString("text"))
     return std::nullopt;

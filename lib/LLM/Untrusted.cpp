@@ -177,7 +177,7 @@ StringRef kindName(mode_t m) {
 
 /// The regular file `name` relative to `dirfd` (see readRegularFileCapped).
 llvm::Expected<std::string> readAt(int dirfd, const std::string &name, StringRef display,
-                                   uint64_t cap, bool followSymlink) {
+                                   uint64_t cap, bool followSymlink, bool allowHardLinks) {
   int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (followSymlink ? 0 : O_NOFOLLOW);
   int fd;
   do
@@ -198,7 +198,7 @@ llvm::Expected<std::string> readAt(int dirfd, const std::string &name, StringRef
   if (!S_ISREG(st.st_mode))
     return fail(quoted(display) + " is " + kindName(st.st_mode).str() +
                 ", not a regular file: refused");
-  if (!followSymlink && st.st_nlink > 1)
+  if (!followSymlink && !allowHardLinks && st.st_nlink > 1)
     return fail(llvm::formatv("{0} has {1} hard links (a file from elsewhere?): refused",
                               quoted(display), static_cast<uint64_t>(st.st_nlink))
                     .str());
@@ -231,7 +231,7 @@ llvm::Expected<std::string> readAt(int dirfd, const std::string &name, StringRef
 
 llvm::Expected<std::string> readRegularFileCapped(StringRef path, uint64_t cap,
                                                   bool followSymlink) {
-  return readAt(AT_FDCWD, path.str(), path, cap, followSymlink);
+  return readAt(AT_FDCWD, path.str(), path, cap, followSymlink, /*allowHardLinks=*/false);
 }
 
 llvm::Expected<SafeDir> SafeDir::open(StringRef path, bool create) {
@@ -302,10 +302,12 @@ std::string SafeDir::display(StringRef name) const {
   return sanitizeForTerminal(path() + "/" + name.str());
 }
 
-llvm::Expected<std::string> SafeDir::read(StringRef name, uint64_t cap) const {
+llvm::Expected<std::string> SafeDir::read(StringRef name, uint64_t cap,
+                                          bool allowHardLinks) const {
   if (!isPlainFileName(name))
     return fail(quoted(path() + "/" + name.str()) + ": not a plain file name: refused");
-  return readAt(fd, name.str(), path() + "/" + name.str(), cap, /*followSymlink=*/false);
+  return readAt(fd, name.str(), path() + "/" + name.str(), cap, /*followSymlink=*/false,
+                allowHardLinks);
 }
 
 llvm::Error SafeDir::writeAtomically(StringRef name, StringRef text) const {

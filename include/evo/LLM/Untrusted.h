@@ -60,8 +60,8 @@ std::vector<std::string> environmentSecrets(llvm::StringRef keyEnv);
 
 /// Reads the regular file `path` (the last component must not be a symbolic link unless
 /// `followSymlink`): at most `cap` bytes; a larger, growing, special (FIFO, device, socket,
-/// directory) or multiply-linked file is refused with a message naming it. Never blocks on a
-/// FIFO, never reads more than cap + 1 bytes.
+/// directory) or (unless `followSymlink`) multiply-linked file is refused with a message naming
+/// it. Never blocks on a FIFO, never reads more than cap + 1 bytes.
 llvm::Expected<std::string> readRegularFileCapped(llvm::StringRef path, uint64_t cap,
                                                   bool followSymlink = false);
 
@@ -87,7 +87,11 @@ public:
   /// What `name` is, without following a symbolic link (Missing also for an unusable name).
   Kind kind(llvm::StringRef name) const;
   /// readRegularFileCapped for `name` inside this directory (never through a symbolic link).
-  llvm::Expected<std::string> read(llvm::StringRef name, uint64_t cap) const;
+  /// With `allowHardLinks`, a file with several links is read too (the response cache: a run
+  /// directory copied with `cp -al` stays replayable; its entries are only used when their key
+  /// matches).
+  llvm::Expected<std::string> read(llvm::StringRef name, uint64_t cap,
+                                   bool allowHardLinks = false) const;
   /// Writes `name` atomically: a new temporary file in this directory (O_EXCL), then rename. A
   /// symbolic link at `name` is replaced, never written through; on failure nothing is left.
   llvm::Error writeAtomically(llvm::StringRef name, llvm::StringRef text) const;
