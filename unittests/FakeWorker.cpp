@@ -81,6 +81,20 @@ int main(int argc, char **argv) {
     emitObject(json::Object{{"event", "fatal"}, {"candidate", -1}, {"reason", "no CUDA driver: stand-in"}});
     return 4;
   }
+  // Like the real worker: the tolerance table comes with the request, for every output kind.
+  if (const json::Array *bufs = r.getArray(evo::protocol::kBuffers))
+    for (const json::Value &b : *bufs) {
+      const json::Object *o = b.getAsObject();
+      const json::Object *rtol = r.getObject(evo::protocol::kRtol);
+      std::optional<StringRef> kind = o ? o->getString(evo::protocol::kKind) : std::nullopt;
+      if (o && o->getString(evo::protocol::kRole) == StringRef(evo::protocol::kRoleOutput) &&
+          (!kind || !rtol || !rtol->getNumber(*kind))) {
+        emitObject(json::Object{{"event", "fatal"}, {"candidate", -1},
+                                {"reason", "bad request: the request's rtol has no tolerance for "
+                                           "output kind '" + kind.value_or("?").str() + "'"}});
+        return 2;
+      }
+    }
   emitObject(json::Object{{"event", "device"}, {"name", "Stand-in GPU"}, {"uuid", "00"}});
   // Candidates of the evolution engine ("#<id>") get a time that depends on their code only, so
   // identical kernels time alike and the search has something to optimize.
