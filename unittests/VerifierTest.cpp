@@ -520,7 +520,7 @@ TEST(VerifierTest, TheNaiveBaselineIsTheReferenceOverTheSamePlanBuffers) {
       %z = arith.constant 0.0 : f32
       %e = tensor.empty() : tensor<64x48xf32>
       %f = linalg.fill ins(%z : f32) outs(%e : tensor<64x48xf32>) -> tensor<64x48xf32>
-      %m = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x48xf32>) outs(%f : tensor<64x48xf32>) -> tensor<64x48xf32>
+      %m = linalg.matmul {evo.knobs = {tile_sizes = [16, 16, 8], thread_tile = [2, 2]}} ins(%a, %b : tensor<64x32xf32>, tensor<32x48xf32>) outs(%f : tensor<64x48xf32>) -> tensor<64x48xf32>
       %ninf = arith.constant -3.0e38 : f32
       %e2 = tensor.empty() : tensor<64xf32>
       %f2 = linalg.fill ins(%ninf : f32) outs(%e2 : tensor<64xf32>) -> tensor<64xf32>
@@ -552,6 +552,9 @@ TEST(VerifierTest, TheNaiveBaselineIsTheReferenceOverTheSamePlanBuffers) {
     }
   }
   EXPECT_EQ(used, (std::set<unsigned>{0, 1, 2, 4})); // inputs, output, its scratch after the plan's
+  // The source's knobs (a tiled matmul) are not the baseline's: the naive schedule has no
+  // shared-memory tiles.
+  EXPECT_EQ(v->ptx.find(".shared"), std::string::npos);
 
   // A plan whose outputs are not the source's is refused, not silently mismatched.
   LaunchPlan wrong = plan;

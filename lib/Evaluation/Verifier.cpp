@@ -642,6 +642,9 @@ llvm::Expected<Variant> naiveBaseline(const LaunchPlan &plan, const DialectRegis
   func::FuncOp func = src ? src->lookupSymbol<func::FuncOp>(plan.funcName) : nullptr;
   if (!func)
     return fail("the source of '" + plan.funcName + "' does not parse");
+  // Naive: the default schedule everywhere, whatever knobs the source's ops ask for (a reference
+  // lowered like the kernels under test could share their bugs).
+  func.walk([](Operation *op) { op->removeAttr(kOpKnobsAttrName); });
   if (failed(lowerFunction(func, LowerOptions())))
     return fail("the source of '" + plan.funcName + "' cannot be lowered with default knobs");
   auto gms = llvm::to_vector(src->getOps<gpu::GPUModuleOp>());
