@@ -1,12 +1,15 @@
 //===- LaunchPlanTest.cpp - the plan attribute and the host function ---------===//
 
+#include "evo/Conversion/InputChecks.h"
 #include "evo/Conversion/LaunchPlan.h"
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Dialect/SparseTensor/IR/SparseTensor.h"
 #include "gtest/gtest.h"
 
 using namespace mlir;
@@ -168,4 +171,164 @@ TEST_F(LaunchPlanTest, PlansThatDoNotMatchTheirKernelsAreRejected) {
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   EXPECT_TRUE(failed(plan.verifyAgainst(gm)));
   EXPECT_NE(messages.back().find("parameter 1 has type"), std::string::npos);
+}
+
+TEST_F(LaunchPlanTest, PlanNamesThatWouldBePathsOrBadSymbolsAreRejected) {
+  // Each plan name ends up as a file name, a PTX symbol or a run-store directory.
+  auto rejects = [&](LaunchPlan plan, StringRef what) {
+    messages.clear();
+    EXPECT_TRUE(failed(LaunchPlan::fromAttr(plan.toAttr(&ctx), [&] { return err(); })));
+    ASSERT_FALSE(messages.empty()) << what.str();
+    EXPECT_NE(messages.back().find(what), std::string::npos) << messages.back();
+    EXPECT_NE(messages.back().find("cannot be a PTX symbol or a file name"), std::string::npos);
+  };
+  LaunchPlan plan = samplePlan();
+  plan.funcName = "../../../x";
+  rejects(plan, "function name \"../../../x\"");
+  plan = samplePlan();
+  plan.tasks[0].name = "../t";
+  rejects(plan, "task name \"../t\"");
+  plan = samplePlan();
+  plan.launches[0].kernel = "a-b";
+  rejects(plan, "kernel name \"a-b\"");
+  plan = samplePlan();
+  plan.buffers[0].name = "x y";
+  rejects(plan, "buffer name \"x y\"");
+  plan = samplePlan();
+  plan.funcName = std::string(kMaxFunctionNameLength + 1, 'f');
+  rejects(plan, "function name");
+}
+
+TEST_F(LaunchPlanTest, PlanSizesBeyondCudaOrIndexLimitsAreRejected) {
+  auto rejects = [&](LaunchPlan plan, StringRef what) {
+    messages.clear();
+    EXPECT_TRUE(failed(LaunchPlan::fromAttr(plan.toAttr(&ctx), [&] { return err(); })));
+    ASSERT_FALSE(messages.empty()) << what.str();
+    EXPECT_NE(messages.back().find(what), std::string::npos) << messages.back();
+  };
+  Builder b(&ctx);
+  LaunchPlan plan = samplePlan();
+  plan.launches[0].grid = {int64_t(1) << 31, 1, 1};
+  rejects(plan, "grid larger than 2^31-1 x 65535 x 65535");
+  plan = samplePlan();
+  plan.launches[0].grid = {1, 65536, 1};
+  rejects(plan, "grid larger");
+  plan = samplePlan();
+  plan.launches[0].block = {1024, 2, 1};
+  rejects(plan, "block larger than 1024 threads");
+  plan = samplePlan();
+  plan.launches[0].block = {1, 1, 65};
+  rejects(plan, "block larger than 1024 threads");
+  plan = samplePlan();
+  plan.launches[0].dynamicSharedMemory = -4;
+  rejects(plan, "dynamic shared memory outside [0, 227 KiB]");
+  plan = samplePlan();
+  plan.launches[0].dynamicSharedMemory = kMaxDynamicSharedMemory + 1;
+  rejects(plan, "dynamic shared memory outside [0, 227 KiB]");
+  plan = samplePlan();
+  plan.buffers[0].type = MemRefType::get({int64_t(1) << 62, 4}, b.getF32Type());
+  rejects(plan, "supports buffers of at most 1 TiB");
+  plan = samplePlan();
+  plan.buffers[0].type = MemRefType::get({0, 4}, b.getF32Type());
+  rejects(plan, "needs every dimension to be at least 1");
+
+  // The limits themselves are accepted.
+  plan = samplePlan();
+  plan.launches[0].grid = {kMaxGridX, kMaxGridYZ, kMaxGridYZ};
+  plan.launches[0].block = {16, 1, 64};
+  plan.launches[0].dynamicSharedMemory = kMaxDynamicSharedMemory;
+  messages.clear();
+  EXPECT_TRUE(succeeded(LaunchPlan::fromAttr(plan.toAttr(&ctx), [&] { return err(); })));
+  EXPECT_TRUE(messages.empty());
+}
+
+TEST(InputChecksTest, SymbolNamesArePlainIdentifiers) {
+  for (StringRef ok : {"f", "_f", "relu_k0", "F$1", "a1_b2"})
+    EXPECT_TRUE(isValidSymbolName(ok)) << ok.str();
+  for (StringRef bad : {"", "1f", "$f", "a-b", "a/b", "../x", ".", "a.b", "a b", "a\nb", "\xff",
+                        "caf\xc3\xa9"})
+    EXPECT_FALSE(isValidSymbolName(bad)) << bad.str();
+  EXPECT_FALSE(isValidSymbolName(StringRef("a\0b", 3)));
+  EXPECT_TRUE(isValidSymbolName(std::string(kMaxSymbolLength, 'a')));
+  EXPECT_FALSE(isValidSymbolName(std::string(kMaxSymbolLength + 1, 'a')));
+  EXPECT_FALSE(isValidSymbolName("abcd", 3));
+}
+
+TEST(InputChecksTest, QuotedNamesAreEscapedAndShortened) {
+  EXPECT_EQ(quoteName("a-b"), "\"a-b\"");
+  EXPECT_EQ(quoteName(StringRef("\xff\x1b[2J\"\\\n", 8)), "\"\\FF\\1B[2J\\\"\\\\\\0A\"");
+  std::string longName(100, 'x');
+  std::string q = quoteName(longName);
+  EXPECT_EQ(q, "\"" + std::string(64, 'x') + "\"... (100 bytes)");
+}
+
+TEST(InputChecksTest, BufferTypesMustBeDenseStaticPositiveAndBounded) {
+  MLIRContext ctx;
+  ctx.loadDialect<sparse_tensor::SparseTensorDialect>();
+  std::vector<std::string> messages;
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
+    messages.push_back(d.str());
+    return success();
+  });
+  Builder b(&ctx);
+  auto err = [&] { return emitError(UnknownLoc::get(&ctx)); };
+  auto check = [&](Type t) {
+    messages.clear();
+    return succeeded(checkBufferType(t, err));
+  };
+  Type f32 = b.getF32Type();
+  EXPECT_TRUE(check(RankedTensorType::get({8, 4}, f32)));
+  EXPECT_TRUE(check(MemRefType::get({}, f32)));
+  EXPECT_TRUE(check(MemRefType::get({kMaxBufferBytes / 4}, f32)));
+  EXPECT_FALSE(check(MemRefType::get({kMaxBufferBytes / 4 + 1}, f32)));
+  EXPECT_NE(messages.back().find("at most 1 TiB"), std::string::npos);
+  EXPECT_FALSE(check(RankedTensorType::get({0, 4}, f32)));
+  EXPECT_NE(messages.back().find("at least 1"), std::string::npos);
+  EXPECT_FALSE(check(RankedTensorType::get({ShapedType::kDynamic, 4}, f32)));
+  EXPECT_NE(messages.back().find("needs static shapes"), std::string::npos);
+  // Products that wrap int64 (2^62 * 4 elements, and the byte size of 2^61 * 2 f32).
+  EXPECT_FALSE(check(RankedTensorType::get({int64_t(1) << 62, 4}, f32)));
+  EXPECT_FALSE(check(RankedTensorType::get({int64_t(1) << 61, 2}, f32)));
+  EXPECT_FALSE(check(RankedTensorType::get({INT64_MAX, 2}, f32)));
+  EXPECT_FALSE(check(UnrankedTensorType::get(f32)));
+  EXPECT_FALSE(check(RankedTensorType::get({4}, ComplexType::get(f32))));
+  EXPECT_FALSE(check(RankedTensorType::get({4}, f32, b.getStringAttr("any encoding"))));
+  EXPECT_NE(messages.back().find("does not support the tensor encoding"), std::string::npos);
+  Attribute sparse = parseAttribute(
+      "#sparse_tensor.encoding<{map = (d0, d1) -> (d0 : dense, d1 : compressed)}>", &ctx);
+  ASSERT_TRUE(sparse);
+  EXPECT_FALSE(check(RankedTensorType::get({8, 8}, f32, sparse)));
+  EXPECT_NE(messages.back().find("only dense tensors"), std::string::npos);
+}
+
+TEST(InputChecksTest, ProductsDetectOverflow) {
+  EXPECT_EQ(checkedProduct({}), 1);
+  EXPECT_EQ(checkedProduct({3, 5, 7}), 105);
+  EXPECT_EQ(checkedProduct({int64_t(1) << 31, int64_t(1) << 31}), int64_t(1) << 62);
+  EXPECT_EQ(checkedProduct({int64_t(1) << 32, int64_t(1) << 32}), std::nullopt);
+  EXPECT_EQ(checkedProduct({INT64_MAX, 2}), std::nullopt);
+  EXPECT_EQ(checkedProduct({4, -1}), std::nullopt);
+  EXPECT_EQ(checkedProduct({0, INT64_MAX}), 0);
+}
+
+TEST(InputChecksTest, NestingCountsBracketsOutsideStringsAndComments) {
+  EXPECT_EQ(findExcessiveNesting("func.func @f() { return }", 2), std::nullopt);
+  EXPECT_EQ(findExcessiveNesting("{{{", 2), 2u);
+  EXPECT_EQ(findExcessiveNesting("{}{}{}{}", 1), std::nullopt);
+  // Every kind of bracket counts, together.
+  EXPECT_EQ(findExcessiveNesting("tensor<[(x)]>", 2), 8u);
+  EXPECT_EQ(findExcessiveNesting("tensor<[(x)]>", 3), std::nullopt);
+  // Brackets inside strings (with escaped quotes) and comments do not.
+  EXPECT_EQ(findExcessiveNesting("\"{{{{\\\"{{\" // {{{{{\n{", 1), std::nullopt);
+  EXPECT_EQ(findExcessiveNesting("\"{\"{{", 1), 4u);
+  // A string ends at a newline (the lexer's rule), so it cannot hide the rest of the file.
+  EXPECT_EQ(findExcessiveNesting("\"abc\n{{", 1), 6u);
+  // `->` and `>=` are not brackets: they do not close what `<` or `(` opened.
+  EXPECT_EQ(findExcessiveNesting("(d0) -> (d0 >= 0)", 1), std::nullopt);
+  EXPECT_EQ(findExcessiveNesting("<(x -> y >= z)>", 2), std::nullopt);
+  EXPECT_EQ(findExcessiveNesting("<(x -> y >= z {)>", 2), 14u);
+  // Stray closers never make the depth negative.
+  EXPECT_EQ(findExcessiveNesting("}}}}{{", 1), 5u);
+  std::string deep = std::string(100000, '{') + std::string(100000, '}');
+  EXPECT_EQ(findExcessiveNesting(deep, kDefaultMaxNesting), size_t(kDefaultMaxNesting));
 }

@@ -1,6 +1,10 @@
 //===- ManifestTest.cpp - manifest JSON --------------------------------------===//
 
 #include "evo/Target/Manifest.h"
+#include "evo/Target/OutputFiles.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/MLIRContext.h"
 #include "gtest/gtest.h"
@@ -72,4 +76,168 @@ TEST(ManifestTest, WithoutPtxasTheReportIsNull) {
   json::Object *m = v.getAsObject();
   EXPECT_EQ(m->get("ptxas")->kind(), json::Value::Null);
   EXPECT_TRUE(m->getArray("launches")->empty());
+}
+
+namespace {
+/// A fresh directory under the system temp dir, removed with everything in it.
+class OutputFilesTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("evo-output-files", root));
+  }
+  void TearDown() override { llvm::sys::fs::remove_directories(root); }
+  std::string path(llvm::StringRef rel) const {
+    llvm::SmallString<256> p(root);
+    llvm::sys::path::append(p, rel);
+    return std::string(p);
+  }
+  /// The names in `dir`, hidden ones included, sorted.
+  std::vector<std::string> list(llvm::StringRef rel = "") const {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (llvm::sys::fs::directory_iterator it(rel.empty() ? std::string(root) : path(rel), ec),
+         end;
+         !ec && it != end; it.increment(ec))
+      names.push_back(llvm::sys::path::filename(it->path()).str());
+    llvm::sort(names);
+    return names;
+  }
+  std::string read(llvm::StringRef rel) const {
+    auto buf = llvm::MemoryBuffer::getFile(path(rel));
+    return buf ? (*buf)->getBuffer().str() : "<missing>";
+  }
+  void write(llvm::StringRef rel, llvm::StringRef text) const {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path(rel), ec);
+    ASSERT_FALSE(ec);
+    os << text;
+  }
+  static auto text(llvm::StringRef t) {
+    return [t](llvm::raw_ostream &os) { os << t; };
+  }
+  llvm::SmallString<256> root;
+};
+} // namespace
+
+TEST_F(OutputFilesTest, NothingIsVisibleUntilTheCommit) {
+  evo::OutputTransaction tx;
+  llvm::Expected<std::string> dir = tx.createDirectory(path("out/sub"));
+  ASSERT_TRUE(bool(dir)) << llvm::toString(dir.takeError());
+  write("out/sub/a.ptx", "old");
+  ASSERT_FALSE(tx.claim(*dir, "a.ptx"));
+  ASSERT_FALSE(tx.claim(*dir, "a.json"));
+  ASSERT_FALSE(tx.stage(*dir, "a.ptx", text("new ptx")));
+  ASSERT_FALSE(tx.stage(*dir, "a.json", text("{}")));
+  // Staged files are hidden temporaries; the old file is untouched.
+  EXPECT_EQ(read("out/sub/a.ptx"), "old");
+  std::vector<std::string> names = list("out/sub");
+  ASSERT_EQ(names.size(), 3u);
+  EXPECT_EQ(names[2], "a.ptx");
+  EXPECT_TRUE(llvm::StringRef(names[0]).starts_with(".a.json.tmp-"));
+  EXPECT_TRUE(llvm::StringRef(names[1]).starts_with(".a.ptx.tmp-"));
+  ASSERT_FALSE(tx.commit());
+  EXPECT_EQ(list("out/sub"), (std::vector<std::string>{"a.json", "a.ptx"}));
+  EXPECT_EQ(read("out/sub/a.ptx"), "new ptx");
+  EXPECT_EQ(tx.committed().size(), 2u);
+}
+
+TEST_F(OutputFilesTest, ADiscardLeavesTheDirectoriesAsTheyWere) {
+  write("keep.ptx", "old");
+  {
+    evo::OutputTransaction tx;
+    llvm::Expected<std::string> dir = tx.createDirectory(path("new/deeper"));
+    ASSERT_TRUE(bool(dir));
+    ASSERT_FALSE(tx.claim(*dir, "x.ptx"));
+    ASSERT_FALSE(tx.stage(*dir, "x.ptx", text("x")));
+    llvm::Expected<std::string> top = tx.createDirectory(root);
+    ASSERT_TRUE(bool(top));
+    ASSERT_FALSE(tx.stage(*top, "keep.ptx", text("new")));
+    tx.discard();
+  }
+  // The directories it created are gone, the one it found stays, with its file unchanged.
+  EXPECT_EQ(list(), (std::vector<std::string>{"keep.ptx"}));
+  EXPECT_EQ(read("keep.ptx"), "old");
+  // The destructor discards too.
+  {
+    evo::OutputTransaction tx;
+    llvm::Expected<std::string> dir = tx.createDirectory(path("d"));
+    ASSERT_TRUE(bool(dir));
+    ASSERT_FALSE(tx.stage(*dir, "y.ptx", text("y")));
+  }
+  EXPECT_EQ(list(), (std::vector<std::string>{"keep.ptx"}));
+}
+
+TEST_F(OutputFilesTest, APathIsClaimedOncePerInvocationIgnoringCase) {
+  evo::OutputTransaction invocation, pass1, pass2, pass3;
+  llvm::Expected<std::string> dir = pass1.createDirectory(root);
+  ASSERT_TRUE(bool(dir));
+  ASSERT_FALSE(pass1.claim(*dir, "relu.ptx"));
+  llvm::Error twice = pass1.claim(*dir, "RELU.ptx");
+  ASSERT_TRUE(bool(twice));
+  EXPECT_NE(llvm::toString(std::move(twice)).find("written twice by this invocation"),
+            std::string::npos);
+  ASSERT_FALSE(pass1.stage(*dir, "relu.ptx", text("1")));
+  ASSERT_FALSE(invocation.adopt(pass1));
+  // A later pass (another --split-input-file chunk) may not write the same file.
+  ASSERT_FALSE(pass2.claim(*dir, "Relu.ptx"));
+  llvm::Error taken = invocation.checkClaim(*dir, "Relu.ptx");
+  EXPECT_TRUE(bool(taken));
+  llvm::consumeError(std::move(taken));
+  llvm::Error clash = invocation.adopt(pass2);
+  ASSERT_TRUE(bool(clash));
+  llvm::consumeError(std::move(clash));
+  pass2.discard();
+  ASSERT_FALSE(pass3.claim(*dir, "other.ptx"));
+  ASSERT_FALSE(pass3.stage(*dir, "other.ptx", text("3")));
+  ASSERT_FALSE(invocation.adopt(pass3));
+  ASSERT_FALSE(invocation.commit());
+  EXPECT_EQ(list(), (std::vector<std::string>{"other.ptx", "relu.ptx"}));
+  EXPECT_EQ(read("relu.ptx"), "1");
+}
+
+TEST_F(OutputFilesTest, AFailedCommitRestoresWhatItReplaced) {
+  write("a.ptx", "old a");
+  ASSERT_FALSE(llvm::sys::fs::create_directory(path("b.ptx")));
+  evo::OutputTransaction tx;
+  llvm::Expected<std::string> dir = tx.createDirectory(root);
+  ASSERT_TRUE(bool(dir));
+  ASSERT_FALSE(tx.stage(*dir, "a.ptx", text("new a")));
+  ASSERT_FALSE(tx.stage(*dir, "b.ptx", text("new b")));
+  llvm::Error e = tx.commit();
+  ASSERT_TRUE(bool(e));
+  EXPECT_NE(llvm::toString(std::move(e)).find("it is a directory"), std::string::npos);
+  EXPECT_EQ(list(), (std::vector<std::string>{"a.ptx", "b.ptx"}));
+  EXPECT_EQ(read("a.ptx"), "old a");
+  EXPECT_TRUE(llvm::sys::fs::is_directory(path("b.ptx")));
+}
+
+TEST_F(OutputFilesTest, AnOutputDirectoryThatIsAFileIsAnError) {
+  write("file", "x");
+  evo::OutputTransaction tx;
+  llvm::Expected<std::string> dir = tx.createDirectory(path("file"));
+  ASSERT_FALSE(bool(dir));
+  llvm::consumeError(dir.takeError());
+  EXPECT_EQ(read("file"), "x");
+}
+
+TEST_F(OutputFilesTest, ParentsOfTheOutputFileAreCreatedAndRemovable) {
+  std::vector<std::string> created;
+  ASSERT_FALSE(evo::createParentDirectories(path("x/y/out.mlir"), created));
+  EXPECT_EQ(created, (std::vector<std::string>{path("x"), path("x/y")}));
+  EXPECT_TRUE(llvm::sys::fs::is_directory(path("x/y")));
+  evo::removeEmptyDirectories(created);
+  EXPECT_TRUE(list().empty());
+  created.clear();
+  ASSERT_FALSE(evo::createParentDirectories("relative-file-without-parent", created));
+  EXPECT_TRUE(created.empty());
+}
+
+TEST_F(OutputFilesTest, TheInvocationsTransactionIsCurrentWhileItsScopeLives) {
+  EXPECT_EQ(evo::OutputTransaction::current(), nullptr);
+  {
+    evo::OutputTransaction tx;
+    evo::OutputTransaction::Scope scope(tx);
+    EXPECT_EQ(evo::OutputTransaction::current(), &tx);
+  }
+  EXPECT_EQ(evo::OutputTransaction::current(), nullptr);
 }

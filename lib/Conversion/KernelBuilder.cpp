@@ -8,6 +8,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
 
@@ -205,18 +207,21 @@ void clonePayload(OpBuilder &b, linalg::GenericOp op, ValueRange blockArgs, Valu
                   ArrayRef<Operation *> skip, IRMapping &map) {
   Block &body = op.getRegion().front();
   map.map(body.getArguments(), blockArgs);
+  // Constants captured from above the payload are re-created inside the kernel: those used by
+  // nested regions and by the terminator too (a payload folded to `yield %cst` yields a constant
+  // of the task function, which must not leak into the kernel). The analysis rejects captures
+  // that are not constants.
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(op.getRegion(), captured);
+  for (Value v : captured)
+    if (!map.contains(v) && matchPattern(v, m_Constant()))
+      map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
   for (Operation &inner : body.without_terminator()) {
     if (llvm::is_contained(skip, &inner))
       continue;
     if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
       map.map(index.getResult(), ivs[index.getDim()]);
       continue;
-    }
-    // Constants captured from above the payload are re-created inside the kernel.
-    for (Value operand : inner.getOperands()) {
-      if (map.contains(operand) || op.getRegion().isAncestor(operand.getParentRegion()))
-        continue;
-      map.map(operand, b.clone(*operand.getDefiningOp())->getResult(0));
     }
     b.clone(inner, map);
   }

@@ -1,6 +1,7 @@
 //===- LaunchPlan.cpp - plan (de)serialization and host function ------------===//
 
 #include "evo/Conversion/LaunchPlan.h"
+#include "evo/Conversion/InputChecks.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -152,6 +153,10 @@ FailureOr<LaunchPlan> LaunchPlan::fromAttr(DictionaryAttr attr,
   FailureOr<ArrayAttr> launches = top.get<ArrayAttr>("launches");
   if (failed(func) || failed(source) || failed(buffers) || failed(tasks) || failed(launches))
     return failure();
+  // Plan names become file names, PTX symbols and run-store directories: check them here, where
+  // every reader of a plan (emission, evolution, verification) goes through.
+  if (failed(checkSymbolName(*func, "evo.plan: function name", emitError, kMaxFunctionNameLength)))
+    return failure();
   plan.funcName = *func;
   plan.source = *source;
 
@@ -169,6 +174,11 @@ FailureOr<LaunchPlan> LaunchPlan::fromAttr(DictionaryAttr attr,
     if (!parsedRole || !memref || !memref.hasStaticShape())
       return emitError() << "evo.plan: buffer '" << *name
                          << "' needs a role (input/output/scratch) and a static memref type";
+    if (failed(checkSymbolName(*name, "evo.plan: buffer name", emitError)) ||
+        failed(checkBufferType(memref, [&] {
+          return emitError() << "evo.plan: buffer '" << *name << "': ";
+        })))
+      return failure();
     plan.buffers.push_back({*name, *parsedRole, memref, d.contains("zero_init")});
   }
   for (Attribute a : *tasks) {
@@ -186,6 +196,8 @@ FailureOr<LaunchPlan> LaunchPlan::fromAttr(DictionaryAttr attr,
     if (!fam)
       return emitError() << "evo.plan: task '" << *name << "' has unknown family '" << *family
                          << "'";
+    if (failed(checkSymbolName(*name, "evo.plan: task name", emitError)))
+      return failure();
     task.name = *name;
     task.family = *fam;
     task.source = *src;
@@ -207,9 +219,10 @@ FailureOr<LaunchPlan> LaunchPlan::fromAttr(DictionaryAttr attr,
     if (*task < 0 || static_cast<size_t>(*task) >= plan.tasks.size())
       return emitError() << "evo.plan: launch of '" << *kernel << "' names unknown task "
                          << *task;
-    if (*smem < 0)
-      return emitError() << "evo.plan: launch of '" << *kernel
-                         << "' has negative dynamic shared memory";
+    if (failed(checkSymbolName(*kernel, "evo.plan: kernel name", emitError)) ||
+        failed(checkLaunchDims(*kernel, launch.grid, launch.block, *smem,
+                               [&] { return emitError() << "evo.plan: "; })))
+      return failure();
     launch.kernel = *kernel;
     launch.task = *task;
     launch.dynamicSharedMemory = *smem;

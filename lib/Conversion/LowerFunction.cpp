@@ -2,6 +2,7 @@
 
 #include "Emitters.h"
 #include "TaskAnalysis.h"
+#include "evo/Conversion/InputChecks.h"
 #include "evo/Conversion/LowerToGPU.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -80,16 +81,22 @@ static bool isCheapProducer(Operation *op) {
 }
 
 static LogicalResult checkTensorType(Type t, Operation *where, StringRef what) {
-  auto tensor = dyn_cast<RankedTensorType>(t);
-  if (!tensor)
+  if (!isa<RankedTensorType>(t))
     return where->emitError() << "evo-lower-to-gpu supports only tensor " << what << "s, got "
                               << t;
-  if (!tensor.hasStaticShape())
-    return where->emitError() << "evo-lower-to-gpu needs static shapes, got " << t;
-  Type elt = tensor.getElementType();
-  if (!elt.isIntOrFloat() || elt.isInteger(1))
-    return where->emitError() << "evo-lower-to-gpu supports integer and float elements, got "
-                              << elt;
+  // Shapes, encodings, sizes and element types (InputChecks.h), then what the lowering adds.
+  if (failed(checkBufferType(t, [&] { return where->emitError() << "evo-lower-to-gpu "; })))
+    return failure();
+  // What the kernels can compute on: NVPTX has no f80/f128 arithmetic (LLVM aborts) and the
+  // GPU lowering none for f8/tf32; i1 tensors have no byte layout the manifest could state.
+  Type elt = cast<RankedTensorType>(t).getElementType();
+  bool supported = isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(elt) ||
+                   (elt.isInteger() && elt.getIntOrFloatBitWidth() >= 2 &&
+                    elt.getIntOrFloatBitWidth() <= 64);
+  if (!supported)
+    return where->emitError()
+           << "evo-lower-to-gpu supports f16, bf16, f32, f64 and integers of 2 to 64 bits, got "
+           << elt;
   return success();
 }
 
@@ -221,6 +228,12 @@ LogicalResult FunctionLowering::addTask(func::FuncOp task,
   }
   desc.family = lowered->family;
   desc.knobs = lowered->knobs;
+  for (const KernelLaunch &launch : lowered->launches)
+    if (failed(checkLaunchDims(launch.kernel, launch.grid, launch.block,
+                               launch.dynamicSharedMemory, [&] {
+                                 return emitError(task.getLoc()) << "evo-lower-to-gpu: ";
+                               })))
+      return failure();
   for (KernelLaunch launch : lowered->launches) {
     for (unsigned &a : launch.args)
       a = desc.buffers[a];
@@ -302,6 +315,10 @@ LogicalResult lowerFunction(func::FuncOp func, const LowerOptions &options) {
   auto parent = func->getParentOfType<ModuleOp>();
   if (!parent)
     return func.emitError("evo-lower-to-gpu: the function must be inside a module");
+  // The name becomes the kernels' PTX symbols and the output files' names.
+  if (failed(checkSymbolName(func.getSymName(), "evo-lower-to-gpu: function name",
+                             [&] { return func.emitError(); }, kMaxFunctionNameLength)))
+    return failure();
   for (Type t : func.getArgumentTypes())
     if (failed(checkTensorType(t, func, "argument")))
       return failure();

@@ -1,6 +1,7 @@
 //===- TaskAnalysis.cpp - resolving a task's operands -----------------------===//
 
 #include "TaskAnalysis.h"
+#include "evo/Conversion/InputChecks.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
@@ -59,13 +60,12 @@ FailureOr<SmallVector<MemRefType>> taskParamTypes(func::FuncOp task) {
   SmallVector<MemRefType> params;
   auto add = [&](Type t) -> LogicalResult {
     auto tensor = dyn_cast<RankedTensorType>(t);
-    if (!tensor || !tensor.hasStaticShape())
+    if (!tensor)
       return task.emitError() << "evo-lower-to-gpu needs static shapes, got " << t;
-    Type elt = tensor.getElementType();
-    if (!elt.isIntOrFloat())
-      return task.emitError() << "evo-lower-to-gpu supports integer and float elements, got "
-                              << elt;
-    params.push_back(MemRefType::get(tensor.getShape(), elt));
+    // Task sources come back from run stores and LLM-facing files too: check them as input.
+    if (failed(checkBufferType(t, [&] { return task.emitError() << "evo-lower-to-gpu "; })))
+      return failure();
+    params.push_back(MemRefType::get(tensor.getShape(), tensor.getElementType()));
     return success();
   };
   for (Type t : task.getArgumentTypes())
@@ -175,6 +175,9 @@ FailureOr<GenericTask> analyzeGeneric(linalg::GenericOp op, func::FuncOp task) {
     return op.emitError("evo-lower-to-gpu needs static shapes");
   if (llvm::any_of(t.loopSizes, [](int64_t s) { return s == 0; }))
     return op.emitError("evo-lower-to-gpu: empty iteration space");
+  // Every product of loop sizes the emitters form (points, grids, strides) is at most this one.
+  if (!checkedProduct(t.loopSizes))
+    return op.emitError("evo-lower-to-gpu: the iteration space has more than 2^63 points");
   for (auto [i, it] : llvm::enumerate(op.getIteratorTypesArray())) {
     if (it == utils::IteratorType::parallel)
       t.parallelDims.push_back(i);

@@ -2,6 +2,7 @@
 
 #include "evo/Target/Compile.h"
 #include "evo/Target/PTXAssembler.h"
+#include "evo/Conversion/InputChecks.h"
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/Passes.h"
@@ -13,6 +14,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/IR/Intrinsics.h"
 
 using namespace mlir;
 
@@ -34,6 +36,51 @@ struct AlignWorkgroupGlobals
   }
 };
 } // namespace
+
+/// Every symbol of a gpu.module becomes a PTX symbol (gpu.func, llvm.func, globals), and the
+/// module's own name the gpu.binary's and, without a plan, the output files': NVPTX aborts the
+/// process (LLVM ERROR) on a name it cannot print, so each is checked before it gets there.
+LogicalResult checkKernelModule(gpu::GPUModuleOp gm) {
+  if (failed(checkSymbolName(gm.getSymName(), "gpu.module name",
+                                  [&] { return gm.emitError(); })))
+    return failure();
+  // NVPTX has no f80/f128 arithmetic and aborts the process on it ("unsupported library call
+  // operation"): refuse those types anywhere in the module (values, signatures, attributes).
+  Operation *bad = nullptr;
+  Type badType;
+  auto visit = [&](Type t) {
+    if (!badType && isa<Float80Type, Float128Type>(t))
+      badType = t;
+  };
+  gm.walk([&](Operation *op) {
+    for (Type t : op->getResultTypes())
+      t.walk(visit);
+    for (Region &r : op->getRegions())
+      for (Block &b : r)
+        for (BlockArgument a : b.getArguments())
+          a.getType().walk(visit);
+    op->getAttrDictionary().walk(visit);
+    if (badType && !bad)
+      bad = op;
+    return badType ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  if (bad)
+    return bad->emitError() << "NVPTX cannot compile the type " << badType
+                            << " (no f80/f128 arithmetic on GPUs)";
+  for (Operation &op : gm.getBody()->getOperations()) {
+    auto name = op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
+    if (!name)
+      continue;
+    // Declarations of LLVM intrinsics (llvm.nvvm.*) are not symbols of the PTX.
+    if (isa<LLVM::LLVMFuncOp>(op) &&
+        llvm::Intrinsic::lookupIntrinsicID(name.getValue()) != llvm::Intrinsic::not_intrinsic)
+      continue;
+    if (failed(checkSymbolName(name.getValue(), "symbol",
+                                    [&] { return op.emitError(); })))
+      return failure();
+  }
+  return success();
+}
 
 FailureOr<Attribute> nvvmTarget(MLIRContext *ctx, const PTXOptions &o,
                                 function_ref<InFlightDiagnostic()> emitError) {
@@ -73,6 +120,8 @@ FailureOr<std::string> compileToPTX(ModuleOp module, const PTXOptions &options) 
     return module.emitError("compileToPTX needs exactly one gpu.module");
   FailureOr<Attribute> target = nvvmTarget(ctx, options, [&] { return module.emitError(); });
   if (failed(target))
+    return failure();
+  if (failed(checkKernelModule(gms.front())))
     return failure();
   gms.front().setTargetsAttr(ArrayAttr::get(ctx, ArrayRef<Attribute>{*target}));
   PassManager pm(ctx, ModuleOp::getOperationName());

@@ -1,8 +1,10 @@
 //===- EmitPTXPass.cpp - the evo-emit-ptx pass ---------------------------------===//
 
+#include "evo/Conversion/InputChecks.h"
 #include "evo/Conversion/LaunchPlan.h"
 #include "evo/Target/Compile.h"
 #include "evo/Target/Manifest.h"
+#include "evo/Target/OutputFiles.h"
 #include "evo/Target/PTXAssembler.h"
 #include "evo/Target/Passes.h"
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
@@ -11,6 +13,7 @@
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringSet.h"
@@ -42,6 +45,22 @@ struct PendingModule {
 };
 } // namespace
 
+/// A kernel parameter under the bare-pointer ABI: a static, identity-layout memref in global
+/// memory, of a size the manifest can state.
+static LogicalResult checkKernelParam(gpu::GPUFuncOp func, unsigned index, Type t) {
+  auto memref = dyn_cast<MemRefType>(t);
+  Attribute space = memref ? memref.getMemorySpace() : Attribute();
+  auto gpuSpace = dyn_cast_or_null<gpu::AddressSpaceAttr>(space);
+  if (!memref || !memref.hasStaticShape() || !memref.getLayout().isIdentity() ||
+      (space && !(gpuSpace && gpuSpace.getValue() == gpu::AddressSpace::Global)))
+    return func.emitError() << "evo-emit-ptx: kernel parameters must be static, identity-layout "
+                               "memrefs in global memory (the bare-pointer ABI), got "
+                            << t;
+  return evo::checkBufferType(t, [&] {
+    return func.emitError() << "evo-emit-ptx: kernel parameter " << index << " ";
+  });
+}
+
 void EvoEmitPTXPass::runOnOperation() {
   ModuleOp module = getOperation();
   MLIRContext *ctx = &getContext();
@@ -72,8 +91,14 @@ void EvoEmitPTXPass::runOnOperation() {
   SmallVector<PendingModule, 2> pending;
   llvm::StringSet<llvm::MallocAllocator> names;
   for (gpu::GPUModuleOp gm : gpuModules) {
+    if (failed(evo::checkKernelModule(gm)))
+      return signalPassFailure();
     PendingModule p{gm.getSymName().str(), gm.getLoc(), {}, {}};
     p.planAttr = gm->getAttrOfType<DictionaryAttr>(evo::kPlanAttrName);
+    if (!p.planAttr && gm->hasAttr(evo::kPlanAttrName)) {
+      gm.emitError() << "evo-emit-ptx: '" << evo::kPlanAttrName << "' must be a dictionary";
+      return signalPassFailure();
+    }
     if (p.planAttr) {
       FailureOr<evo::LaunchPlan> plan = evo::LaunchPlan::fromModule(gm);
       if (failed(plan) || failed(plan->verifyAgainst(gm)))
@@ -83,7 +108,9 @@ void EvoEmitPTXPass::runOnOperation() {
     } else {
       p.info.name = p.symName;
     }
-    if (!names.insert(p.info.name).second) {
+    // The output name is a valid symbol (checked above or by the plan's reader), so the files
+    // are plain names inside output-dir. Names equal without case collide on some file systems.
+    if (!names.insert(StringRef(p.info.name).lower()).second) {
       gm.emitError() << "evo-emit-ptx: two gpu.modules would both write '" << p.info.name
                      << ".ptx'";
       return signalPassFailure();
@@ -96,18 +123,18 @@ void EvoEmitPTXPass::runOnOperation() {
         continue;
       evo::KernelSignature sig;
       sig.name = func.getName().str();
-      for (Type t : func.getArgumentTypes()) {
-        auto memref = dyn_cast<MemRefType>(t);
-        if (!memref || !memref.hasStaticShape() || !memref.getLayout().isIdentity()) {
-          func.emitError() << "evo-emit-ptx: kernel parameters must be static, identity-layout "
-                              "memrefs (the bare-pointer ABI), got "
-                           << t;
+      for (auto [i, t] : llvm::enumerate(func.getArgumentTypes())) {
+        if (failed(checkKernelParam(func, i, t)))
           return signalPassFailure();
-        }
-        sig.params.push_back(memref);
+        sig.params.push_back(cast<MemRefType>(t));
       }
       sig.knobs = func->getAttrOfType<DictionaryAttr>(evo::kKnobsAttrName);
       p.info.kernels.push_back(std::move(sig));
+    }
+    if (p.info.kernels.empty()) {
+      gm.emitError() << "evo-emit-ptx: gpu.module '" << gm.getSymName()
+                     << "' has no kernel (gpu.func ... kernel): nothing to launch";
+      return signalPassFailure();
     }
     gm.setTargetsAttr(ArrayAttr::get(ctx, ArrayRef<Attribute>{*target}));
     pending.push_back(std::move(p));
@@ -145,28 +172,38 @@ void EvoEmitPTXPass::runOnOperation() {
 
   if (outputDir == "-")
     return;
-  if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
-    emitError(module.getLoc()) << "evo-emit-ptx: cannot create output directory '" << outputDir
-                       << "': " << ec.message();
+  // All files of the invocation are one transaction (OutputFiles.h): staged here, handed to
+  // evo-opt's transaction (renamed into place when the whole invocation succeeds) or committed
+  // at the end of the pass outside evo-opt; a failure anywhere removes them.
+  evo::OutputTransaction local;
+  llvm::Expected<std::string> dir = local.createDirectory(outputDir);
+  if (!dir) {
+    emitError(module.getLoc()) << "evo-emit-ptx: " << llvm::toString(dir.takeError());
     return signalPassFailure();
   }
+  evo::OutputTransaction *invocation = evo::OutputTransaction::current();
   for (PendingModule &p : pending) {
-    llvm::SmallString<256> ptxPath(outputDir), jsonPath(outputDir);
-    llvm::sys::path::append(ptxPath, p.info.name + ".ptx");
-    llvm::sys::path::append(jsonPath, p.info.name + ".json");
-    // writeToOutput writes a temporary file and renames it: readers never see a partial file.
-    llvm::Error err = llvm::writeToOutput(ptxPath, [&](llvm::raw_ostream &os) {
-      os << p.info.ptx;
-      return llvm::Error::success();
-    });
+    llvm::Error err = llvm::Error::success();
+    for (llvm::StringRef ext : {".ptx", ".json"}) {
+      if (!err && invocation)
+        err = invocation->checkClaim(*dir, p.info.name + ext.str());
+      if (!err)
+        err = local.claim(*dir, p.info.name + ext.str());
+    }
     if (!err)
-      err = llvm::writeToOutput(jsonPath, [&](llvm::raw_ostream &os) {
+      err = local.stage(*dir, p.info.name + ".ptx",
+                        [&](llvm::raw_ostream &os) { os << p.info.ptx; });
+    if (!err)
+      err = local.stage(*dir, p.info.name + ".json", [&](llvm::raw_ostream &os) {
         os << llvm::formatv("{0:2}", evo::buildManifest(p.info)) << "\n";
-        return llvm::Error::success();
       });
     if (err) {
       emitError(p.loc) << "evo-emit-ptx: " << llvm::toString(std::move(err));
       return signalPassFailure();
     }
+  }
+  if (llvm::Error err = invocation ? invocation->adopt(local) : local.commit()) {
+    emitError(module.getLoc()) << "evo-emit-ptx: " << llvm::toString(std::move(err));
+    return signalPassFailure();
   }
 }

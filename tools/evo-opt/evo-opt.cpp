@@ -29,6 +29,17 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+#include "evo/Conversion/InputChecks.h"
+#include "evo/Target/OutputFiles.h"
+#include "mlir/Bytecode/BytecodeReader.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+#include <pthread.h>
 
 static int optMain(int argc, char **argv) {
   mlir::DialectRegistry registry;
@@ -45,8 +56,156 @@ static int optMain(int argc, char **argv) {
   llvm::cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << evo::evoVersionString() << "\n";
   });
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "evo-opt: lower linalg ops to evolved GPU kernels\n", registry));
+  static llvm::cl::opt<unsigned> maxNesting(
+      "evo-max-nesting",
+      llvm::cl::desc("Refuse textual input whose brackets nest deeper than this (the parser "
+                     "recurses once per level)"),
+      llvm::cl::init(evo::kDefaultMaxNesting));
+  auto [inputFile, outputFile] = mlir::registerAndParseCLIOptions(
+      argc, argv, "evo-opt: lower linalg ops to evolved GPU kernels\n", registry);
+  mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
+  if (config.shouldListPasses())
+    return mlir::asMainReturnCode(mlir::MlirOptMain(argc, argv, inputFile, outputFile, registry));
+
+  // What upstream's MlirOptMain(argc, argv, ...) does, plus: the input's nesting is bounded
+  // before the parser recurses into it, the -o file's directory is created, and every output
+  // (the -o file and evo-emit-ptx's files) is written to a temporary file and renamed into
+  // place only when the whole invocation succeeds (docs/reliability.md).
+  llvm::InitLLVM initLLVM(argc, argv);
+  if (inputFile == "-" && llvm::sys::Process::FileDescriptorIsDisplayed(fileno(stdin)))
+    llvm::errs() << "(processing input from stdin now, hit ctrl-c/ctrl-d to interrupt)\n";
+  std::string message;
+  std::unique_ptr<llvm::MemoryBuffer> input = mlir::openInputFile(inputFile, &message);
+  if (!input) {
+    llvm::errs() << message << "\n";
+    return 1;
+  }
+  if (!mlir::isBytecode(*input))
+    if (std::optional<size_t> at = evo::findExcessiveNesting(input->getBuffer(), maxNesting)) {
+      llvm::SourceMgr sources;
+      const char *where = input->getBufferStart() + *at;
+      sources.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+      sources.PrintMessage(llvm::errs(), llvm::SMLoc::getFromPointer(where),
+                           llvm::SourceMgr::DK_Error,
+                           llvm::Twine("brackets nest deeper than ") + llvm::Twine(maxNesting) +
+                               " levels; evo-opt refuses such input (--evo-max-nesting)");
+      return 1;
+    }
+
+  evo::OutputTransaction outputs;
+  evo::OutputTransaction::Scope scope(outputs);
+  std::vector<std::string> createdDirs;
+  auto fail = [&] {
+    outputs.discard();
+    evo::removeEmptyDirectories(createdDirs);
+    return 1;
+  };
+  auto run = [&](llvm::raw_ostream &os) {
+    return mlir::MlirOptMain(os, std::move(input), registry, config);
+  };
+  if (outputFile == "-") {
+    if (mlir::failed(run(llvm::outs())))
+      return fail();
+    if (llvm::Error e = outputs.commit()) {
+      llvm::WithColor::error(llvm::errs(), "evo-opt") << llvm::toString(std::move(e)) << "\n";
+      return fail();
+    }
+    return 0;
+  }
+  if (llvm::Error e = evo::createParentDirectories(outputFile, createdDirs)) {
+    llvm::WithColor::error(llvm::errs(), "evo-opt") << llvm::toString(std::move(e)) << "\n";
+    return fail();
+  }
+  // A device, a FIFO or /dev/stdout is written directly; a file through a temporary beside it.
+  llvm::sys::fs::file_status status;
+  bool special = !llvm::sys::fs::status(outputFile, status) &&
+                 llvm::sys::fs::exists(status) && !llvm::sys::fs::is_regular_file(status);
+  if (special) {
+    std::unique_ptr<llvm::ToolOutputFile> out = mlir::openOutputFile(outputFile, &message);
+    if (!out) {
+      llvm::errs() << message << "\n";
+      return fail();
+    }
+    if (mlir::failed(run(out->os())))
+      return fail();
+    if (llvm::Error e = outputs.commit()) {
+      llvm::WithColor::error(llvm::errs(), "evo-opt") << llvm::toString(std::move(e)) << "\n";
+      return fail();
+    }
+    out->keep();
+    return 0;
+  }
+  llvm::SmallString<256> model(llvm::sys::path::parent_path(outputFile));
+  llvm::sys::path::append(model, "." + llvm::sys::path::filename(outputFile) + ".tmp-%%%%%%");
+  llvm::Expected<llvm::sys::fs::TempFile> temp = llvm::sys::fs::TempFile::create(model);
+  if (!temp) {
+    llvm::WithColor::error(llvm::errs(), "evo-opt")
+        << "cannot open output file '" << outputFile << "': " << llvm::toString(temp.takeError())
+        << "\n";
+    return fail();
+  }
+  bool ok;
+  {
+    llvm::raw_fd_ostream os(temp->FD, /*shouldClose=*/false);
+    ok = mlir::succeeded(run(os));
+    os.flush();
+    if (ok && os.has_error()) {
+      llvm::WithColor::error(llvm::errs(), "evo-opt")
+          << "cannot write output file '" << outputFile << "': " << os.error().message() << "\n";
+      ok = false;
+    }
+    os.clear_error();
+  }
+  if (!ok) {
+    llvm::consumeError(temp->discard());
+    return fail();
+  }
+  if (llvm::Error e = outputs.commit()) {
+    llvm::WithColor::error(llvm::errs(), "evo-opt") << llvm::toString(std::move(e)) << "\n";
+    llvm::consumeError(temp->discard());
+    return fail();
+  }
+  if (llvm::Error e = temp->keep(outputFile)) {
+    llvm::WithColor::error(llvm::errs(), "evo-opt")
+        << "cannot write output file '" << outputFile << "': " << llvm::toString(std::move(e))
+        << "\n";
+    for (const std::string &p : outputs.committed())
+      llvm::sys::fs::remove(p);
+    return fail();
+  }
+  return 0;
+}
+
+/// Runs `body` on a thread with a large stack (512 MiB reserved, committed only as used), so
+/// that the recursion of parsing, verifying and printing has room well beyond what
+/// --evo-max-nesting lets through. Falls back to a smaller stack, then to the calling thread.
+static int runWithLargeStack(llvm::function_ref<int()> body) {
+  struct Call {
+    llvm::function_ref<int()> body;
+    int rc = 1;
+  } call{body};
+  for (size_t size : {size_t(512) << 20, size_t(64) << 20}) {
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0)
+      break;
+    pthread_t thread;
+    bool started =
+        pthread_attr_setstacksize(&attr, size) == 0 &&
+        pthread_create(
+            &thread, &attr,
+            [](void *arg) -> void * {
+              auto *c = static_cast<Call *>(arg);
+              c->rc = c->body();
+              return nullptr;
+            },
+            &call) == 0;
+    pthread_attr_destroy(&attr);
+    if (started) {
+      pthread_join(thread, nullptr);
+      return call.rc;
+    }
+  }
+  return body();
 }
 
 /// `evo-opt report RUN_DIR [OUT_DIR]`: the reports of a stored run, without a GPU.
@@ -249,7 +408,7 @@ static int promptMain(int argc, char **argv) {
   return 0;
 }
 
-int main(int argc, char **argv) {
+static int dispatch(int argc, char **argv) {
   llvm::StringRef tool = argc > 0 ? llvm::sys::path::filename(argv[0]) : "evo-opt";
   if (tool == "evo-runner" || tool == "mlir-runner")
     return evo::runnerMain(argc, argv);
@@ -266,4 +425,8 @@ int main(int argc, char **argv) {
   if (rc != 0 && evo::llm::pausedExitRequested())
     return evo::llm::kPausedExitCode;
   return rc;
+}
+
+int main(int argc, char **argv) {
+  return runWithLargeStack([&] { return dispatch(argc, argv); });
 }

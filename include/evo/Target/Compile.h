@@ -3,6 +3,7 @@
 #ifndef EVO_TARGET_COMPILE_H
 #define EVO_TARGET_COMPILE_H
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include <string>
@@ -16,6 +17,12 @@ struct PTXOptions {
   /// CUDA toolkit root for libdevice; empty: defaultCudaPath().
   std::string cudaPath;
 };
+
+/// Checks what NVPTX would otherwise abort the process on (LLVM ERROR), with a diagnostic at the
+/// op: every symbol of the module and the module's own name must be plain identifiers
+/// (InputChecks.h: they become PTX symbols and file names), and no f80/f128 type may appear.
+/// compileToPTX and evo-emit-ptx call it on every gpu.module, hand-written or LLM-written.
+mlir::LogicalResult checkKernelModule(mlir::gpu::GPUModuleOp module);
 
 /// The NVVM target attribute for `options`, or a diagnostic through `emitError` for a bad chip,
 /// feature string or level.
