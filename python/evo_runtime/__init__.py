@@ -1,16 +1,23 @@
-"""Load the PTX that evo-opt emits and call it like a PyTorch function.
+"""Load the PTX that evo-opt emits and call it from PyTorch.
 
-    from evo_runtime import EvoModule
-    softmax = EvoModule("out/softmax.json")      # the manifest written by evo-emit-ptx
-    y, = softmax(x)                               # x: a CUDA torch.Tensor
+    import evo_runtime
+    softmax = evo_runtime.EvoModule("out/softmax.json")     # the manifest written by evo-emit-ptx
+    y, = softmax(x)                                          # x: a CUDA torch.Tensor
+    op = evo_runtime.register_op("mylib::softmax", "out/softmax.json")
+    y = op(x)                                                # a torch.library op (torch.compile, CUDA graphs)
 
 The manifest says everything needed: buffers (inputs, outputs, scratch) in ABI order, and the
 ordered kernel launches with their grid, block and shared memory. Kernels are loaded and launched
-through the CUDA driver API (libcuda.so.1, via ctypes) on PyTorch's current stream, so no other
-package is needed.
+through the CUDA driver API (libcuda.so.1, via ctypes) on the caller's stream, without
+synchronizing. `Manifest` (parsing and validation) needs neither a GPU nor torch.
 """
 
-from .driver import CudaDriver, CudaError  # noqa: F401
-from .module import EvoModule, ManifestError  # noqa: F401
+__version__ = "0.1.0"
 
-__all__ = ["EvoModule", "ManifestError", "CudaDriver", "CudaError"]
+from .driver import CudaDriver, CudaError  # noqa: F401,E402
+from .manifest import Buffer, Launch, Manifest, ManifestError  # noqa: F401,E402
+from .module import EvoModule  # noqa: F401,E402
+from .torch_ops import output_specs, register_op, registered_module, schema  # noqa: F401,E402
+
+__all__ = ["EvoModule", "Manifest", "ManifestError", "Buffer", "Launch", "CudaDriver", "CudaError",
+           "register_op", "registered_module", "output_specs", "schema", "__version__"]

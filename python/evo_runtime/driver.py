@@ -1,6 +1,20 @@
-"""The few CUDA driver API calls evo_runtime needs, through ctypes."""
+"""The few CUDA driver API calls evo_runtime needs, through ctypes (no CUDA Python package).
+
+$EVO_LIBCUDA names another driver library, as for evo-opt and libevo_runtime.
+"""
 
 import ctypes
+import os
+import threading
+
+from ctypes import POINTER, byref, c_char_p, c_int, c_size_t, c_uint, c_uint64, c_void_p
+
+CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0
+CU_FUNC_ATTRIBUTE_NUM_REGS = 4
+CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
+CU_JIT_ERROR_LOG_BUFFER = 5
+CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
 
 
 class CudaError(RuntimeError):
@@ -9,55 +23,140 @@ class CudaError(RuntimeError):
 
 class CudaDriver:
     _instance = None
+    _instance_lock = threading.Lock()
 
     def __init__(self):
+        name = os.environ.get("EVO_LIBCUDA") or "libcuda.so.1"
         try:
-            self.lib = ctypes.CDLL("libcuda.so.1")
+            self.lib = ctypes.CDLL(name)
         except OSError as e:
-            raise CudaError("libcuda.so.1 cannot be loaded: no NVIDIA driver on this machine "
-                            f"({e})") from None
-        self._check(self.lib.cuInit(0), "cuInit")
+            raise CudaError(f"{name} cannot be loaded: no NVIDIA driver on this machine ({e})") from None
+        lib = self.lib
+        # Prototypes: ctypes converts Python ints on each call and checks the argument count.
+        proto = {
+            "cuInit": [c_uint],
+            "cuGetErrorString": [c_int, POINTER(c_char_p)],
+            "cuGetErrorName": [c_int, POINTER(c_char_p)],
+            "cuDeviceGet": [POINTER(c_int), c_int],
+            "cuDeviceGetAttribute": [POINTER(c_int), c_int, c_int],
+            "cuDevicePrimaryCtxRetain": [POINTER(c_void_p), c_int],
+            "cuCtxGetCurrent": [POINTER(c_void_p)],
+            "cuCtxSetCurrent": [c_void_p],
+            "cuCtxPushCurrent_v2": [c_void_p],
+            "cuCtxPopCurrent_v2": [POINTER(c_void_p)],
+            "cuStreamGetCtx": [c_void_p, POINTER(c_void_p)],
+            "cuModuleLoadDataEx": [POINTER(c_void_p), c_void_p, c_uint, POINTER(c_int),
+                                   POINTER(c_void_p)],
+            "cuModuleUnload": [c_void_p],
+            "cuModuleGetFunction": [POINTER(c_void_p), c_void_p, c_char_p],
+            "cuFuncSetAttribute": [c_void_p, c_int, c_int],
+            "cuFuncGetAttribute": [POINTER(c_int), c_int, c_void_p],
+            "cuMemsetD8Async": [c_uint64, ctypes.c_ubyte, c_size_t, c_void_p],
+            "cuLaunchKernel": [c_void_p, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint,
+                               c_void_p, c_void_p, c_void_p],
+        }
+        for fn, args in proto.items():
+            f = getattr(lib, fn)
+            f.argtypes = args
+            f.restype = c_int
+        self._check(lib.cuInit(0), "cuInit")
+        self._launch = lib.cuLaunchKernel
+        self._memset = lib.cuMemsetD8Async
+        self._contexts = {}
 
     @classmethod
     def get(cls):
-        if cls._instance is None:
-            cls._instance = CudaDriver()
-        return cls._instance
+        with cls._instance_lock:
+            if cls._instance is None:
+                cls._instance = CudaDriver()
+            return cls._instance
+
+    def describe(self, rc, what):
+        name, text = c_char_p(), c_char_p()
+        self.lib.cuGetErrorName(rc, byref(name))
+        self.lib.cuGetErrorString(rc, byref(text))
+        n = name.value.decode() if name.value else f"CUresult {rc}"
+        t = f" ({text.value.decode()})" if text.value else ""
+        return f"{what} failed: {n}{t}"
 
     def _check(self, rc, what):
         if rc != 0:
-            msg = ctypes.c_char_p()
-            self.lib.cuGetErrorString(rc, ctypes.byref(msg))
-            text = msg.value.decode() if msg.value else "unknown error"
-            raise CudaError(f"{what} failed: {text} (CUresult {rc})")
+            raise CudaError(self.describe(rc, what))
 
+    # Contexts --------------------------------------------------------------------------------
+    def primary_context(self, device: int):
+        """Device `device`'s primary context (the one PyTorch and the CUDA runtime use), retained
+        once per process."""
+        ctx = self._contexts.get(device)
+        if ctx is None:
+            dev, c = c_int(), c_void_p()
+            self._check(self.lib.cuDeviceGet(byref(dev), device), "cuDeviceGet")
+            self._check(self.lib.cuDevicePrimaryCtxRetain(byref(c), dev), "cuDevicePrimaryCtxRetain")
+            ctx = self._contexts.setdefault(device, c.value)
+        return ctx
+
+    def make_current(self, ctx):
+        """Makes `ctx` current on this thread unless it is already (one driver call)."""
+        cur = c_void_p()
+        self.lib.cuCtxGetCurrent(byref(cur))
+        if cur.value != ctx:
+            self._check(self.lib.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+
+    def stream_context(self, stream: int):
+        c = c_void_p()
+        self._check(self.lib.cuStreamGetCtx(stream, byref(c)), "cuStreamGetCtx")
+        return c.value
+
+    def max_shared_memory_optin(self, device: int):
+        dev, v = c_int(), c_int()
+        self._check(self.lib.cuDeviceGet(byref(dev), device), "cuDeviceGet")
+        self._check(self.lib.cuDeviceGetAttribute(
+            byref(v), CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev),
+            "cuDeviceGetAttribute")
+        return v.value
+
+    # Modules ---------------------------------------------------------------------------------
     def load_module(self, image: bytes):
-        """cuModuleLoadData: PTX text (NUL-terminated) or a cubin, in the current context."""
-        mod = ctypes.c_void_p()
-        buf = ctypes.create_string_buffer(image + (b"\0" if not image.endswith(b"\0") else b""))
-        self._check(self.lib.cuModuleLoadData(ctypes.byref(mod), buf), "cuModuleLoadData")
-        return mod
+        """cuModuleLoadDataEx in the current context: PTX text (NUL-terminated here) or a cubin.
+        The JIT's error log is part of the error."""
+        if not image.startswith(b"\x7fELF") and not image.endswith(b"\0"):
+            image = image + b"\0"
+        mod = c_void_p()
+        log = ctypes.create_string_buffer(8192)
+        opts = (c_int * 2)(CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        vals = (c_void_p * 2)(ctypes.cast(log, c_void_p), c_void_p(len(log) - 1))
+        buf = ctypes.create_string_buffer(image, len(image))
+        rc = self.lib.cuModuleLoadDataEx(byref(mod), buf, 2, opts, vals)
+        if rc != 0:
+            detail = log.value.decode(errors="replace").strip()
+            raise CudaError(self.describe(rc, "cuModuleLoadDataEx") + (f": {detail}" if detail else ""))
+        return mod.value
 
     def unload_module(self, mod):
         self._check(self.lib.cuModuleUnload(mod), "cuModuleUnload")
 
     def get_function(self, mod, name: str):
-        fn = ctypes.c_void_p()
-        self._check(self.lib.cuModuleGetFunction(ctypes.byref(fn), mod, name.encode()),
+        fn = c_void_p()
+        self._check(self.lib.cuModuleGetFunction(byref(fn), mod, name.encode()),
                     f"cuModuleGetFunction({name})")
-        return fn
+        return fn.value
+
+    def function_attribute(self, fn, attr: int):
+        v = c_int()
+        self._check(self.lib.cuFuncGetAttribute(byref(v), attr, fn), "cuFuncGetAttribute")
+        return v.value
 
     def set_max_dynamic_shared_memory(self, fn, nbytes: int):
-        # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
-        self._check(self.lib.cuFuncSetAttribute(fn, 8, ctypes.c_int(nbytes)), "cuFuncSetAttribute")
+        self._check(self.lib.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                nbytes), "cuFuncSetAttribute")
 
-    def launch(self, fn, grid, block, smem: int, stream: int, pointers):
-        """cuLaunchKernel with one 64-bit device pointer per parameter (the bare-pointer ABI)."""
-        values = [ctypes.c_void_p(p) for p in pointers]
-        params = (ctypes.c_void_p * len(values))(*[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p)
-                                                    for v in values])
-        self._check(self.lib.cuLaunchKernel(fn, ctypes.c_uint(grid[0]), ctypes.c_uint(grid[1]),
-                                            ctypes.c_uint(grid[2]), ctypes.c_uint(block[0]),
-                                            ctypes.c_uint(block[1]), ctypes.c_uint(block[2]),
-                                            ctypes.c_uint(smem), ctypes.c_void_p(stream), params,
-                                            None), "cuLaunchKernel")
+    # Work on a stream --------------------------------------------------------------------------
+    def memset_async(self, ptr: int, nbytes: int, stream: int):
+        self._check(self._memset(ptr, 0, nbytes, stream), "cuMemsetD8Async")
+
+    def launch(self, fn, grid, block, smem: int, stream: int, params):
+        """cuLaunchKernel; `params` is a ctypes array of pointers to the parameter values."""
+        rc = self._launch(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, stream,
+                          params, None)
+        if rc != 0:
+            raise CudaError(self.describe(rc, "cuLaunchKernel"))

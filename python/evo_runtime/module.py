@@ -1,109 +1,283 @@
 """EvoModule: a manifest + its PTX, callable on torch tensors."""
 
-import hashlib
-import json
-import os
+import ctypes
+import threading
 
-from .driver import CudaDriver
+from .driver import (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, CU_FUNC_ATTRIBUTE_NUM_REGS,
+                     CudaDriver, CudaError)
+from .manifest import BUFFER_ALIGNMENT, WORKSPACE_ALIGNMENT, Manifest, ManifestError, describe
 
-
-class ManifestError(ValueError):
-    pass
-
-
-_DTYPES = {
+_TORCH_DTYPES = {
     "f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64",
     "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "ui8": "uint8",
 }
 
 
-def _torch_dtype(name):
+def torch_dtype(name):
     import torch
-    if name not in _DTYPES:
-        raise ManifestError(f"unsupported dtype '{name}' in manifest")
-    return getattr(torch, _DTYPES[name])
+    if name not in _TORCH_DTYPES:
+        raise ManifestError(f"unsupported dtype '{name}'")
+    return getattr(torch, _TORCH_DTYPES[name])
+
+
+def dtype_name(torch_dtype_):
+    for k, v in _TORCH_DTYPES.items():
+        if str(torch_dtype_) == "torch." + v:
+            return k
+    return str(torch_dtype_).replace("torch.", "")
+
+
+class _Loaded:
+    """The CUDA module in one device's primary context."""
+
+    def __init__(self, ctx, module, launches):
+        self.ctx = ctx
+        self.module = module
+        self.launches = launches  # (function, grid, block, smem, param offsets) per launch
 
 
 class EvoModule:
-    """Loads `<name>.json` and the PTX it names; calling it runs every launch in order."""
+    """Loads `<name>.json` and the PTX it names; calling it runs every launch in order on the
+    caller's stream, without synchronizing.
 
-    def __init__(self, manifest_path, image=None):
-        with open(manifest_path) as f:
-            self.manifest = json.load(f)
-        m = self.manifest
-        if m.get("format") != "evo-manifest/1":
-            raise ManifestError(f"{manifest_path}: not an evo manifest (format={m.get('format')!r})")
-        if image is None:
-            ptx_path = os.path.join(os.path.dirname(os.path.abspath(manifest_path)), m["ptx"]["file"])
-            with open(ptx_path, "rb") as f:
-                image = f.read()
-            digest = hashlib.sha256(image).hexdigest()
-            if digest != m["ptx"]["sha256"]:
-                raise ManifestError(f"{ptx_path} does not match its manifest (sha256 {digest})")
-        self.name = m["name"]
-        self.buffers = m["buffers"]
-        self.launches = m["launches"]
-        if not self.launches:
-            raise ManifestError(f"{manifest_path}: no launches (a gpu.module without evo.plan)")
-        self._driver = CudaDriver.get()
+    - Inputs must be contiguous CUDA tensors of the manifest's shapes and dtypes, 16-byte aligned,
+      all on one device; the launches run on that device (its primary context) whatever the
+      current device is.
+    - The stream is `stream=` (a torch.cuda.Stream or a raw CUstream handle) or the device's
+      current stream. Outputs (unless given) and the workspace for scratch buffers come from
+      PyTorch's caching allocator on that stream, so nothing is freed under running kernels and
+      nothing needs a synchronization; it also works inside CUDA graph capture.
+    - The CUDA module is loaded per device, on first use; `prepare(device)` loads it ahead (CUDA
+      graph capture does not allow loading modules).
+    """
+
+    def __init__(self, manifest_path, image=None, device=None):
+        self.spec = Manifest.load(manifest_path)
+        self.manifest = self.spec.raw  # the manifest's JSON, as written by evo-emit-ptx
+        self.name = self.spec.name
+        self.buffers = self.manifest["buffers"]
+        self.launches = self.manifest["launches"]
+        self.workspace_bytes = self.spec.workspace_bytes
+        # A caller's image (e.g. a cubin) is trusted as given; the manifest's PTX is checked.
+        self._image = bytes(image) if image is not None else self.spec.read_image()
+        self._lock = threading.Lock()
+        self._loaded = {}
+        self._driver = None
         import torch
-        torch.cuda.init()
-        torch.cuda.current_device()
-        torch.zeros(1, device="cuda")  # makes the primary context current on this thread
-        self._module = self._driver.load_module(image)
-        self._functions = {}
-        for launch in self.launches:
-            name = launch["kernel"]
-            if name not in self._functions:
-                self._functions[name] = self._driver.get_function(self._module, name)
-            if launch["dynamic_shared_memory"] > 48 * 1024:
-                self._driver.set_max_dynamic_shared_memory(self._functions[name],
-                                                           launch["dynamic_shared_memory"])
+        self._torch = torch
+        # Pointers of all buffers live in one array per call; each launch's parameters point into
+        # it (the driver copies parameter values when the launch is enqueued or captured).
+        self._nbuf = len(self.spec.buffers)
+        self._in_idx = [b.index for b in self.spec.inputs]
+        self._out_idx = [b.index for b in self.spec.outputs]
+        self._zero = [b for b in self.spec.buffers if b.zero_init]
+        self._in_want = [(b.shape, torch_dtype(b.dtype)) for b in self.spec.inputs]
+        self._out_want = [(b.shape, torch_dtype(b.dtype)) for b in self.spec.outputs]
+        if torch.cuda.is_available():
+            self.prepare(torch.cuda.current_device() if device is None else device)
 
-    def _role(self, role):
-        return [b for b in self.buffers if b["role"] == role]
+    # ------------------------------------------------------------------------------------------
+    def prepare(self, device=None):
+        """Loads the CUDA module on `device` (an index or torch.device; default: the current
+        device) now. Returns self."""
+        torch = self._torch
+        if device is None:
+            device = torch.cuda.current_device()
+        index = device.index if isinstance(device, torch.device) else int(device)
+        if index is None:
+            index = torch.cuda.current_device()
+        self._module_on(index)
+        return self
 
-    def allocate_outputs(self, fill=None):
-        import torch
+    def _module_on(self, index):
+        loaded = self._loaded.get(index)
+        if loaded is not None:
+            return loaded
+        with self._lock:
+            loaded = self._loaded.get(index)
+            if loaded is not None:
+                return loaded
+            torch = self._torch
+            if torch.cuda.is_current_stream_capturing():
+                raise RuntimeError(f"{self.name}: the CUDA module is not loaded on device {index} "
+                                   "and cannot be loaded during CUDA graph capture: call "
+                                   "prepare(device) before capturing")
+            if self._driver is None:
+                self._driver = CudaDriver.get()
+            d = self._driver
+            ctx = d.primary_context(index)
+            d.lib.cuCtxPushCurrent_v2(ctx)
+            try:
+                module = d.load_module(self._image)
+                try:
+                    loaded = _Loaded(ctx, module, self._bind(d, module, index))
+                except BaseException:
+                    d.unload_module(module)
+                    raise
+            finally:
+                popped = ctypes.c_void_p()
+                d.lib.cuCtxPopCurrent_v2(ctypes.byref(popped))
+            self._loaded[index] = loaded
+            return loaded
+
+    def _bind(self, d, module, index):
+        spec = self.spec
+        functions = [d.get_function(module, k) for k in spec.kernels]
+        smem = [0] * len(functions)
+        threads = [0] * len(functions)
+        for l in spec.launches:
+            smem[l.kernel_index] = max(smem[l.kernel_index], l.dynamic_shared_memory)
+            threads[l.kernel_index] = max(threads[l.kernel_index], l.block[0] * l.block[1] * l.block[2])
+        optin = d.max_shared_memory_optin(index)
+        for k, fn in enumerate(functions):
+            if smem[k] > optin:
+                raise CudaError(f"{self.name}: kernel '{spec.kernels[k]}' asks for {smem[k]} bytes "
+                                f"of dynamic shared memory; this GPU allows {optin}")
+            if smem[k] > 48 * 1024:
+                d.set_max_dynamic_shared_memory(fn, smem[k])
+            most = d.function_attribute(fn, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
+            if threads[k] > most:
+                regs = d.function_attribute(fn, CU_FUNC_ATTRIBUTE_NUM_REGS)
+                raise CudaError(f"{self.name}: kernel '{spec.kernels[k]}' is launched with "
+                                f"{threads[k]} threads per block, but with {regs} registers per "
+                                f"thread it can run at most {most}")
+        return [(functions[l.kernel_index], l.grid, l.block, l.dynamic_shared_memory,
+                 [8 * a for a in l.args], ctypes.c_void_p * len(l.args)) for l in spec.launches]
+
+    # ------------------------------------------------------------------------------------------
+    def allocate_outputs(self, fill=None, device=None):
+        torch = self._torch
         outs = []
-        for b in self._role("output"):
-            t = torch.empty(b["shape"], dtype=_torch_dtype(b["dtype"]), device="cuda")
+        for shape, dtype in self._out_want:
+            t = torch.empty(shape, dtype=dtype, device=device if device is not None else "cuda")
             if fill is not None:
                 t.fill_(fill)
             outs.append(t)
         return outs
 
-    def __call__(self, *inputs, outputs=None, stream=None):
+    def allocate_workspace(self, device=None):
+        """A workspace tensor (uint8) for the scratch buffers, or None when there are none. One
+        workspace serves one stream at a time."""
+        if not self.workspace_bytes:
+            return None
+        return self._torch.empty(self.workspace_bytes, dtype=self._torch.uint8,
+                                 device=device if device is not None else "cuda")
+
+    def _check(self, t, want, what, device):
+        shape, dtype = want
+        if not isinstance(t, self._torch.Tensor):
+            raise TypeError(f"{self.name}: {what} must be a torch.Tensor, got {type(t).__name__}")
+        if (t.device.type != "cuda" or tuple(t.shape) != shape or t.dtype != dtype
+                or not t.is_contiguous()):
+            raise ValueError(f"{self.name}: {what} needs a contiguous CUDA tensor "
+                             f"{describe(dtype_name(dtype), shape)}, got "
+                             f"{describe(dtype_name(t.dtype), tuple(t.shape))} on {t.device}"
+                             f"{'' if t.is_contiguous() else ' (not contiguous)'}")
+        if device is not None and t.device.index != device:
+            raise ValueError(f"{self.name}: {what} is on {t.device}, the other tensors on cuda:{device}")
+        p = t.data_ptr()
+        if p % BUFFER_ALIGNMENT:
+            raise ValueError(f"{self.name}: {what} is not {BUFFER_ALIGNMENT}-byte aligned "
+                             "(a view with an offset? pass a copy)")
+        return p
+
+    def __call__(self, *inputs, outputs=None, stream=None, workspace=None):
         """Runs the launches on `inputs`; returns the output tensors (allocated if not given)."""
-        import torch
-        ins = self._role("input")
-        if len(inputs) != len(ins):
-            raise ValueError(f"{self.name} takes {len(ins)} inputs, got {len(inputs)}")
-        if outputs is None:
-            outputs = self.allocate_outputs()
-        if len(outputs) != len(self._role("output")):
-            raise ValueError(f"{self.name} writes {len(self._role('output'))} outputs")
-        it_in, it_out = iter(inputs), iter(outputs)
-        pointers, scratch = [], []
-        for b in self.buffers:
-            if b["role"] == "scratch":
-                t = (torch.zeros if b.get("zero_init") else torch.empty)(
-                    b["shape"], dtype=_torch_dtype(b["dtype"]), device="cuda")
-                scratch.append(t)
-            else:
-                t = next(it_in) if b["role"] == "input" else next(it_out)
-                want = (list(b["shape"]), _torch_dtype(b["dtype"]))
-                if (list(t.shape), t.dtype) != want or not t.is_cuda or not t.is_contiguous():
-                    raise ValueError(f"{self.name}: buffer '{b['name']}' needs a contiguous CUDA "
-                                     f"tensor of shape {want[0]} and dtype {want[1]}, got "
-                                     f"{list(t.shape)} {t.dtype} on {t.device}")
-            pointers.append(t.data_ptr())
-        s = stream if stream is not None else torch.cuda.current_stream().cuda_stream
-        for launch in self.launches:
-            self._driver.launch(self._functions[launch["kernel"]], launch["grid"], launch["block"],
-                                launch["dynamic_shared_memory"], s,
-                                [pointers[a] for a in launch["args"]])
-        # Scratch must outlive the kernels that use it.
-        if scratch:
-            torch.cuda.current_stream().synchronize()
+        torch = self._torch
+        spec = self.spec
+        if len(inputs) != len(self._in_idx):
+            raise ValueError(f"{self.name} takes {len(self._in_idx)} inputs, got {len(inputs)}")
+        if outputs is not None and len(outputs) != len(self._out_idx):
+            raise ValueError(f"{self.name} writes {len(self._out_idx)} outputs, got {len(outputs)}")
+        # The device: the inputs' (all on one), else the outputs', else the current one.
+        first = inputs[0] if inputs else (outputs[0] if outputs else None)
+        if first is not None and isinstance(first, torch.Tensor) and first.is_cuda:
+            device = first.device.index
+        else:
+            device = torch.cuda.current_device()
+        ptrs = [0] * self._nbuf
+        for i, t in enumerate(inputs):
+            ptrs[self._in_idx[i]] = self._check(t, self._in_want[i], f"input {i} ('{spec.inputs[i].name}')", device)
+
+        # The stream: the caller's (a torch stream or a raw handle), else the device's current one.
+        if stream is None:
+            s = torch.cuda.current_stream(device)
+        elif isinstance(stream, torch.cuda.Stream):
+            s = stream
+            if s.device.index != device:
+                raise ValueError(f"{self.name}: stream is on {s.device}, the tensors on cuda:{device}")
+        else:
+            s = torch.cuda.ExternalStream(int(stream), device=torch.device("cuda", device))
+        handle = s.cuda_stream
+        loaded = self._module_on(device)
+        if handle not in (0, 1, 2) and stream is not None and not isinstance(stream, torch.cuda.Stream):
+            if self._driver.stream_context(handle) != loaded.ctx:
+                raise ValueError(f"{self.name}: stream {handle:#x} does not belong to cuda:{device}")
+
+        switch = stream is not None and handle != torch.cuda.current_stream(device).cuda_stream
+        # Allocations below are ordered on `s` by the caching allocator (freed blocks are reused
+        # only by later work on that stream): no synchronization, and capture-safe.
+        if switch:
+            ctx = torch.cuda.stream(s)
+            ctx.__enter__()
+        try:
+            given = outputs is not None
+            if not given:
+                outputs = [torch.empty(shape, dtype=dtype, device=torch.device("cuda", device))
+                           for shape, dtype in self._out_want]
+            for i, t in enumerate(outputs):
+                ptrs[self._out_idx[i]] = self._check(t, self._out_want[i], f"output {i} ('{spec.outputs[i].name}')", device)
+            if given:
+                self._check_overlaps(inputs, outputs)
+            if self.workspace_bytes:
+                if workspace is None:
+                    workspace = torch.empty(self.workspace_bytes, dtype=torch.uint8,
+                                            device=torch.device("cuda", device))
+                elif (not isinstance(workspace, torch.Tensor) or not workspace.is_cuda
+                      or workspace.device.index != device
+                      or workspace.numel() * workspace.element_size() < self.workspace_bytes
+                      or not workspace.is_contiguous()):
+                    raise ValueError(f"{self.name}: workspace must be a contiguous CUDA tensor on "
+                                     f"cuda:{device} of at least {self.workspace_bytes} bytes")
+                base = workspace.data_ptr()
+                if base % WORKSPACE_ALIGNMENT:
+                    raise ValueError(f"{self.name}: workspace is not {WORKSPACE_ALIGNMENT}-byte aligned")
+                for b in spec.scratch:
+                    ptrs[b.index] = base + b.offset
+            self._enqueue(loaded, ptrs, handle)
+        finally:
+            if switch:
+                ctx.__exit__(None, None, None)
         return outputs
+
+    def _enqueue(self, loaded, ptrs, handle):
+        d = self._driver
+        # The device's primary context, made current for these calls only when it is not already
+        # (e.g. a thread that has not used CUDA yet): the caller's current device is left as is.
+        cur = ctypes.c_void_p()
+        d.lib.cuCtxGetCurrent(ctypes.byref(cur))
+        pushed = cur.value != loaded.ctx
+        if pushed:
+            d.lib.cuCtxPushCurrent_v2(loaded.ctx)
+        try:
+            for b in self._zero:
+                d.memset_async(ptrs[b.index], b.bytes, handle)
+            values = (ctypes.c_uint64 * len(ptrs))(*ptrs)
+            base = ctypes.addressof(values)
+            for fn, grid, block, smem, offsets, array_type in loaded.launches:
+                params = array_type(*[base + o for o in offsets])
+                d.launch(fn, grid, block, smem, handle, params)
+        finally:
+            if pushed:
+                d.lib.cuCtxPopCurrent_v2(ctypes.byref(cur))
+
+    def _check_overlaps(self, inputs, outputs):
+        """Outputs the caller passed must share no byte with an input or another output."""
+        spans = [(t.data_ptr(), t.data_ptr() + b.bytes, f"input {i}", False)
+                 for i, (t, b) in enumerate(zip(inputs, self.spec.inputs))]
+        spans += [(t.data_ptr(), t.data_ptr() + b.bytes, f"output {i}", True)
+                  for i, (t, b) in enumerate(zip(outputs, self.spec.outputs))]
+        for i, a in enumerate(spans):
+            for b in spans[i + 1:]:
+                if (a[3] or b[3]) and a[0] < b[1] and b[0] < a[1]:
+                    raise ValueError(f"{self.name}: {a[2]} and {b[2]} overlap")

@@ -1,0 +1,296 @@
+//===- evo-runtime/Module.h - load and launch evo-opt's kernels ---*- C++ -*-===//
+//
+// libevo_runtime: the C++ loader for what `evo-opt --evo-emit-ptx` writes (<name>.json, the
+// evo-manifest/1 manifest, and <name>.ptx). Plain C++17; the CUDA driver (libcuda.so.1) is
+// loaded at run time, so programs linked against it start on machines without a GPU and get an
+// error value there. Nothing here throws or aborts: every failure is an `Error` value.
+//
+//   #include <evo-runtime/Module.h>
+//   auto mod = evo::runtime::Module::load("out/row_sum.json");
+//   if (!mod) { fprintf(stderr, "%s\n", mod.error().message().c_str()); return 1; }
+//   evo::runtime::TensorRef x(xDev, evo::runtime::DType::F32, {8192, 2048});
+//   evo::runtime::TensorRef y(yDev, evo::runtime::DType::F32, {8192});
+//   evo::runtime::Status s = mod->launch(stream, {x}, {y});   // + a workspace if it has scratch
+//
+// docs/runtime.md describes the API; docs/architecture.md the manifest.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EVO_RUNTIME_MODULE_H
+#define EVO_RUNTIME_MODULE_H
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#define EVO_RUNTIME_API __attribute__((visibility("default")))
+
+// The CUDA handle types, declared as cuda.h and cuda_runtime.h declare them (global structs).
+struct CUstream_st;
+struct CUctx_st;
+
+namespace evo::runtime {
+
+/// A `cudaStream_t` or a `CUstream`. Null is the legacy default stream of the current context.
+using Stream = ::CUstream_st *;
+using Context = ::CUctx_st *;
+
+//===----------------------------------------------------------------------===//
+// Errors as values
+//===----------------------------------------------------------------------===//
+
+class EVO_RUNTIME_API Error {
+public:
+  enum class Code {
+    InvalidManifest, ///< the manifest or its PTX is malformed, inconsistent or out of limits
+    Io,              ///< a file cannot be read
+    InvalidArgument, ///< a launch's tensors or workspace do not match the manifest
+    NoDevice,        ///< no CUDA driver or no GPU on this machine
+    Cuda,            ///< a driver call failed (the message has the CUDA error name)
+  };
+  Error(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+  Code code() const { return code_; }
+  const std::string &message() const { return message_; }
+
+private:
+  Code code_;
+  std::string message_;
+};
+
+/// Success, or an `Error`.
+class EVO_RUNTIME_API Status {
+public:
+  Status() = default;
+  Status(Error error) : error_(std::make_shared<Error>(std::move(error))) {}
+  bool ok() const { return !error_; }
+  explicit operator bool() const { return ok(); }
+  /// Precondition: !ok().
+  const Error &error() const { return *error_; }
+  /// The error's message, or "" when ok.
+  const std::string &message() const {
+    static const std::string empty;
+    return error_ ? error_->message() : empty;
+  }
+
+private:
+  std::shared_ptr<Error> error_;
+};
+
+/// A value or an `Error` (std::expected's shape, in C++17).
+template <typename T> class Expected {
+public:
+  Expected(T value) : v_(std::in_place_index<0>, std::move(value)) {}
+  Expected(Error error) : v_(std::in_place_index<1>, std::move(error)) {}
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  /// Preconditions: ok().
+  T &value() & { return *std::get_if<0>(&v_); }
+  const T &value() const & { return *std::get_if<0>(&v_); }
+  T &&value() && { return std::move(*std::get_if<0>(&v_)); }
+  T &operator*() & { return value(); }
+  const T &operator*() const & { return value(); }
+  T *operator->() { return std::get_if<0>(&v_); }
+  const T *operator->() const { return std::get_if<0>(&v_); }
+  /// Precondition: !ok().
+  const Error &error() const { return *std::get_if<1>(&v_); }
+  Status status() const { return ok() ? Status() : Status(error()); }
+
+private:
+  std::variant<T, Error> v_;
+};
+
+//===----------------------------------------------------------------------===//
+// The manifest
+//===----------------------------------------------------------------------===//
+
+/// Element types a manifest may name ("f32", "bf16", "i8", "ui8", ...).
+enum class DType : uint8_t { F16, BF16, F32, F64, I8, I16, I32, I64, U8 };
+EVO_RUNTIME_API const char *dtypeName(DType dtype);
+EVO_RUNTIME_API size_t dtypeSize(DType dtype);
+
+enum class Role : uint8_t { Input, Output, Scratch };
+EVO_RUNTIME_API const char *roleName(Role role);
+
+struct BufferInfo {
+  unsigned index = 0;
+  std::string name;
+  Role role = Role::Input;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape; ///< empty for a 0-d buffer (one element)
+  uint64_t bytes = 0;
+  bool zeroInit = false;       ///< zeroed on the launch stream before the first launch
+  uint64_t workspaceOffset = 0; ///< scratch buffers: where they lie in the workspace
+};
+
+struct LaunchInfo {
+  std::string kernel;
+  unsigned kernelIndex = 0; ///< into Manifest::kernels
+  std::array<uint32_t, 3> grid{1, 1, 1}, block{1, 1, 1};
+  uint32_t dynamicSharedMemory = 0;
+  std::vector<unsigned> args; ///< buffer indices, one device pointer per kernel parameter
+};
+
+/// A parsed and validated evo-manifest/1 (docs/architecture.md). Every field of an untrusted
+/// manifest is checked: types, names (PTX symbols), sizes (no overflow, at most 1 TiB per
+/// buffer), counts, indices, launch limits, and each launch's buffers against its kernel's
+/// parameters. Keys of buffers, launches and kernel parameters that this runtime does not know
+/// are refused (they could change how a kernel must be launched); other unknown keys are ignored.
+struct Manifest {
+  static constexpr uint64_t kWorkspaceAlignment = 256;
+  static constexpr size_t kMaxRank = 16;
+
+  std::string name, function, chip, features;
+  std::string ptxFile, ptxSha256;
+  uint64_t ptxBytes = 0;
+  std::vector<BufferInfo> buffers;
+  std::vector<std::string> kernels;
+  std::vector<LaunchInfo> launches;
+  std::vector<unsigned> inputs, outputs, scratch; ///< buffer indices per role, in ABI order
+  /// Bytes of one workspace: every scratch buffer at a kWorkspaceAlignment-aligned offset.
+  uint64_t workspaceBytes = 0;
+
+  /// Parses and validates manifest text (does not read the PTX).
+  EVO_RUNTIME_API static Expected<Manifest> parse(std::string_view json);
+  /// Reads and parses a manifest file.
+  EVO_RUNTIME_API static Expected<Manifest> load(const std::string &path);
+};
+
+//===----------------------------------------------------------------------===//
+// Launch arguments
+//===----------------------------------------------------------------------===//
+
+/// A contiguous device tensor: its address, element type and shape (row-major, no strides: the
+/// kernels index dense buffers). Checked against the manifest at every launch.
+struct TensorRef {
+  void *data = nullptr;
+  DType dtype = DType::F32;
+  size_t rank = 0; ///< Manifest::kMaxRank + 1 marks a shape that was too long
+  std::array<int64_t, Manifest::kMaxRank> shape{};
+
+  TensorRef() = default;
+  TensorRef(void *data, DType dtype, std::initializer_list<int64_t> dims)
+      : data(data), dtype(dtype) {
+    setShape(dims.begin(), dims.size());
+  }
+  TensorRef(void *data, DType dtype, const std::vector<int64_t> &dims) : data(data), dtype(dtype) {
+    setShape(dims.data(), dims.size());
+  }
+
+private:
+  void setShape(const int64_t *dims, size_t n) {
+    if (n > Manifest::kMaxRank) {
+      rank = Manifest::kMaxRank + 1;
+      return;
+    }
+    rank = n;
+    for (size_t i = 0; i < n; ++i)
+      shape[i] = dims[i];
+  }
+};
+
+/// Device memory for a module's scratch buffers: at least Module::workspaceBytes() bytes, 256-byte
+/// aligned, in the launch stream's context. One workspace serves one stream at a time: launches
+/// that may run concurrently need workspaces of their own.
+struct WorkspaceRef {
+  void *data = nullptr;
+  size_t bytes = 0;
+};
+
+/// A workspace owned by the library (cuMemAlloc in a context, cuMemFree on destruction). Destroy
+/// it only after the work that uses it has finished, as with cudaFree.
+class EVO_RUNTIME_API Workspace {
+public:
+  Workspace() = default;
+  Workspace(Workspace &&other) noexcept { *this = std::move(other); }
+  Workspace &operator=(Workspace &&other) noexcept;
+  Workspace(const Workspace &) = delete;
+  Workspace &operator=(const Workspace &) = delete;
+  ~Workspace();
+  WorkspaceRef ref() const { return {reinterpret_cast<void *>(ptr_), bytes_}; }
+  size_t bytes() const { return bytes_; }
+
+private:
+  friend class Module;
+  Context ctx_ = nullptr;
+  uintptr_t ptr_ = 0;
+  size_t bytes_ = 0;
+};
+
+//===----------------------------------------------------------------------===//
+// The module
+//===----------------------------------------------------------------------===//
+
+struct LoadOptions {
+  /// A PTX, cubin or fatbin image to load instead of the manifest's PTX file (e.g. one compiled
+  /// ahead of time with ptxas, or embedded in the program). Trusted as given: it is not checked
+  /// against the manifest's sha256. Empty: read `ptx.file` beside the manifest.
+  std::string image;
+};
+
+/// A manifest and its kernel image. The CUDA module is created on first use in each context (the
+/// stream's, else the current one) and cached; launches may come from several threads at once.
+class EVO_RUNTIME_API Module {
+public:
+  /// Reads `manifestPath` and the PTX file it names, which must be a plain file name in the
+  /// manifest's directory (no '/', no "..", not a symbolic link) whose size and sha256 match.
+  /// Needs no GPU.
+  static Expected<Module> load(const std::string &manifestPath, const LoadOptions &options = {});
+  /// The same from memory: manifest text and the image (PTX text is checked against the
+  /// manifest's size and sha256 unless `trustedImage`).
+  static Expected<Module> fromMemory(std::string_view manifestJson, std::string image,
+                                     bool trustedImage = false);
+
+  Module(Module &&) noexcept;
+  Module &operator=(Module &&) noexcept;
+  Module(const Module &) = delete;
+  Module &operator=(const Module &) = delete;
+  ~Module();
+
+  const Manifest &manifest() const;
+  size_t workspaceBytes() const { return manifest().workspaceBytes; }
+
+  /// Loads the CUDA module into the context of `stream` (null: the current context, or device 0's
+  /// primary context when none is current) now rather than at the first launch, e.g. before a
+  /// CUDA graph capture (loading a module is not allowed while capturing).
+  Status prepare(Stream stream = nullptr) const;
+
+  /// Allocates a workspace of workspaceBytes() in the context of `stream` (see prepare). A
+  /// module without scratch buffers gets an empty one.
+  Expected<Workspace> allocateWorkspace(Stream stream = nullptr) const;
+
+  /// Checks what launch() checks before it touches the GPU: input and output counts, each
+  /// tensor's dtype and shape, non-null 16-byte aligned addresses, outputs that overlap no other
+  /// buffer, and a large enough, 256-byte aligned workspace when the module has scratch buffers.
+  Status checkArguments(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
+                        size_t numOutputs, WorkspaceRef workspace = {}) const;
+
+  /// Enqueues the manifest's launches on `stream` (zeroing the zero_init buffers first). Returns
+  /// as soon as they are enqueued: it never synchronizes, so it may be captured in a CUDA graph
+  /// (after prepare()). Kernel faults surface at the caller's next synchronization.
+  Status launch(Stream stream, const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
+                size_t numOutputs, WorkspaceRef workspace = {}) const;
+  Status launch(Stream stream, const std::vector<TensorRef> &inputs,
+                const std::vector<TensorRef> &outputs, WorkspaceRef workspace = {}) const {
+    return launch(stream, inputs.data(), inputs.size(), outputs.data(), outputs.size(), workspace);
+  }
+
+  struct Impl;
+
+private:
+  explicit Module(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// "0.1.0": the version of the library (the evo-opt release it comes from).
+EVO_RUNTIME_API const char *version();
+
+} // namespace evo::runtime
+
+#endif // EVO_RUNTIME_MODULE_H

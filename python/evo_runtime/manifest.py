@@ -1,0 +1,388 @@
+"""The evo-manifest/1 format (docs/architecture.md), parsed and validated without a GPU or torch.
+
+A manifest is untrusted input: every field is checked before it becomes a size, an index, a launch
+dimension, a symbol or a file name, with the same limits and messages as libevo_runtime
+(runtime/evo-runtime/Manifest.cpp). Keys of buffers, launches and kernel parameters that this
+runtime does not know are refused (they could change how a kernel must be launched, e.g. tensor
+maps); other unknown keys are ignored.
+"""
+
+import hashlib
+import json
+import os
+import re
+import stat
+from dataclasses import dataclass
+from typing import List, Optional, Sequence, Tuple
+
+FORMAT = "evo-manifest/1"
+MAX_BUFFER_BYTES = 1 << 40
+MAX_MANIFEST_BYTES = 16 << 20
+MAX_IMAGE_BYTES = 256 << 20
+MAX_RANK = 16
+MAX_BUFFERS = 4096
+MAX_KERNELS = 4096
+MAX_LAUNCHES = 65536
+MAX_PARAMS = 512
+MAX_GRID_X, MAX_GRID_YZ = 2147483647, 65535
+MAX_DYNAMIC_SHARED_MEMORY = 227 * 1024
+WORKSPACE_ALIGNMENT = 256
+BUFFER_ALIGNMENT = 16
+
+#: Element types a manifest may name, with their sizes in bytes.
+DTYPE_SIZES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8,
+               "ui8": 1}
+
+_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*\Z")
+
+
+class ManifestError(ValueError):
+    """A manifest (or its PTX) that is malformed, inconsistent or out of limits."""
+
+
+@dataclass(frozen=True)
+class Buffer:
+    index: int
+    name: str
+    role: str  # "input", "output" or "scratch"
+    dtype: str
+    shape: Tuple[int, ...]
+    bytes: int
+    zero_init: bool
+    offset: int = 0  # scratch buffers: where they lie in the workspace
+
+
+@dataclass(frozen=True)
+class Launch:
+    kernel: str
+    kernel_index: int
+    grid: Tuple[int, int, int]
+    block: Tuple[int, int, int]
+    dynamic_shared_memory: int
+    args: Tuple[int, ...]
+
+
+def _quote(s):
+    text = "".join(c if 0x20 <= ord(c) < 0x7F and c not in "'\\" else "\\x%02x" % (ord(c) & 0xFF)
+                   for c in s[:64])
+    return "'" + text + ("..." if len(s) > 64 else "") + "'"
+
+
+def is_symbol(s):
+    return isinstance(s, str) and 0 < len(s) <= 200 and s.isascii() and bool(_SYMBOL.match(s))
+
+
+def is_plain_file_name(s):
+    return (isinstance(s, str) and 0 < len(s) <= 255 and s not in (".", "..")
+            and not any(c in "/\\" or ord(c) < 0x20 or ord(c) == 0x7F for c in s))
+
+
+def _field(obj, key, where):
+    if key not in obj:
+        raise ManifestError(f"{where}: missing '{key}'")
+    return obj[key]
+
+
+def _str(obj, key, where, max_len=4096):
+    v = _field(obj, key, where)
+    if not isinstance(v, str):
+        raise ManifestError(f"{where}: '{key}' must be a string")
+    if len(v.encode("utf-8", "surrogatepass")) > max_len:
+        raise ManifestError(f"{where}: '{key}' is longer than {max_len} bytes")
+    return v
+
+
+def _opt_str(obj, key, where):
+    if obj.get(key) is None:
+        return ""
+    return _str(obj, key, where, 256)
+
+
+def _int(v, what, lo, hi):
+    if type(v) is not int:  # not bool, not float
+        raise ManifestError(f"{what} must be an integer")
+    if v < lo or v > hi:
+        raise ManifestError(f"{what} is {v}, out of range [{lo}, {hi}]")
+    return v
+
+
+def _int_field(obj, key, where, lo, hi):
+    return _int(_field(obj, key, where), f"{where}: '{key}'", lo, hi)
+
+
+def _array(obj, key, where, max_len):
+    v = _field(obj, key, where)
+    if not isinstance(v, list):
+        raise ManifestError(f"{where}: '{key}' must be an array")
+    if len(v) > max_len:
+        raise ManifestError(f"{where}: '{key}' has {len(v)} entries, more than {max_len}")
+    return v
+
+
+def _object(v, where):
+    if not isinstance(v, dict):
+        raise ManifestError(f"{where} must be an object")
+
+
+def _only_keys(obj, known, where):
+    for k in obj:
+        if k not in known:
+            raise ManifestError(
+                f"{where}: unknown key {_quote(k)} (a manifest newer than this runtime? it may need "
+                "tensor maps or other launch arguments this runtime cannot build)")
+
+
+def _dtype(obj, where):
+    s = _str(obj, "dtype", where, 64)
+    if s not in DTYPE_SIZES:
+        raise ManifestError(f"{where}: unsupported dtype {_quote(s)}")
+    return s
+
+
+def _shape(obj, where, element_bytes):
+    dims = _array(obj, "shape", where, MAX_RANK)
+    count = 1
+    shape = []
+    for i, d in enumerate(dims):
+        d = _int(d, f"{where}: shape[{i}]", 1, MAX_BUFFER_BYTES)
+        if count > MAX_BUFFER_BYTES // d:
+            raise ManifestError(f"{where}: shape has more than 2^40 elements")
+        count *= d
+        shape.append(d)
+    if count > MAX_BUFFER_BYTES // element_bytes:
+        raise ManifestError(f"{where}: buffer larger than 1 TiB")
+    return tuple(shape), count * element_bytes
+
+
+def describe(dtype, shape):
+    return f"{dtype}[{', '.join(str(d) for d in shape)}]"
+
+
+class Manifest:
+    """A parsed and validated manifest. `base_dir` is where its PTX file is looked up."""
+
+    def __init__(self, raw, base_dir=None):
+        self.raw = raw
+        self.base_dir = base_dir
+        self._parse(raw)
+
+    @classmethod
+    def parse(cls, text, base_dir=None):
+        """From manifest text (str or bytes)."""
+        if isinstance(text, str):
+            text = text.encode("utf-8", "surrogatepass")
+        if len(text) > MAX_MANIFEST_BYTES:
+            raise ManifestError(f"manifest larger than {MAX_MANIFEST_BYTES} bytes")
+        try:
+            raw = json.loads(text.decode("utf-8"))
+        except RecursionError:
+            raise ManifestError("manifest nests too deeply") from None
+        except (ValueError, UnicodeDecodeError) as e:
+            raise ManifestError(f"manifest is not valid JSON: {e}") from None
+        return cls(raw, base_dir)
+
+    @classmethod
+    def load(cls, path):
+        """Reads and parses a manifest file; its PTX is looked up in the same directory."""
+        path = os.fspath(path)
+        try:
+            with open(path, "rb") as f:
+                text = f.read(MAX_MANIFEST_BYTES + 1)
+        except OSError as e:
+            raise ManifestError(f"{path}: {e.strerror}") from None
+        try:
+            return cls.parse(text, os.path.dirname(os.path.abspath(path)))
+        except ManifestError as e:
+            raise ManifestError(f"{path}: {e}") from None
+
+    # ----------------------------------------------------------------------------------------
+    def _parse(self, root):
+        _object(root, "manifest")
+        fmt = _str(root, "format", "manifest", 64)
+        if fmt != FORMAT:
+            raise ManifestError(f"not an evo manifest: format is {_quote(fmt)}, expected '{FORMAT}'")
+        self.name = _str(root, "name", "manifest")
+        if not is_symbol(self.name):
+            raise ManifestError(f"manifest: name {_quote(self.name)} is not a valid symbol "
+                                "([A-Za-z_][A-Za-z0-9_$]*, at most 200 bytes)")
+        self.function = _opt_str(root, "function", "manifest")
+        self.chip = self.features = ""
+        target = root.get("target")
+        if target is not None:
+            _object(target, "manifest: 'target'")
+            self.chip = _opt_str(target, "chip", "manifest: target")
+            self.features = _opt_str(target, "features", "manifest: target")
+
+        ptx = _field(root, "ptx", "manifest")
+        _object(ptx, "manifest: 'ptx'")
+        self.ptx_file = _str(ptx, "file", "manifest: ptx", 255)
+        if not is_plain_file_name(self.ptx_file):
+            raise ManifestError(f"manifest: ptx file {_quote(self.ptx_file)} must be a plain file "
+                                "name in the manifest's directory (no '/', not '.' or '..')")
+        self.ptx_bytes = _int_field(ptx, "bytes", "manifest: ptx", 0, MAX_IMAGE_BYTES)
+        self.ptx_sha256 = _str(ptx, "sha256", "manifest: ptx", 64)
+        if len(self.ptx_sha256) != 64 or any(c not in "0123456789abcdef" for c in self.ptx_sha256):
+            raise ManifestError("manifest: ptx sha256 must be 64 lowercase hex digits")
+
+        buffers = []
+        for i, b in enumerate(_array(root, "buffers", "manifest", MAX_BUFFERS)):
+            where = f"buffer {i}"
+            _object(b, where)
+            _only_keys(b, ("index", "name", "role", "dtype", "shape", "bytes", "zero_init"), where)
+            if _int_field(b, "index", where, 0, MAX_BUFFERS) != i:
+                raise ManifestError(f"{where}: 'index' must equal its position in 'buffers'")
+            name = _str(b, "name", where, 256)
+            if not is_symbol(name):
+                raise ManifestError(f"{where}: name {_quote(name)} is not a valid symbol")
+            where = f"buffer {i} ('{name}')"
+            role = _str(b, "role", where, 16)
+            if role not in ("input", "output", "scratch"):
+                raise ManifestError(f"{where}: role {_quote(role)} is not input, output or scratch")
+            dtype = _dtype(b, where)
+            shape, nbytes = _shape(b, where, DTYPE_SIZES[dtype])
+            if _int_field(b, "bytes", where, 0, MAX_BUFFER_BYTES) != nbytes:
+                raise ManifestError(f"{where}: 'bytes' is not the size of its shape and dtype ({nbytes})")
+            zero = b.get("zero_init", False)
+            if type(zero) is not bool:
+                raise ManifestError(f"{where}: 'zero_init' must be a boolean")
+            if zero and role == "input":
+                raise ManifestError(f"{where}: an input cannot be zero_init (the runtime never writes inputs)")
+            buffers.append(Buffer(i, name, role, dtype, shape, nbytes, zero))
+        offset = 0
+        for i, b in enumerate(buffers):
+            if b.role == "scratch":
+                buffers[i] = Buffer(b.index, b.name, b.role, b.dtype, b.shape, b.bytes, b.zero_init,
+                                    offset)
+                offset += -(-b.bytes // WORKSPACE_ALIGNMENT) * WORKSPACE_ALIGNMENT
+        self.buffers: List[Buffer] = buffers
+        self.workspace_bytes = offset
+        self.inputs = [b for b in buffers if b.role == "input"]
+        self.outputs = [b for b in buffers if b.role == "output"]
+        self.scratch = [b for b in buffers if b.role == "scratch"]
+
+        kernels, params = [], []
+        for i, k in enumerate(_array(root, "kernels", "manifest", MAX_KERNELS)):
+            where = f"kernel {i}"
+            _object(k, where)
+            name = _str(k, "name", where, 256)
+            if not is_symbol(name):
+                raise ManifestError(f"{where}: name {_quote(name)} is not a valid PTX symbol")
+            if name in kernels:
+                raise ManifestError(f"{where}: kernel '{name}' is listed twice")
+            where = f"kernel '{name}'"
+            plist = []
+            for j, p in enumerate(_array(k, "params", where, MAX_PARAMS)):
+                pw = f"{where}: param {j}"
+                _object(p, pw)
+                # Extension point (issue 13): tensor-map parameters will carry keys of their own.
+                _only_keys(p, ("dtype", "shape"), pw)
+                dt = _dtype(p, pw)
+                plist.append((dt, _shape(p, pw, DTYPE_SIZES[dt])[0]))
+            kernels.append(name)
+            params.append(plist)
+        self.kernels = kernels
+
+        tasks = root.get("tasks", [])
+        if not isinstance(tasks, list):
+            raise ManifestError("manifest: 'tasks' must be an array")
+        launches = []
+        written = set()
+        raw_launches = _array(root, "launches", "manifest", MAX_LAUNCHES)
+        if not raw_launches:
+            raise ManifestError("manifest has no launches (a gpu.module without a launch plan "
+                                "cannot be run)")
+        for i, l in enumerate(raw_launches):
+            where = f"launch {i}"
+            _object(l, where)
+            _only_keys(l, ("kernel", "task", "grid", "block", "dynamic_shared_memory", "args"), where)
+            kernel = _str(l, "kernel", where, 256)
+            if kernel not in kernels:
+                raise ManifestError(f"{where}: kernel {_quote(kernel)} is not listed in 'kernels'")
+            k = kernels.index(kernel)
+            where = f"launch {i} ('{kernel}')"
+            if "task" in l and tasks:
+                _int_field(l, "task", where, 0, len(tasks) - 1)
+            grid, block = _array(l, "grid", where, 3), _array(l, "block", where, 3)
+            if len(grid) != 3 or len(block) != 3:
+                raise ManifestError(f"{where}: 'grid' and 'block' need 3 dimensions")
+            g = (_int(grid[0], f"{where}: grid x", 1, MAX_GRID_X),
+                 _int(grid[1], f"{where}: grid y", 1, MAX_GRID_YZ),
+                 _int(grid[2], f"{where}: grid z", 1, MAX_GRID_YZ))
+            bl = (_int(block[0], f"{where}: block x", 1, 1024),
+                  _int(block[1], f"{where}: block y", 1, 1024),
+                  _int(block[2], f"{where}: block z", 1, 64))
+            if bl[0] * bl[1] * bl[2] > 1024:
+                raise ManifestError(f"{where}: a block of more than 1024 threads")
+            smem = _int_field(l, "dynamic_shared_memory", where, 0, MAX_DYNAMIC_SHARED_MEMORY)
+            args = _array(l, "args", where, MAX_PARAMS)
+            want = params[k]
+            if len(args) != len(want):
+                raise ManifestError(f"{where}: passes {len(args)} buffers to a kernel of "
+                                    f"{len(want)} parameters")
+            idx = []
+            for j, a in enumerate(args):
+                a = _int(a, f"{where}: args[{j}]", 0, len(buffers) - 1)
+                b = buffers[a]
+                if (b.dtype, b.shape) != want[j]:
+                    raise ManifestError(f"{where}: parameter {j} is {describe(*want[j])} but buffer "
+                                        f"'{b.name}' is {describe(b.dtype, b.shape)}")
+                written.add(a)
+                idx.append(a)
+            launches.append(Launch(kernel, k, g, bl, smem, tuple(idx)))
+        for b in self.outputs:
+            if b.index not in written:
+                raise ManifestError(f"output buffer '{b.name}' is passed to no launch (it would "
+                                    "never be written)")
+        self.launches: List[Launch] = launches
+
+    # ----------------------------------------------------------------------------------------
+    def read_image(self, base_dir: Optional[str] = None) -> bytes:
+        """The PTX named by the manifest: a plain file in its directory, not a symbolic link, of
+        the size and sha256 the manifest states."""
+        base = base_dir if base_dir is not None else self.base_dir
+        if base is None:
+            raise ManifestError(f"{self.name}: no directory to find {self.ptx_file} in")
+        path = os.path.join(base, self.ptx_file)
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | \
+            getattr(os, "O_CLOEXEC", 0)
+        try:
+            dir_fd = os.open(base, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError as e:
+            raise ManifestError(f"{base}: {e.strerror}") from None
+        try:
+            try:
+                fd = os.open(self.ptx_file, flags, dir_fd=dir_fd)
+            except OSError as e:
+                if e.errno == getattr(os, "ELOOP", 40) or os.path.islink(path):
+                    raise ManifestError(f"{path}: is a symbolic link (refused: the kernel image "
+                                        "must lie in the manifest's directory)") from None
+                raise ManifestError(f"{path}: {e.strerror}") from None
+        finally:
+            os.close(dir_fd)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            raise ManifestError(f"{path}: not a regular file")
+        with os.fdopen(fd, "rb") as f:
+            if st.st_size > MAX_IMAGE_BYTES:
+                raise ManifestError(f"{path}: larger than {MAX_IMAGE_BYTES} bytes")
+            image = f.read(MAX_IMAGE_BYTES + 1)
+        if len(image) != self.ptx_bytes:
+            raise ManifestError(f"{path}: the PTX has {len(image)} bytes, the manifest says "
+                                f"{self.ptx_bytes}")
+        digest = hashlib.sha256(image).hexdigest()
+        if digest != self.ptx_sha256:
+            raise ManifestError(f"{path}: the PTX does not match the manifest (sha256 {digest}, "
+                                f"the manifest says {self.ptx_sha256})")
+        return image
+
+    def check_inputs(self, specs: Sequence[Tuple[Sequence[int], str]]):
+        """Checks (shape, dtype-name) pairs against the inputs; returns the outputs' (shape,
+        dtype-name) pairs. What a fake (meta) implementation needs, without torch."""
+        if len(specs) != len(self.inputs):
+            raise ValueError(f"{self.name} takes {len(self.inputs)} inputs, got {len(specs)}")
+        for i, ((shape, dtype), b) in enumerate(zip(specs, self.inputs)):
+            if tuple(shape) != b.shape or dtype != b.dtype:
+                raise ValueError(f"{self.name}: input {i} ('{b.name}'): expected "
+                                 f"{describe(b.dtype, b.shape)}, got {describe(dtype, tuple(shape))}")
+        return [(b.shape, b.dtype) for b in self.outputs]

@@ -1,0 +1,346 @@
+"""evo_runtime without a GPU or torch: manifest validation against hostile input, the PTX file's
+resolution, the fake implementation's shapes, the op schema, the in-tree build backend.
+
+    python3 -m unittest discover -s python/tests -t python        (ctest: python-evo-runtime)
+
+With $EVO_OPT set, manifests emitted by evo-opt itself are parsed too.
+"""
+
+import copy
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+import zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYROOT = os.path.dirname(HERE)
+SRCROOT = os.path.dirname(PYROOT)
+sys.path.insert(0, PYROOT)
+
+import evo_runtime  # noqa: E402
+from evo_runtime import Manifest, ManifestError  # noqa: E402
+from evo_runtime.torch_ops import _split_qualname, output_specs, schema  # noqa: E402
+
+PTX = b"//\n.version 8.0\n.target sm_90\n.address_size 64\n// kernels\n"
+
+
+def buffer(i, name, role, shape, zero=False):
+    n = 4
+    for d in shape:
+        n *= d
+    return {"index": i, "name": name, "role": role, "dtype": "f32", "shape": list(shape),
+            "bytes": n, "zero_init": zero}
+
+
+def param(shape):
+    return {"dtype": "f32", "shape": list(shape)}
+
+
+def valid():
+    """mm_relu as evo-emit-ptx writes it, plus a zero_init scratch buffer (as RuntimeTest.cpp)."""
+    return {
+        "format": "evo-manifest/1", "name": "mm_relu", "function": "mm_relu",
+        "generator": "evo-opt 0.1.0", "abi": "bare-pointer",
+        "target": {"chip": "sm_90", "features": "+ptx80"},
+        "ptx": {"file": "mm_relu.ptx", "bytes": len(PTX), "sha256": hashlib.sha256(PTX).hexdigest()},
+        "ptxas": None,
+        "buffers": [buffer(0, "arg0", "input", (256, 64)), buffer(1, "arg1", "input", (64, 128)),
+                    buffer(2, "result0", "output", (256, 128)),
+                    buffer(3, "tmp0", "scratch", (256, 128)),
+                    buffer(4, "tmp1", "scratch", (3,), True)],
+        "tasks": [{"name": "t0"}, {"name": "t1"}],
+        "kernels": [{"name": "mm_relu_k0", "params": [param((256, 64)), param((64, 128)),
+                                                      param((256, 128)), param((3,))],
+                     "knobs": {}, "resources": None},
+                    {"name": "mm_relu_k1", "params": [param((256, 128)), param((256, 128))]}],
+        "launches": [{"kernel": "mm_relu_k0", "task": 0, "grid": [128, 1, 1], "block": [256, 1, 1],
+                      "dynamic_shared_memory": 0, "args": [0, 1, 3, 4]},
+                     {"kernel": "mm_relu_k1", "task": 1, "grid": [128, 1, 1], "block": [256, 1, 1],
+                      "dynamic_shared_memory": 0, "args": [3, 2]}],
+    }
+
+
+def set_(path, value):
+    def mutate(j):
+        *keys, last = path
+        for k in keys:
+            j = j[k]
+        j[last] = value
+    return mutate
+
+
+def delete(path):
+    def mutate(j):
+        *keys, last = path
+        for k in keys:
+            j = j[k]
+        del j[last]
+    return mutate
+
+
+# (name, mutation, a piece of the message): the same cases as runtime/unittests/RuntimeTest.cpp.
+HOSTILE = [
+    ("format", set_(["format"], "evo-manifest/2"), "not an evo manifest"),
+    ("format type", set_(["format"], 1), "'format' must be a string"),
+    ("name", set_(["name"], "../etc"), "not a valid symbol"),
+    ("name unicode", set_(["name"], "na\u00e9me"), "not a valid symbol"),
+    ("no ptx", delete(["ptx"]), "missing 'ptx'"),
+    ("ptx escapes", set_(["ptx", "file"], "../secret.ptx"), "plain file name"),
+    ("ptx absolute", set_(["ptx", "file"], "/etc/passwd"), "plain file name"),
+    ("ptx subdir", set_(["ptx", "file"], "a/b.ptx"), "plain file name"),
+    ("ptx dotdot", set_(["ptx", "file"], ".."), "plain file name"),
+    ("ptx empty", set_(["ptx", "file"], ""), "plain file name"),
+    ("ptx control", set_(["ptx", "file"], "a\nb"), "plain file name"),
+    ("ptx backslash", set_(["ptx", "file"], "..\\x"), "plain file name"),
+    ("ptx bytes float", set_(["ptx", "bytes"], 1.5), "must be an integer"),
+    ("ptx bytes bool", set_(["ptx", "bytes"], True), "must be an integer"),
+    ("ptx bytes negative", set_(["ptx", "bytes"], -1), "out of range"),
+    ("ptx bytes huge", set_(["ptx", "bytes"], 1 << 62), "out of range"),
+    ("sha upper", set_(["ptx", "sha256"], "A" * 64), "64 lowercase hex"),
+    ("sha short", set_(["ptx", "sha256"], "abc"), "64 lowercase hex"),
+    ("buffers not array", set_(["buffers"], {}), "must be an array"),
+    ("buffer not object", set_(["buffers", 0], 3), "must be an object"),
+    ("buffer index", set_(["buffers", 1, "index"], 0), "must equal its position"),
+    ("buffer unknown key", set_(["buffers", 0, "strides"], [1, 2]), "unknown key 'strides'"),
+    ("buffer role", set_(["buffers", 0, "role"], "inout"), "not input, output or scratch"),
+    ("buffer dtype", set_(["buffers", 0, "dtype"], "f128"), "unsupported dtype"),
+    ("buffer name", set_(["buffers", 0, "name"], "a b"), "not a valid symbol"),
+    ("dim zero", set_(["buffers", 0, "shape"], [0, 64]), "out of range"),
+    ("dim negative", set_(["buffers", 0, "shape"], [-256, 64]), "out of range"),
+    ("dim string", set_(["buffers", 0, "shape"], ["256", 64]), "must be an integer"),
+    ("rank 17", set_(["buffers", 0, "shape"], [1] * 17), "more than 16"),
+    ("elements overflow", set_(["buffers", 0, "shape"], [1 << 30] * 3), "more than 2^40 elements"),
+    ("bytes overflow", set_(["buffers", 0, "shape"], [1 << 39]), "larger than 1 TiB"),
+    ("bytes mismatch", set_(["buffers", 0, "bytes"], 4), "not the size of its shape"),
+    ("zero_init input", set_(["buffers", 0, "zero_init"], True), "cannot be zero_init"),
+    ("zero_init type", set_(["buffers", 3, "zero_init"], 1), "must be a boolean"),
+    ("kernel dup", set_(["kernels", 1, "name"], "mm_relu_k0"), "listed twice"),
+    ("kernel name", set_(["kernels", 0, "name"], "k\0x"), "not a valid PTX symbol"),
+    ("kernel param key", set_(["kernels", 0, "params", 0, "tensor_map"], {"box": [64, 64]}),
+     "unknown key 'tensor_map'"),
+    ("no launches", set_(["launches"], []), "no launches"),
+    ("launch kernel", set_(["launches", 0, "kernel"], "evil"), "not listed in 'kernels'"),
+    ("launch key", set_(["launches", 0, "tensor_maps"], []), "unknown key 'tensor_maps'"),
+    ("launch cluster", set_(["launches", 0, "cluster"], [2, 1, 1]), "unknown key 'cluster'"),
+    ("grid 2-d", set_(["launches", 0, "grid"], [1, 1]), "need 3 dimensions"),
+    ("grid zero", set_(["launches", 0, "grid"], [0, 1, 1]), "grid x"),
+    ("grid x", set_(["launches", 0, "grid"], [1 << 31, 1, 1]), "grid x"),
+    ("grid y", set_(["launches", 0, "grid"], [1, 65536, 1]), "grid y"),
+    ("block x", set_(["launches", 0, "block"], [1025, 1, 1]), "block x"),
+    ("block z", set_(["launches", 0, "block"], [1, 1, 65]), "block z"),
+    ("block threads", set_(["launches", 0, "block"], [64, 64, 1]), "more than 1024 threads"),
+    ("smem", set_(["launches", 0, "dynamic_shared_memory"], 227 * 1024 + 1), "dynamic_shared_memory"),
+    ("smem negative", set_(["launches", 0, "dynamic_shared_memory"], -1), "out of range"),
+    ("arg index", set_(["launches", 1, "args"], [3, 5]), "args[1]"),
+    ("arg negative", set_(["launches", 1, "args"], [-1, 2]), "args[0]"),
+    ("arg count", set_(["launches", 1, "args"], [3]), "passes 1 buffers to a kernel of 2"),
+    ("arg type", set_(["launches", 1, "args"], [0, 2]),
+     "parameter 0 is f32[256, 128] but buffer 'arg0' is f32[256, 64]"),
+    ("task", set_(["launches", 1, "task"], 2), "'task'"),
+    ("output unwritten", set_(["launches", 1, "args"], [3, 3]),
+     "output buffer 'result0' is passed to no launch"),
+]
+
+
+class ManifestTest(unittest.TestCase):
+    def test_valid(self):
+        m = Manifest.parse(json.dumps(valid()))
+        self.assertEqual(m.name, "mm_relu")
+        self.assertEqual(m.chip, "sm_90")
+        self.assertEqual([b.name for b in m.inputs], ["arg0", "arg1"])
+        self.assertEqual([b.name for b in m.outputs], ["result0"])
+        self.assertEqual([(b.name, b.offset) for b in m.scratch], [("tmp0", 0), ("tmp1", 131072)])
+        self.assertEqual(m.workspace_bytes, 131072 + 256)
+        self.assertEqual(m.launches[0].args, (0, 1, 3, 4))
+        self.assertEqual(m.launches[1].kernel_index, 1)
+        self.assertEqual(m.buffers[0].shape, (256, 64))
+
+    def test_zero_d_and_dtypes(self):
+        j = valid()
+        j["buffers"][4]["shape"] = []
+        j["buffers"][4]["bytes"] = 4
+        j["kernels"][0]["params"][3]["shape"] = []
+        self.assertEqual(Manifest.parse(json.dumps(j)).buffers[4].shape, ())
+        for dt, size in evo_runtime.manifest.DTYPE_SIZES.items():
+            j = valid()
+            j["buffers"][4]["dtype"] = dt
+            j["buffers"][4]["bytes"] = 3 * size
+            j["kernels"][0]["params"][3]["dtype"] = dt
+            self.assertEqual(Manifest.parse(json.dumps(j)).buffers[4].dtype, dt)
+
+    def test_unknown_informational_keys(self):
+        j = valid()
+        j["something_new"] = {"a": 1}
+        j["kernels"][0]["resources"] = {"registers": 30}
+        Manifest.parse(json.dumps(j))
+
+    def test_hostile(self):
+        for name, mutate, expect in HOSTILE:
+            j = copy.deepcopy(valid())
+            mutate(j)
+            with self.subTest(name):
+                with self.assertRaises(ManifestError) as cm:
+                    Manifest.parse(json.dumps(j))
+                self.assertIn(expect, str(cm.exception))
+
+    def test_malformed_text(self):
+        for text in [b"", b'{"format": ', b'{"format": "\xff"}', b"[1, 2]", b"[" * 200000,
+                     b'{"a": 1' + b"0" * 5000 + b"}", b" " * (17 << 20)]:
+            with self.assertRaises(ManifestError):
+                Manifest.parse(text)
+
+    def test_file_resolution(self):
+        d = tempfile.mkdtemp()
+        other = tempfile.mkdtemp()
+        try:
+            with open(os.path.join(d, "mm_relu.json"), "w") as f:
+                json.dump(valid(), f)
+            with open(os.path.join(d, "mm_relu.ptx"), "wb") as f:
+                f.write(PTX)
+            m = Manifest.load(os.path.join(d, "mm_relu.json"))
+            self.assertEqual(m.read_image(), PTX)
+            # Looked up beside the manifest, not in the working directory.
+            cwd = os.getcwd()
+            os.chdir(other)
+            try:
+                with open("mm_relu.ptx", "wb") as f:
+                    f.write(b"something else")
+                self.assertEqual(Manifest.load(os.path.join(d, "mm_relu.json")).read_image(), PTX)
+            finally:
+                os.chdir(cwd)
+            # Changed size, changed content.
+            for data, expect in [(PTX + b" ", "the manifest says"),
+                                 (PTX[:3] + b"X" + PTX[4:], "does not match the manifest")]:
+                with open(os.path.join(d, "mm_relu.ptx"), "wb") as f:
+                    f.write(data)
+                with self.assertRaisesRegex(ManifestError, expect):
+                    m.read_image()
+            # A symbolic link (even to the right content), a directory, a FIFO, nothing.
+            with open(os.path.join(other, "real.ptx"), "wb") as f:
+                f.write(PTX)
+            os.unlink(os.path.join(d, "mm_relu.ptx"))
+            os.symlink(os.path.join(other, "real.ptx"), os.path.join(d, "mm_relu.ptx"))
+            with self.assertRaisesRegex(ManifestError, "symbolic link"):
+                m.read_image()
+            os.unlink(os.path.join(d, "mm_relu.ptx"))
+            with self.assertRaisesRegex(ManifestError, "No such file"):
+                m.read_image()
+            os.mkdir(os.path.join(d, "mm_relu.ptx"))
+            with self.assertRaises(ManifestError):
+                m.read_image()
+            os.rmdir(os.path.join(d, "mm_relu.ptx"))
+            os.mkfifo(os.path.join(d, "mm_relu.ptx"))
+            with self.assertRaisesRegex(ManifestError, "not a regular file"):
+                m.read_image()
+            with self.assertRaisesRegex(ManifestError, "nothing.json"):
+                Manifest.load(os.path.join(d, "nothing.json"))
+        finally:
+            shutil.rmtree(d)
+            shutil.rmtree(other)
+
+
+class TorchOpTest(unittest.TestCase):
+    """The parts of register_op that need no torch."""
+
+    def test_fake_shapes(self):
+        m = Manifest.parse(json.dumps(valid()))
+        self.assertEqual(output_specs(m, [((256, 64), "f32"), ((64, 128), "f32")]),
+                         [((256, 128), "f32")])
+        with self.assertRaisesRegex(ValueError, r"input 1 \('arg1'\): expected f32\[64, 128\], got f16\[64, 128\]"):
+            output_specs(m, [((256, 64), "f32"), ((64, 128), "f16")])
+        with self.assertRaisesRegex(ValueError, "takes 2 inputs, got 1"):
+            output_specs(m, [((256, 64), "f32")])
+        with self.assertRaisesRegex(ValueError, r"expected f32\[256, 64\], got f32\[256, 65\]"):
+            output_specs(m, [((256, 65), "f32"), ((64, 128), "f32")])
+
+    def test_schema(self):
+        m = Manifest.parse(json.dumps(valid()))
+        self.assertEqual(schema(m, "mm_relu"), "mm_relu(Tensor in0, Tensor in1) -> Tensor")
+        j = valid()
+        j["buffers"][3]["role"] = "output"
+        self.assertEqual(schema(Manifest.parse(json.dumps(j)), "f"),
+                         "f(Tensor in0, Tensor in1) -> (Tensor, Tensor)")
+
+    def test_qualname(self):
+        self.assertEqual(_split_qualname("mylib::row_sum"), ("mylib", "row_sum"))
+        for bad in ["row_sum", "a::b::c", "my lib::x", "lib::1x", "lib::", "::x", "class::x",
+                    "lib::__x", 3]:
+            with self.assertRaises(ValueError, msg=repr(bad)):
+                _split_qualname(bad)
+
+
+class PackagingTest(unittest.TestCase):
+    def test_versions_agree(self):
+        with open(os.path.join(PYROOT, "pyproject.toml")) as f:
+            py = re.search(r'^version = "(.*)"', f.read(), re.M).group(1)
+        with open(os.path.join(SRCROOT, "cmake", "EvoVersion.cmake")) as f:
+            cm = re.search(r"set\(EVO_VERSION (.*)\)", f.read()).group(1)
+        self.assertEqual(py, evo_runtime.__version__)
+        self.assertEqual(py, cm)
+
+    def test_backend_builds_a_wheel(self):
+        sys.path.insert(0, os.path.join(PYROOT, "build_backend"))
+        import evo_build
+        d = tempfile.mkdtemp()
+        try:
+            name = evo_build.build_wheel(d)
+            self.assertEqual(name, f"evo_runtime-{evo_runtime.__version__}-py3-none-any.whl")
+            with zipfile.ZipFile(os.path.join(d, name)) as z:
+                names = z.namelist()
+                self.assertIn("evo_runtime/manifest.py", names)
+                self.assertIn("evo_runtime/torch_ops.py", names)
+                record = z.read(f"evo_runtime-{evo_runtime.__version__}.dist-info/RECORD").decode()
+                for line in record.splitlines():
+                    path, digest, size = line.rsplit(",", 2)
+                    if not digest:
+                        continue
+                    data = z.read(path)
+                    self.assertEqual(int(size), len(data), path)
+                    import base64
+                    want = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+                    self.assertEqual(digest, "sha256=" + want.decode(), path)
+                meta = z.read(f"evo_runtime-{evo_runtime.__version__}.dist-info/METADATA").decode()
+                self.assertIn("Name: evo-runtime", meta)
+                self.assertIn('Requires-Dist: torch>=2.1; extra == "torch"', meta)
+        finally:
+            shutil.rmtree(d)
+
+
+@unittest.skipUnless(os.environ.get("EVO_OPT"), "set $EVO_OPT to parse manifests emitted by evo-opt")
+class EmittedTest(unittest.TestCase):
+    """Manifests written by evo-emit-ptx parse, and their PTX checks out."""
+
+    def emit(self, source, options=""):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        subprocess.run([os.environ["EVO_OPT"], source, f"--evo-pipeline=output-dir={d} {options}",
+                        "-o", os.devnull], check=True)
+        name = os.path.splitext(os.path.basename(source))[0]
+        m = Manifest.load(os.path.join(d, name + ".json"))
+        m.read_image()
+        return m
+
+    def test_row_sum(self):
+        m = self.emit(os.path.join(SRCROOT, "examples", "row_sum.mlir"))
+        self.assertEqual([(b.shape, b.dtype) for b in m.inputs], [((8192, 2048), "f32")])
+        self.assertEqual(m.workspace_bytes, 0)
+
+    def test_scratch(self):
+        m = self.emit(os.path.join(SRCROOT, "test", "GPU", "Inputs", "mm_relu.mlir"))
+        self.assertEqual([b.name for b in m.scratch], ["tmp0"])
+        self.assertEqual(m.workspace_bytes, 256 * 128 * 4)
+        self.assertEqual(len(m.launches), 2)
+        m = self.emit(os.path.join(SRCROOT, "bench", "col_sum.mlir"), "split=8")
+        self.assertEqual(len(m.scratch), 1)
+        self.assertEqual(len(m.launches), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()

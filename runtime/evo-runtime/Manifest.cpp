@@ -1,0 +1,509 @@
+//===- Manifest.cpp - parsing and validating an untrusted evo-manifest/1 ---===//
+//
+// The manifest comes from anywhere (a download, a cache, a hostile author): every field is
+// checked before it becomes a size, an index, a launch dimension, a symbol or a file name. The
+// limits mirror evo-opt's own (include/evo/Conversion/InputChecks.h), which this library cannot
+// include (it has no LLVM).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Internal.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <limits>
+#include <set>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace evo::runtime {
+
+using json = nlohmann::json;
+
+namespace {
+
+struct Invalid {
+  std::string message;
+};
+
+[[noreturn]] void fail(std::string message) { throw Invalid{std::move(message)}; }
+
+/// `s` for a message: printable ASCII kept, everything else as \xNN, at most 64 bytes.
+std::string quote(std::string_view s) {
+  std::string out = "'";
+  for (size_t i = 0; i < s.size() && i < 64; ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\'' && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      static const char hex[] = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  if (s.size() > 64)
+    out += "...";
+  return out + "'";
+}
+
+/// The deepest bracket nesting of JSON text (strings skipped), so that neither the parser nor the
+/// destruction of the parsed tree recurses without bound on hostile input.
+size_t nestingDepth(std::string_view text) {
+  size_t depth = 0, deepest = 0;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+const json &field(const json &obj, const char *key, const std::string &where) {
+  auto it = obj.find(key);
+  if (it == obj.end())
+    fail(where + ": missing '" + key + "'");
+  return *it;
+}
+
+std::string str(const json &obj, const char *key, const std::string &where, size_t maxLen = 4096) {
+  const json &v = field(obj, key, where);
+  if (!v.is_string())
+    fail(where + ": '" + key + "' must be a string");
+  const std::string &s = v.get_ref<const std::string &>();
+  if (s.size() > maxLen)
+    fail(where + ": '" + key + "' is longer than " + std::to_string(maxLen) + " bytes");
+  return s;
+}
+
+std::string optStr(const json &obj, const char *key, const std::string &where) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null())
+    return "";
+  return str(obj, key, where, 256);
+}
+
+int64_t integer(const json &v, const std::string &what, int64_t lo, int64_t hi) {
+  int64_t x;
+  if (v.is_number_unsigned()) {
+    uint64_t u = v.get<uint64_t>();
+    if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      fail(what + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    x = static_cast<int64_t>(u);
+  } else if (v.is_number_integer()) {
+    x = v.get<int64_t>();
+  } else {
+    fail(what + " must be an integer");
+  }
+  if (x < lo || x > hi)
+    fail(what + " is " + std::to_string(x) + ", out of range [" + std::to_string(lo) + ", " +
+         std::to_string(hi) + "]");
+  return x;
+}
+
+int64_t intField(const json &obj, const char *key, const std::string &where, int64_t lo,
+                 int64_t hi) {
+  return integer(field(obj, key, where), where + ": '" + key + "'", lo, hi);
+}
+
+const json &array(const json &obj, const char *key, const std::string &where, size_t maxLen) {
+  const json &v = field(obj, key, where);
+  if (!v.is_array())
+    fail(where + ": '" + key + "' must be an array");
+  if (v.size() > maxLen)
+    fail(where + ": '" + key + "' has " + std::to_string(v.size()) + " entries, more than " +
+         std::to_string(maxLen));
+  return v;
+}
+
+void object(const json &v, const std::string &where) {
+  if (!v.is_object())
+    fail(where + " must be an object");
+}
+
+/// Keys that change how a kernel is launched must be understood: refuse the others.
+void onlyKeys(const json &obj, std::initializer_list<const char *> known, const std::string &where) {
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    bool ok = false;
+    for (const char *k : known)
+      ok |= it.key() == k;
+    if (!ok)
+      fail(where + ": unknown key " + quote(it.key()) +
+           " (a manifest newer than this runtime? it may need tensor maps or other launch "
+           "arguments this runtime cannot build)");
+  }
+}
+
+DType dtypeOf(const json &obj, const std::string &where) {
+  std::string s = str(obj, "dtype", where, 64);
+  static const std::pair<const char *, DType> names[] = {
+      {"f16", DType::F16}, {"bf16", DType::BF16}, {"f32", DType::F32}, {"f64", DType::F64},
+      {"i8", DType::I8},   {"i16", DType::I16},   {"i32", DType::I32}, {"i64", DType::I64},
+      {"ui8", DType::U8}};
+  for (auto &[name, dt] : names)
+    if (s == name)
+      return dt;
+  fail(where + ": unsupported dtype " + quote(s));
+}
+
+/// A shape: at most kMaxRank dimensions of at least 1, whose element count times `elementBytes`
+/// stays within kMaxBufferBytes. Returns the byte size.
+uint64_t shapeOf(const json &obj, const std::string &where, size_t elementBytes,
+                 std::vector<int64_t> &shape) {
+  const json &dims = array(obj, "shape", where, Manifest::kMaxRank);
+  uint64_t count = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    int64_t d = integer(dims[i], where + ": shape[" + std::to_string(i) + "]", 1,
+                        detail::kMaxBufferBytes);
+    if (count > detail::kMaxBufferBytes / static_cast<uint64_t>(d))
+      fail(where + ": shape has more than 2^40 elements");
+    count *= static_cast<uint64_t>(d);
+    shape.push_back(d);
+  }
+  if (count > detail::kMaxBufferBytes / elementBytes)
+    fail(where + ": buffer larger than 1 TiB");
+  return count * elementBytes;
+}
+
+Manifest parseTree(const json &root) {
+  Manifest m;
+  object(root, "manifest");
+  std::string format = str(root, "format", "manifest", 64);
+  if (format != "evo-manifest/1")
+    fail("not an evo manifest: format is " + quote(format) + ", expected 'evo-manifest/1'");
+  m.name = str(root, "name", "manifest");
+  if (!detail::isSymbol(m.name))
+    fail("manifest: name " + quote(m.name) + " is not a valid symbol ([A-Za-z_][A-Za-z0-9_$]*, at "
+         "most 200 bytes)");
+  m.function = optStr(root, "function", "manifest");
+  if (auto t = root.find("target"); t != root.end() && !t->is_null()) {
+    object(*t, "manifest: 'target'");
+    m.chip = optStr(*t, "chip", "manifest: target");
+    m.features = optStr(*t, "features", "manifest: target");
+  }
+
+  const json &ptx = field(root, "ptx", "manifest");
+  object(ptx, "manifest: 'ptx'");
+  m.ptxFile = str(ptx, "file", "manifest: ptx", 255);
+  if (!detail::isPlainFileName(m.ptxFile))
+    fail("manifest: ptx file " + quote(m.ptxFile) +
+         " must be a plain file name in the manifest's directory (no '/', not '.' or '..')");
+  m.ptxBytes = static_cast<uint64_t>(
+      intField(ptx, "bytes", "manifest: ptx", 0, static_cast<int64_t>(detail::kMaxImageBytes)));
+  m.ptxSha256 = str(ptx, "sha256", "manifest: ptx", 64);
+  if (m.ptxSha256.size() != 64 ||
+      m.ptxSha256.find_first_not_of("0123456789abcdef") != std::string::npos)
+    fail("manifest: ptx sha256 must be 64 lowercase hex digits");
+
+  // Buffers: in ABI order; `index` restates the position.
+  const json &buffers = array(root, "buffers", "manifest", detail::kMaxBuffers);
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    std::string where = "buffer " + std::to_string(i);
+    const json &b = buffers[i];
+    object(b, where);
+    onlyKeys(b, {"index", "name", "role", "dtype", "shape", "bytes", "zero_init"}, where);
+    BufferInfo info;
+    info.index = static_cast<unsigned>(i);
+    if (intField(b, "index", where, 0, detail::kMaxBuffers) != static_cast<int64_t>(i))
+      fail(where + ": 'index' must equal its position in 'buffers'");
+    info.name = str(b, "name", where, 256);
+    if (!detail::isSymbol(info.name))
+      fail(where + ": name " + quote(info.name) + " is not a valid symbol");
+    where = "buffer " + std::to_string(i) + " ('" + info.name + "')";
+    std::string role = str(b, "role", where, 16);
+    if (role == "input")
+      info.role = Role::Input;
+    else if (role == "output")
+      info.role = Role::Output;
+    else if (role == "scratch")
+      info.role = Role::Scratch;
+    else
+      fail(where + ": role " + quote(role) + " is not input, output or scratch");
+    info.dtype = dtypeOf(b, where);
+    info.bytes = shapeOf(b, where, dtypeSize(info.dtype), info.shape);
+    if (intField(b, "bytes", where, 0, detail::kMaxBufferBytes) !=
+        static_cast<int64_t>(info.bytes))
+      fail(where + ": 'bytes' is not the size of its shape and dtype (" +
+           std::to_string(info.bytes) + ")");
+    if (auto z = b.find("zero_init"); z != b.end()) {
+      if (!z->is_boolean())
+        fail(where + ": 'zero_init' must be a boolean");
+      info.zeroInit = z->get<bool>();
+    }
+    if (info.zeroInit && info.role == Role::Input)
+      fail(where + ": an input cannot be zero_init (the runtime never writes inputs)");
+    (info.role == Role::Input    ? m.inputs
+     : info.role == Role::Output ? m.outputs
+                                 : m.scratch)
+        .push_back(info.index);
+    m.buffers.push_back(std::move(info));
+  }
+  uint64_t offset = 0;
+  for (unsigned s : m.scratch) {
+    m.buffers[s].workspaceOffset = offset;
+    uint64_t size = (m.buffers[s].bytes + Manifest::kWorkspaceAlignment - 1) /
+                    Manifest::kWorkspaceAlignment * Manifest::kWorkspaceAlignment;
+    offset += size; // at most 4096 buffers of at most 2^40 bytes: no overflow
+  }
+  m.workspaceBytes = offset;
+
+  // Kernels: their parameter lists check every launch's buffers.
+  struct Param {
+    DType dtype;
+    std::vector<int64_t> shape;
+  };
+  std::vector<std::vector<Param>> params;
+  const json &kernels = array(root, "kernels", "manifest", detail::kMaxKernels);
+  std::set<std::string> kernelNames;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    std::string where = "kernel " + std::to_string(i);
+    const json &k = kernels[i];
+    object(k, where);
+    std::string name = str(k, "name", where, 256);
+    if (!detail::isSymbol(name))
+      fail(where + ": name " + quote(name) + " is not a valid PTX symbol");
+    if (!kernelNames.insert(name).second)
+      fail(where + ": kernel '" + name + "' is listed twice");
+    where = "kernel '" + name + "'";
+    const json &ps = array(k, "params", where, detail::kMaxParams);
+    std::vector<Param> list;
+    for (size_t j = 0; j < ps.size(); ++j) {
+      std::string pw = where + ": param " + std::to_string(j);
+      object(ps[j], pw);
+      // Extension point (issue 13): a tensor-map parameter will carry its own keys (the buffer,
+      // the box, swizzle, ...) and be passed by value as a CUtensorMap. Until the emitter defines
+      // them, every parameter is a device pointer and any other key is refused here.
+      onlyKeys(ps[j], {"dtype", "shape"}, pw);
+      Param p;
+      p.dtype = dtypeOf(ps[j], pw);
+      shapeOf(ps[j], pw, dtypeSize(p.dtype), p.shape);
+      list.push_back(std::move(p));
+    }
+    m.kernels.push_back(name);
+    params.push_back(std::move(list));
+  }
+
+  size_t numTasks = 0;
+  if (auto t = root.find("tasks"); t != root.end()) {
+    if (!t->is_array())
+      fail("manifest: 'tasks' must be an array");
+    numTasks = t->size();
+  }
+
+  const json &launches = array(root, "launches", "manifest", detail::kMaxLaunches);
+  if (launches.empty())
+    fail("manifest has no launches (a gpu.module without a launch plan cannot be run)");
+  std::vector<bool> written(m.buffers.size(), false);
+  for (size_t i = 0; i < launches.size(); ++i) {
+    std::string where = "launch " + std::to_string(i);
+    const json &l = launches[i];
+    object(l, where);
+    onlyKeys(l, {"kernel", "task", "grid", "block", "dynamic_shared_memory", "args"}, where);
+    LaunchInfo info;
+    info.kernel = str(l, "kernel", where, 256);
+    size_t k = 0;
+    while (k < m.kernels.size() && m.kernels[k] != info.kernel)
+      ++k;
+    if (k == m.kernels.size())
+      fail(where + ": kernel " + quote(info.kernel) + " is not listed in 'kernels'");
+    info.kernelIndex = static_cast<unsigned>(k);
+    where = "launch " + std::to_string(i) + " ('" + info.kernel + "')";
+    if (l.contains("task") && numTasks > 0)
+      intField(l, "task", where, 0, static_cast<int64_t>(numTasks) - 1);
+    const json &grid = array(l, "grid", where, 3), &block = array(l, "block", where, 3);
+    if (grid.size() != 3 || block.size() != 3)
+      fail(where + ": 'grid' and 'block' need 3 dimensions");
+    // CUDA's limits on every architecture since sm_30.
+    info.grid[0] = static_cast<uint32_t>(integer(grid[0], where + ": grid x", 1, detail::kMaxGridX));
+    info.grid[1] = static_cast<uint32_t>(integer(grid[1], where + ": grid y", 1, detail::kMaxGridYZ));
+    info.grid[2] = static_cast<uint32_t>(integer(grid[2], where + ": grid z", 1, detail::kMaxGridYZ));
+    info.block[0] = static_cast<uint32_t>(integer(block[0], where + ": block x", 1, 1024));
+    info.block[1] = static_cast<uint32_t>(integer(block[1], where + ": block y", 1, 1024));
+    info.block[2] = static_cast<uint32_t>(integer(block[2], where + ": block z", 1, 64));
+    if (uint64_t(info.block[0]) * info.block[1] * info.block[2] > 1024)
+      fail(where + ": a block of more than 1024 threads");
+    info.dynamicSharedMemory = static_cast<uint32_t>(
+        intField(l, "dynamic_shared_memory", where, 0, detail::kMaxDynamicSharedMemory));
+    const json &args = array(l, "args", where, detail::kMaxParams);
+    const std::vector<Param> &want = params[k];
+    if (args.size() != want.size())
+      fail(where + ": passes " + std::to_string(args.size()) + " buffers to a kernel of " +
+           std::to_string(want.size()) + " parameters");
+    for (size_t j = 0; j < args.size(); ++j) {
+      unsigned a = static_cast<unsigned>(integer(args[j], where + ": args[" + std::to_string(j) + "]",
+                                                 0, static_cast<int64_t>(m.buffers.size()) - 1));
+      const BufferInfo &buf = m.buffers[a];
+      if (buf.dtype != want[j].dtype || buf.shape != want[j].shape)
+        fail(where + ": parameter " + std::to_string(j) + " is " + detail::describe(want[j].dtype, want[j].shape) +
+             " but buffer '" + buf.name + "' is " + detail::describe(buf.dtype, buf.shape));
+      written[a] = true;
+      info.args.push_back(a);
+    }
+    m.launches.push_back(std::move(info));
+  }
+  for (unsigned o : m.outputs)
+    if (!written[o])
+      fail("output buffer '" + m.buffers[o].name + "' is passed to no launch (it would never be "
+           "written)");
+  return m;
+}
+
+} // namespace
+
+namespace detail {
+
+bool isSymbol(std::string_view s) {
+  if (s.empty() || s.size() > 200)
+    return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    bool digit = c >= '0' && c <= '9';
+    if (!(alpha || (i > 0 && (digit || c == '$'))))
+      return false;
+  }
+  return true;
+}
+
+bool isPlainFileName(std::string_view s) {
+  if (s.empty() || s.size() > 255 || s == "." || s == "..")
+    return false;
+  for (char c : s)
+    if (c == '/' || c == '\\' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      return false;
+  return true;
+}
+
+std::string describe(DType dtype, const std::vector<int64_t> &shape) {
+  std::string s = std::string(dtypeName(dtype)) + "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+Expected<std::string> readFile(int dirFd, const std::string &name, const std::string &display,
+                               uint64_t maxBytes, bool noFollow) {
+  int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | (noFollow ? O_NOFOLLOW : 0);
+  int fd = ::openat(dirFd, name.c_str(), flags);
+  if (fd < 0) {
+    int e = errno;
+    if (e == ELOOP && noFollow)
+      return Error(Error::Code::Io, display + ": is a symbolic link (refused: the kernel image "
+                                              "must lie in the manifest's directory)");
+    return Error(Error::Code::Io, display + ": " + std::strerror(e));
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0)
+    return Error(Error::Code::Io, display + ": " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return Error(Error::Code::Io, display + ": not a regular file");
+  if (static_cast<uint64_t>(st.st_size) > maxBytes)
+    return Error(Error::Code::Io, display + ": larger than " + std::to_string(maxBytes) + " bytes");
+  std::string data(static_cast<size_t>(st.st_size), '\0');
+  size_t got = 0;
+  while (got < data.size()) {
+    ssize_t n = ::read(fd, data.data() + got, data.size() - got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return Error(Error::Code::Io, display + ": " + std::strerror(errno));
+    if (n == 0)
+      break; // shrank while reading: the size check against the manifest reports it
+    got += static_cast<size_t>(n);
+  }
+  data.resize(got);
+  return Expected<std::string>(std::move(data));
+}
+
+} // namespace detail
+
+Expected<Manifest> Manifest::parse(std::string_view text) {
+  if (text.size() > detail::kMaxManifestBytes)
+    return Error(Error::Code::InvalidManifest,
+                 "manifest larger than " + std::to_string(detail::kMaxManifestBytes) + " bytes");
+  if (nestingDepth(text) > detail::kMaxNesting)
+    return Error(Error::Code::InvalidManifest,
+                 "manifest nests deeper than " + std::to_string(detail::kMaxNesting) + " levels");
+  try {
+    json root = json::parse(text.begin(), text.end());
+    return parseTree(root);
+  } catch (const Invalid &e) {
+    return Error(Error::Code::InvalidManifest, e.message);
+  } catch (const json::exception &e) {
+    return Error(Error::Code::InvalidManifest, std::string("manifest is not valid JSON: ") + e.what());
+  } catch (const std::exception &e) {
+    return Error(Error::Code::InvalidManifest, std::string("manifest: ") + e.what());
+  } catch (...) {
+    return Error(Error::Code::InvalidManifest, "manifest: unexpected error while parsing");
+  }
+}
+
+Expected<Manifest> Manifest::load(const std::string &path) {
+  Expected<std::string> text =
+      detail::readFile(AT_FDCWD, path, path, detail::kMaxManifestBytes, /*noFollow=*/false);
+  if (!text)
+    return text.error();
+  Expected<Manifest> m = parse(*text);
+  if (!m)
+    return Error(m.error().code(), path + ": " + m.error().message());
+  return m;
+}
+
+const char *dtypeName(DType dtype) {
+  switch (dtype) {
+  case DType::F16: return "f16";
+  case DType::BF16: return "bf16";
+  case DType::F32: return "f32";
+  case DType::F64: return "f64";
+  case DType::I8: return "i8";
+  case DType::I16: return "i16";
+  case DType::I32: return "i32";
+  case DType::I64: return "i64";
+  case DType::U8: return "ui8";
+  }
+  return "?";
+}
+
+size_t dtypeSize(DType dtype) {
+  switch (dtype) {
+  case DType::I8:
+  case DType::U8: return 1;
+  case DType::F16:
+  case DType::BF16:
+  case DType::I16: return 2;
+  case DType::F32:
+  case DType::I32: return 4;
+  case DType::F64:
+  case DType::I64: return 8;
+  }
+  return 1;
+}
+
+const char *roleName(Role role) {
+  switch (role) {
+  case Role::Input: return "input";
+  case Role::Output: return "output";
+  case Role::Scratch: return "scratch";
+  }
+  return "?";
+}
+
+} // namespace evo::runtime

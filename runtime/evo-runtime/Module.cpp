@@ -1,0 +1,486 @@
+//===- Module.cpp - loading a kernel image and launching a manifest's plan -===//
+//
+// The CUDA driver comes from evo::cuda::Driver (lib/Runtime/CudaDriver.cpp, dlopen'ed, no
+// LLVM). A CUmodule is created lazily in each context a launch targets (the stream's context, or
+// the current one) and kept until the Module is destroyed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Internal.h"
+#include "Sha256.h"
+#include "evo/Runtime/CudaDriver.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <mutex>
+#include <unistd.h>
+
+#ifndef EVO_RUNTIME_VERSION
+#define EVO_RUNTIME_VERSION "unknown"
+#endif
+
+namespace evo::runtime {
+
+using namespace evo::cuda;
+
+namespace {
+
+// The driver's handle types as CudaDriver.h declares them (its own, namespaced structs).
+CUstream cu(Stream s) { return reinterpret_cast<CUstream>(s); }
+CUcontext cu(Context c) { return reinterpret_cast<CUcontext>(c); }
+Context api(CUcontext c) { return reinterpret_cast<Context>(c); }
+
+// CUfunction_attribute / CUdevice_attribute / CUjit_option values not in CudaDriver.h.
+constexpr int kFuncMaxThreadsPerBlock = 0;
+constexpr int kFuncNumRegs = 4;
+constexpr uintptr_t kStreamLegacy = 0x1, kStreamPerThread = 0x2;
+constexpr uint32_t kDefaultSharedMemoryLimit = 48 * 1024;
+
+/// Entry points CudaDriver.h does not bind, looked up in the library it loaded (null when the
+/// driver lacks them: the checks that use them are then skipped).
+struct ExtraEntryPoints {
+  CUresult (*cuStreamGetCtx)(CUstream, CUcontext *) = nullptr;
+  CUresult (*cuFuncGetAttribute)(int *, int, CUfunction) = nullptr;
+  CUresult (*cuCtxGetDevice)(CUdevice *) = nullptr;
+};
+
+const ExtraEntryPoints &extra() {
+  static const ExtraEntryPoints e = [] {
+    ExtraEntryPoints x;
+    const char *name = std::getenv("EVO_LIBCUDA");
+    if (!name || !*name)
+      name = "libcuda.so.1";
+    if (void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)) {
+      x.cuStreamGetCtx = reinterpret_cast<decltype(x.cuStreamGetCtx)>(dlsym(lib, "cuStreamGetCtx"));
+      x.cuFuncGetAttribute =
+          reinterpret_cast<decltype(x.cuFuncGetAttribute)>(dlsym(lib, "cuFuncGetAttribute"));
+      x.cuCtxGetDevice = reinterpret_cast<decltype(x.cuCtxGetDevice)>(dlsym(lib, "cuCtxGetDevice"));
+      dlclose(lib); // Driver::get keeps its own reference
+    }
+    return x;
+  }();
+  return e;
+}
+
+Expected<Driver *> driver(const std::string &prefix) {
+  std::string why;
+  Driver *d = Driver::get(&why);
+  if (!d)
+    return Error(Error::Code::NoDevice, prefix + why);
+  return d;
+}
+
+/// Makes `ctx` current for the guard's lifetime when it is not already.
+class ContextGuard {
+public:
+  ContextGuard(Driver &d, CUcontext ctx) : d_(d) {
+    CUcontext current = nullptr;
+    d.cuCtxGetCurrent(&current);
+    if (current != ctx)
+      pushed_ = d.cuCtxPushCurrent(ctx) == CUDA_SUCCESS;
+  }
+  ~ContextGuard() {
+    if (pushed_) {
+      CUcontext ignored;
+      d_.cuCtxPopCurrent(&ignored);
+    }
+  }
+
+private:
+  Driver &d_;
+  bool pushed_ = false;
+};
+
+bool isElf(const std::string &image) { return image.size() >= 4 && image.compare(0, 4, "\x7f" "ELF") == 0; }
+bool isFatbin(const std::string &image) {
+  return image.size() >= 4 && static_cast<unsigned char>(image[0]) == 0x50 &&
+         static_cast<unsigned char>(image[1]) == 0xed &&
+         static_cast<unsigned char>(image[2]) == 0x55 &&
+         static_cast<unsigned char>(image[3]) == 0xba;
+}
+
+} // namespace
+
+struct Module::Impl {
+  Manifest manifest;
+  std::string image; ///< PTX text NUL-terminated, or a cubin / fatbin
+  std::string prefix; ///< "evo-runtime: <name>: "
+
+  struct Loaded {
+    CUcontext ctx = nullptr;
+    CUmodule module = nullptr;
+    std::vector<CUfunction> functions; ///< per Manifest::kernels entry
+  };
+  mutable std::mutex mutex;
+  mutable std::deque<Loaded> loaded; ///< a deque: pointers to entries stay valid
+
+  Error err(Error::Code code, const std::string &message) const {
+    return Error(code, prefix + message);
+  }
+  Error cudaErr(Driver &d, const char *call, CUresult rc, const std::string &what = "") const {
+    return Error(Error::Code::Cuda, prefix + (what.empty() ? "" : what + ": ") + d.describe(call, rc));
+  }
+
+  /// The context launches on `stream` run in: the stream's own, else the current one, else
+  /// device 0's primary context (made current, as the CUDA runtime API would).
+  Expected<CUcontext> contextFor(Driver &d, Stream stream) const {
+    CUcontext ctx = nullptr;
+    auto raw = reinterpret_cast<uintptr_t>(stream);
+    if (raw != 0 && raw != kStreamLegacy && raw != kStreamPerThread && extra().cuStreamGetCtx) {
+      if (CUresult rc = extra().cuStreamGetCtx(cu(stream), &ctx); rc != CUDA_SUCCESS)
+        return cudaErr(d, "cuStreamGetCtx", rc, "the stream");
+      if (ctx)
+        return ctx;
+    }
+    if (CUresult rc = d.cuCtxGetCurrent(&ctx); rc != CUDA_SUCCESS)
+      return cudaErr(d, "cuCtxGetCurrent", rc);
+    if (!ctx) {
+      std::string why;
+      if (makePrimaryContextCurrent(d, 0, &why) != CUDA_SUCCESS)
+        return err(Error::Code::Cuda, why);
+      d.cuCtxGetCurrent(&ctx);
+    }
+    return ctx;
+  }
+
+  /// The module loaded in `ctx` (current), loading it on first use.
+  Expected<const Loaded *> loadedIn(Driver &d, CUcontext ctx) const {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const Loaded &l : loaded)
+      if (l.ctx == ctx)
+        return &l;
+    Loaded l;
+    l.ctx = ctx;
+    char log[8192] = {};
+    int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *values[] = {log, reinterpret_cast<void *>(uintptr_t(sizeof(log) - 1))};
+    if (CUresult rc = d.cuModuleLoadDataEx(&l.module, image.data(), 2, options, values);
+        rc != CUDA_SUCCESS) {
+      std::string what = "loading the kernel image";
+      if (log[0])
+        what += " (" + std::string(log, strnlen(log, sizeof(log))) + ")";
+      return cudaErr(d, "cuModuleLoadDataEx", rc, what);
+    }
+    auto unloadOnError = [&](Error e) -> Expected<const Loaded *> {
+      d.cuModuleUnload(l.module);
+      return e;
+    };
+    for (const std::string &k : manifest.kernels) {
+      CUfunction fn = nullptr;
+      if (CUresult rc = d.cuModuleGetFunction(&fn, l.module, k.c_str()); rc != CUDA_SUCCESS)
+        return unloadOnError(cudaErr(d, "cuModuleGetFunction", rc, "kernel '" + k + "'"));
+      l.functions.push_back(fn);
+    }
+    // Per kernel: the most dynamic shared memory and threads any launch asks of it.
+    std::vector<uint32_t> smem(manifest.kernels.size(), 0), threads(manifest.kernels.size(), 0);
+    for (const LaunchInfo &launch : manifest.launches) {
+      smem[launch.kernelIndex] = std::max(smem[launch.kernelIndex], launch.dynamicSharedMemory);
+      threads[launch.kernelIndex] = std::max(
+          threads[launch.kernelIndex], launch.block[0] * launch.block[1] * launch.block[2]);
+    }
+    int optin = -1;
+    CUdevice dev;
+    if (extra().cuCtxGetDevice && extra().cuCtxGetDevice(&dev) == CUDA_SUCCESS)
+      d.cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev);
+    for (size_t k = 0; k < manifest.kernels.size(); ++k) {
+      const std::string &name = manifest.kernels[k];
+      if (optin >= 0 && smem[k] > static_cast<uint32_t>(optin))
+        return unloadOnError(err(Error::Code::Cuda,
+                                 "kernel '" + name + "' asks for " + std::to_string(smem[k]) +
+                                     " bytes of dynamic shared memory; this GPU allows " +
+                                     std::to_string(optin)));
+      if (smem[k] > kDefaultSharedMemoryLimit)
+        if (CUresult rc = d.cuFuncSetAttribute(l.functions[k],
+                                               CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                               static_cast<int>(smem[k]));
+            rc != CUDA_SUCCESS)
+          return unloadOnError(cudaErr(d, "cuFuncSetAttribute", rc, "kernel '" + name + "'"));
+      int maxThreads = 0, regs = 0;
+      if (extra().cuFuncGetAttribute &&
+          extra().cuFuncGetAttribute(&maxThreads, kFuncMaxThreadsPerBlock, l.functions[k]) ==
+              CUDA_SUCCESS &&
+          maxThreads > 0 && threads[k] > static_cast<uint32_t>(maxThreads)) {
+        extra().cuFuncGetAttribute(&regs, kFuncNumRegs, l.functions[k]);
+        return unloadOnError(err(Error::Code::Cuda,
+                                 "kernel '" + name + "' is launched with " +
+                                     std::to_string(threads[k]) + " threads per block, but with " +
+                                     std::to_string(regs) + " registers per thread it can run at most " +
+                                     std::to_string(maxThreads)));
+      }
+    }
+    loaded.push_back(std::move(l));
+    return &loaded.back();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Workspace
+//===----------------------------------------------------------------------===//
+
+Workspace &Workspace::operator=(Workspace &&other) noexcept {
+  if (this != &other) {
+    this->~Workspace();
+    ctx_ = other.ctx_;
+    ptr_ = other.ptr_;
+    bytes_ = other.bytes_;
+    other.ctx_ = nullptr;
+    other.ptr_ = 0;
+    other.bytes_ = 0;
+  }
+  return *this;
+}
+
+Workspace::~Workspace() {
+  if (!ptr_)
+    return;
+  if (Driver *d = Driver::get()) {
+    ContextGuard guard(*d, cu(ctx_));
+    d->cuMemFree(static_cast<CUdeviceptr>(ptr_));
+  }
+  ptr_ = 0;
+  bytes_ = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Module
+//===----------------------------------------------------------------------===//
+
+Module::Module(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Module::Module(Module &&) noexcept = default;
+Module &Module::operator=(Module &&) noexcept = default;
+
+Module::~Module() {
+  if (!impl_ || impl_->loaded.empty())
+    return;
+  Driver *d = Driver::get();
+  if (!d)
+    return;
+  for (const Impl::Loaded &l : impl_->loaded) {
+    // Errors are ignored: the context may be gone already (e.g. at process exit).
+    ContextGuard guard(*d, l.ctx);
+    d->cuModuleUnload(l.module);
+  }
+}
+
+const Manifest &Module::manifest() const { return impl_->manifest; }
+
+Expected<Module> Module::fromMemory(std::string_view manifestJson, std::string image,
+                                    bool trustedImage) {
+  Expected<Manifest> m = Manifest::parse(manifestJson);
+  if (!m)
+    return m.error();
+  auto impl = std::make_unique<Impl>();
+  impl->manifest = std::move(*m);
+  impl->prefix = "evo-runtime: " + impl->manifest.name + ": ";
+  if (!trustedImage) {
+    const Manifest &man = impl->manifest;
+    if (image.size() != man.ptxBytes)
+      return impl->err(Error::Code::InvalidManifest,
+                       "the PTX has " + std::to_string(image.size()) + " bytes, the manifest says " +
+                           std::to_string(man.ptxBytes));
+    std::string digest = detail::sha256Hex(image);
+    if (digest != man.ptxSha256)
+      return impl->err(Error::Code::InvalidManifest,
+                       "the PTX does not match the manifest (sha256 " + digest + ", the manifest says " +
+                           man.ptxSha256 + ")");
+  }
+  if (image.empty())
+    return impl->err(Error::Code::InvalidManifest, "the kernel image is empty");
+  if (!isElf(image) && !isFatbin(image) && image.back() != '\0')
+    image.push_back('\0'); // PTX text: cuModuleLoadData reads up to the NUL
+  impl->image = std::move(image);
+  return Module(std::move(impl));
+}
+
+Expected<Module> Module::load(const std::string &manifestPath, const LoadOptions &options) {
+  Expected<std::string> text = detail::readFile(AT_FDCWD, manifestPath, manifestPath,
+                                                detail::kMaxManifestBytes, /*noFollow=*/false);
+  if (!text)
+    return text.error();
+  if (!options.image.empty()) {
+    Expected<Module> mod = fromMemory(*text, options.image, /*trustedImage=*/true);
+    if (!mod)
+      return Error(mod.error().code(), manifestPath + ": " + mod.error().message());
+    return mod;
+  }
+  Expected<Manifest> m = Manifest::parse(*text);
+  if (!m)
+    return Error(m.error().code(), manifestPath + ": " + m.error().message());
+  // The image is looked up in the manifest's own directory, by a plain file name (checked by the
+  // parser), never through a symbolic link.
+  size_t slash = manifestPath.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : manifestPath.substr(0, slash + 1);
+  std::string display = (slash == std::string::npos ? "" : dir) + m->ptxFile;
+  int dirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirFd < 0)
+    return Error(Error::Code::Io, dir + ": " + std::strerror(errno));
+  Expected<std::string> image =
+      detail::readFile(dirFd, m->ptxFile, display, detail::kMaxImageBytes, /*noFollow=*/true);
+  ::close(dirFd);
+  if (!image)
+    return image.error();
+  Expected<Module> mod = fromMemory(*text, std::move(*image), /*trustedImage=*/false);
+  if (!mod)
+    return Error(mod.error().code(), display + ": " + mod.error().message());
+  return mod;
+}
+
+Status Module::prepare(Stream stream) const {
+  Expected<Driver *> d = driver(impl_->prefix);
+  if (!d)
+    return d.error();
+  Expected<CUcontext> ctx = impl_->contextFor(**d, stream);
+  if (!ctx)
+    return ctx.error();
+  ContextGuard guard(**d, *ctx);
+  Expected<const Impl::Loaded *> l = impl_->loadedIn(**d, *ctx);
+  return l ? Status() : Status(l.error());
+}
+
+Expected<Workspace> Module::allocateWorkspace(Stream stream) const {
+  Workspace ws;
+  if (workspaceBytes() == 0)
+    return Expected<Workspace>(std::move(ws));
+  Expected<Driver *> d = driver(impl_->prefix);
+  if (!d)
+    return d.error();
+  Expected<CUcontext> ctx = impl_->contextFor(**d, stream);
+  if (!ctx)
+    return ctx.error();
+  ContextGuard guard(**d, *ctx);
+  CUdeviceptr p = 0;
+  if (CUresult rc = (*d)->cuMemAlloc(&p, workspaceBytes()); rc != CUDA_SUCCESS)
+    return impl_->cudaErr(**d, "cuMemAlloc", rc,
+                          "a workspace of " + std::to_string(workspaceBytes()) + " bytes");
+  ws.ctx_ = api(*ctx);
+  ws.ptr_ = static_cast<uintptr_t>(p);
+  ws.bytes_ = workspaceBytes();
+  return Expected<Workspace>(std::move(ws));
+}
+
+Status Module::checkArguments(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
+                              size_t numOutputs, WorkspaceRef workspace) const {
+  const Manifest &m = impl_->manifest;
+  auto bad = [&](const std::string &msg) {
+    return Status(impl_->err(Error::Code::InvalidArgument, msg));
+  };
+  if (numInputs != m.inputs.size() || (numInputs && !inputs))
+    return bad("takes " + std::to_string(m.inputs.size()) + " inputs, got " +
+               std::to_string(inputs || !numInputs ? numInputs : 0));
+  if (numOutputs != m.outputs.size() || (numOutputs && !outputs))
+    return bad("writes " + std::to_string(m.outputs.size()) + " outputs, got " +
+               std::to_string(outputs || !numOutputs ? numOutputs : 0));
+
+  struct Range {
+    uintptr_t begin, end;
+    std::string what;
+    bool written;
+  };
+  std::vector<Range> ranges;
+  ranges.reserve(numInputs + numOutputs + 1);
+  auto check = [&](const TensorRef &t, unsigned buffer, size_t i) -> Status {
+    const BufferInfo &b = m.buffers[buffer];
+    std::string what = std::string(roleName(b.role)) + " " + std::to_string(i) + " ('" + b.name + "')";
+    if (t.rank > Manifest::kMaxRank)
+      return bad(what + ": a shape of more than " + std::to_string(Manifest::kMaxRank) +
+                 " dimensions, expected " + detail::describe(b.dtype, b.shape));
+    std::vector<int64_t> shape(t.shape.begin(), t.shape.begin() + t.rank);
+    if (t.dtype != b.dtype || shape != b.shape)
+      return bad(what + ": expected " + detail::describe(b.dtype, b.shape) + ", got " +
+                 detail::describe(t.dtype, shape));
+    auto p = reinterpret_cast<uintptr_t>(t.data);
+    if (!p)
+      return bad(what + ": null device pointer");
+    if (p % detail::kBufferAlignment)
+      return bad(what + ": address " + std::to_string(p) + " is not " +
+                 std::to_string(detail::kBufferAlignment) + "-byte aligned");
+    if (p > UINTPTR_MAX - b.bytes)
+      return bad(what + ": address range wraps around");
+    ranges.push_back({p, p + b.bytes, what, b.role == Role::Output});
+    return Status();
+  };
+  for (size_t i = 0; i < numInputs; ++i)
+    if (Status s = check(inputs[i], m.inputs[i], i); !s)
+      return s;
+  for (size_t i = 0; i < numOutputs; ++i)
+    if (Status s = check(outputs[i], m.outputs[i], i); !s)
+      return s;
+  if (m.workspaceBytes) {
+    auto p = reinterpret_cast<uintptr_t>(workspace.data);
+    if (!p)
+      return bad("needs a workspace of " + std::to_string(m.workspaceBytes) +
+                 " bytes for its scratch buffers (Module::allocateWorkspace)");
+    if (workspace.bytes < m.workspaceBytes)
+      return bad("the workspace has " + std::to_string(workspace.bytes) + " bytes, it needs " +
+                 std::to_string(m.workspaceBytes));
+    if (p % Manifest::kWorkspaceAlignment)
+      return bad("the workspace is not " + std::to_string(Manifest::kWorkspaceAlignment) +
+                 "-byte aligned");
+    if (p > UINTPTR_MAX - m.workspaceBytes)
+      return bad("the workspace's address range wraps around");
+    ranges.push_back({p, p + m.workspaceBytes, "the workspace", true});
+  }
+  // Kernels read their inputs while other threads write outputs and scratch: a buffer that is
+  // written must share no byte with any other (inputs may overlap each other).
+  for (size_t i = 0; i < ranges.size(); ++i)
+    for (size_t j = i + 1; j < ranges.size(); ++j)
+      if ((ranges[i].written || ranges[j].written) && ranges[i].begin < ranges[j].end &&
+          ranges[j].begin < ranges[i].end)
+        return bad(ranges[i].what + " and " + ranges[j].what + " overlap");
+  return Status();
+}
+
+Status Module::launch(Stream stream, const TensorRef *inputs, size_t numInputs,
+                      const TensorRef *outputs, size_t numOutputs, WorkspaceRef workspace) const {
+  if (Status s = checkArguments(inputs, numInputs, outputs, numOutputs, workspace); !s)
+    return s;
+  const Manifest &m = impl_->manifest;
+  Expected<Driver *> dr = driver(impl_->prefix);
+  if (!dr)
+    return dr.error();
+  Driver &d = **dr;
+  Expected<CUcontext> ctx = impl_->contextFor(d, stream);
+  if (!ctx)
+    return ctx.error();
+  ContextGuard guard(d, *ctx);
+  Expected<const Impl::Loaded *> loaded = impl_->loadedIn(d, *ctx);
+  if (!loaded)
+    return loaded.error();
+
+  // One device address per manifest buffer; kernel parameters point into this array (the driver
+  // copies parameter values when the launch is enqueued, or captured).
+  std::vector<CUdeviceptr> addr(m.buffers.size(), 0);
+  for (size_t i = 0; i < numInputs; ++i)
+    addr[m.inputs[i]] = reinterpret_cast<CUdeviceptr>(inputs[i].data);
+  for (size_t i = 0; i < numOutputs; ++i)
+    addr[m.outputs[i]] = reinterpret_cast<CUdeviceptr>(outputs[i].data);
+  for (unsigned s : m.scratch)
+    addr[s] = reinterpret_cast<CUdeviceptr>(workspace.data) + m.buffers[s].workspaceOffset;
+  for (const BufferInfo &b : m.buffers)
+    if (b.zeroInit)
+      if (CUresult rc = d.cuMemsetD8Async(addr[b.index], 0, b.bytes, cu(stream)); rc != CUDA_SUCCESS)
+        return impl_->cudaErr(d, "cuMemsetD8Async", rc, "zeroing '" + b.name + "'");
+
+  void *params[detail::kMaxParams];
+  for (size_t i = 0; i < m.launches.size(); ++i) {
+    const LaunchInfo &l = m.launches[i];
+    // Extension point (issue 13): a tensor-map parameter would be encoded here from its buffer's
+    // address (cuTensorMapEncodeTiled) into per-launch storage and passed by value.
+    for (size_t j = 0; j < l.args.size(); ++j)
+      params[j] = &addr[l.args[j]];
+    CUresult rc = d.cuLaunchKernel((*loaded)->functions[l.kernelIndex], l.grid[0], l.grid[1],
+                                   l.grid[2], l.block[0], l.block[1], l.block[2],
+                                   l.dynamicSharedMemory, cu(stream), params, nullptr);
+    if (rc != CUDA_SUCCESS)
+      return impl_->cudaErr(d, "cuLaunchKernel", rc,
+                            "launch " + std::to_string(i) + " ('" + l.kernel + "')");
+  }
+  return Status();
+}
+
+const char *version() { return EVO_RUNTIME_VERSION; }
+
+} // namespace evo::runtime

@@ -1,0 +1,396 @@
+//===- RuntimeTest.cpp - libevo_runtime without a GPU ---------------------===//
+//
+// The manifest is untrusted: every mutation of a valid one below must be refused with a message
+// that names the problem, never crash, hang or reach the GPU. File resolution must not leave the
+// manifest's directory. Launch arguments are checked before the driver is touched.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Sha256.h"
+#include "evo-runtime/Module.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using evo::runtime::DType;
+using evo::runtime::Error;
+using evo::runtime::Manifest;
+using evo::runtime::Module;
+using evo::runtime::Role;
+using evo::runtime::Status;
+using evo::runtime::TensorRef;
+using evo::runtime::WorkspaceRef;
+using json = nlohmann::json;
+
+namespace {
+
+const std::string kPtx = "//\n.version 8.0\n.target sm_90\n.address_size 64\n// kernels\n";
+
+/// A manifest as evo-emit-ptx writes it for `mm_relu` (test/GPU/Inputs/mm_relu.mlir): two
+/// inputs, one output, a scratch buffer between two launches; plus a zero_init scratch.
+json validManifest() {
+  auto buffer = [](int i, const char *name, const char *role, std::vector<int64_t> shape,
+                   bool zero = false) {
+    int64_t n = 4;
+    for (int64_t d : shape)
+      n *= d;
+    return json{{"index", i},   {"name", name},  {"role", role},      {"dtype", "f32"},
+                {"shape", shape}, {"bytes", n},  {"zero_init", zero}};
+  };
+  auto param = [](std::vector<int64_t> shape) { return json{{"dtype", "f32"}, {"shape", shape}}; };
+  return json{
+      {"format", "evo-manifest/1"},
+      {"name", "mm_relu"},
+      {"function", "mm_relu"},
+      {"generator", "evo-opt 0.1.0 (MLIR/LLVM 22.1.8)"},
+      {"abi", "bare-pointer"},
+      {"target", {{"chip", "sm_90"}, {"features", "+ptx80"}}},
+      {"ptx", {{"file", "mm_relu.ptx"}, {"bytes", kPtx.size()},
+               {"sha256", evo::runtime::detail::sha256Hex(kPtx)}}},
+      {"ptxas", nullptr},
+      {"buffers",
+       {buffer(0, "arg0", "input", {256, 64}), buffer(1, "arg1", "input", {64, 128}),
+        buffer(2, "result0", "output", {256, 128}), buffer(3, "tmp0", "scratch", {256, 128}),
+        buffer(4, "tmp1", "scratch", {3}, true)}},
+      {"tasks", {{{"name", "t0"}}, {{"name", "t1"}}}},
+      {"kernels",
+       {{{"name", "mm_relu_k0"},
+         {"params", {param({256, 64}), param({64, 128}), param({256, 128}), param({3})}},
+         {"knobs", json::object()},
+         {"resources", nullptr}},
+        {{"name", "mm_relu_k1"}, {"params", {param({256, 128}), param({256, 128})}}}}},
+      {"launches",
+       {{{"kernel", "mm_relu_k0"}, {"task", 0}, {"grid", {128, 1, 1}}, {"block", {256, 1, 1}},
+         {"dynamic_shared_memory", 0}, {"args", {0, 1, 3, 4}}},
+        {{"kernel", "mm_relu_k1"}, {"task", 1}, {"grid", {128, 1, 1}}, {"block", {256, 1, 1}},
+         {"dynamic_shared_memory", 0}, {"args", {3, 2}}}}}};
+}
+
+std::string parseError(const std::string &text) {
+  evo::runtime::Expected<Manifest> m = Manifest::parse(text);
+  if (m)
+    return "(accepted)";
+  EXPECT_EQ(m.error().code(), Error::Code::InvalidManifest) << m.error().message();
+  return m.error().message();
+}
+
+std::string mutated(const std::function<void(json &)> &mutate) {
+  json j = validManifest();
+  mutate(j);
+  return parseError(j.dump());
+}
+
+class TempDir {
+public:
+  TempDir() {
+    char tmpl[] = "/tmp/evo-runtime-test-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() { std::system(("rm -rf '" + path + "'").c_str()); }
+  void write(const std::string &name, const std::string &text) const {
+    std::ofstream(path + "/" + name, std::ios::binary) << text;
+  }
+  std::string path;
+};
+
+} // namespace
+
+TEST(RuntimeSha256, KnownVectors) {
+  using evo::runtime::detail::sha256Hex;
+  EXPECT_EQ(sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  // 56 bytes: the padding needs a second block.
+  EXPECT_EQ(sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(sha256Hex(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  EXPECT_EQ(sha256Hex(std::string(64, 'a')),
+            "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb");
+}
+
+TEST(RuntimeManifest, ParsesAValidManifest) {
+  evo::runtime::Expected<Manifest> m = Manifest::parse(validManifest().dump());
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->name, "mm_relu");
+  EXPECT_EQ(m->chip, "sm_90");
+  EXPECT_EQ(m->ptxFile, "mm_relu.ptx");
+  ASSERT_EQ(m->buffers.size(), 5u);
+  EXPECT_EQ(m->inputs, (std::vector<unsigned>{0, 1}));
+  EXPECT_EQ(m->outputs, (std::vector<unsigned>{2}));
+  EXPECT_EQ(m->scratch, (std::vector<unsigned>{3, 4}));
+  EXPECT_EQ(m->buffers[3].workspaceOffset, 0u);
+  EXPECT_EQ(m->buffers[4].workspaceOffset, 131072u);
+  EXPECT_TRUE(m->buffers[4].zeroInit);
+  // 12 bytes of tmp1 rounded up to the 256-byte alignment.
+  EXPECT_EQ(m->workspaceBytes, 131072u + 256u);
+  ASSERT_EQ(m->launches.size(), 2u);
+  EXPECT_EQ(m->launches[1].kernelIndex, 1u);
+  EXPECT_EQ(m->launches[0].grid[0], 128u);
+  EXPECT_EQ(m->launches[0].args, (std::vector<unsigned>{0, 1, 3, 4}));
+  EXPECT_EQ(m->buffers[2].role, Role::Output);
+  EXPECT_EQ(m->buffers[0].shape, (std::vector<int64_t>{256, 64}));
+}
+
+TEST(RuntimeManifest, AcceptsZeroDimensionalBuffersAndOtherDtypes) {
+  json j = validManifest();
+  j["buffers"][4]["shape"] = json::array();
+  j["buffers"][4]["bytes"] = 4;
+  j["kernels"][0]["params"][3]["shape"] = json::array();
+  evo::runtime::Expected<Manifest> m = Manifest::parse(j.dump());
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_TRUE(m->buffers[4].shape.empty());
+  const std::pair<const char *, size_t> dtypes[] = {{"f16", 2}, {"bf16", 2}, {"f64", 8},
+                                                     {"i8", 1},  {"i16", 2},  {"i32", 4},
+                                                     {"i64", 8}, {"ui8", 1}};
+  for (auto [dt, size] : dtypes) {
+    json k = validManifest();
+    k["buffers"][4]["dtype"] = dt;
+    k["buffers"][4]["bytes"] = 3 * size;
+    k["kernels"][0]["params"][3]["dtype"] = dt;
+    evo::runtime::Expected<Manifest> mk = Manifest::parse(k.dump());
+    ASSERT_TRUE(mk.ok()) << dt << ": " << mk.error().message();
+    EXPECT_STREQ(evo::runtime::dtypeName(mk->buffers[4].dtype), dt);
+    EXPECT_EQ(evo::runtime::dtypeSize(mk->buffers[4].dtype), size);
+  }
+}
+
+TEST(RuntimeManifest, IgnoresUnknownInformationalKeys) {
+  json j = validManifest();
+  j["something_new"] = {{"a", 1}};
+  j["kernels"][0]["resources"] = {{"registers", 30}};
+  EXPECT_EQ(parseError(j.dump()), "(accepted)");
+}
+
+struct Hostile {
+  const char *name;
+  std::function<void(json &)> mutate;
+  const char *expect; ///< a piece of the message
+};
+
+TEST(RuntimeManifest, RefusesHostileManifests) {
+  const Hostile cases[] = {
+      {"format", [](json &j) { j["format"] = "evo-manifest/2"; }, "not an evo manifest"},
+      {"format type", [](json &j) { j["format"] = 1; }, "'format' must be a string"},
+      {"name", [](json &j) { j["name"] = "../etc"; }, "not a valid symbol"},
+      {"name unicode", [](json &j) { j["name"] = "na\xc3\xa9me"; }, "not a valid symbol"},
+      {"no ptx", [](json &j) { j.erase("ptx"); }, "missing 'ptx'"},
+      {"ptx escapes", [](json &j) { j["ptx"]["file"] = "../secret.ptx"; }, "plain file name"},
+      {"ptx absolute", [](json &j) { j["ptx"]["file"] = "/etc/passwd"; }, "plain file name"},
+      {"ptx subdir", [](json &j) { j["ptx"]["file"] = "a/b.ptx"; }, "plain file name"},
+      {"ptx dotdot", [](json &j) { j["ptx"]["file"] = ".."; }, "plain file name"},
+      {"ptx empty", [](json &j) { j["ptx"]["file"] = ""; }, "plain file name"},
+      {"ptx control", [](json &j) { j["ptx"]["file"] = "a\nb"; }, "plain file name"},
+      {"ptx backslash", [](json &j) { j["ptx"]["file"] = "..\\x"; }, "plain file name"},
+      {"ptx bytes float", [](json &j) { j["ptx"]["bytes"] = 1.5; }, "must be an integer"},
+      {"ptx bytes negative", [](json &j) { j["ptx"]["bytes"] = -1; }, "out of range"},
+      {"ptx bytes huge", [](json &j) { j["ptx"]["bytes"] = 1ull << 62; }, "out of range"},
+      {"ptx bytes u64", [](json &j) { j["ptx"]["bytes"] = ~0ull; }, "out of range"},
+      {"sha upper", [](json &j) { j["ptx"]["sha256"] = std::string(64, 'A'); }, "64 lowercase hex"},
+      {"sha short", [](json &j) { j["ptx"]["sha256"] = "abc"; }, "64 lowercase hex"},
+      {"buffers not array", [](json &j) { j["buffers"] = json::object(); }, "must be an array"},
+      {"buffer not object", [](json &j) { j["buffers"][0] = 3; }, "must be an object"},
+      {"buffer index", [](json &j) { j["buffers"][1]["index"] = 0; }, "must equal its position"},
+      {"buffer unknown key", [](json &j) { j["buffers"][0]["strides"] = {1, 2}; }, "unknown key 'strides'"},
+      {"buffer role", [](json &j) { j["buffers"][0]["role"] = "inout"; }, "not input, output or scratch"},
+      {"buffer dtype", [](json &j) { j["buffers"][0]["dtype"] = "f128"; }, "unsupported dtype"},
+      {"buffer name", [](json &j) { j["buffers"][0]["name"] = "a b"; }, "not a valid symbol"},
+      {"dim zero", [](json &j) { j["buffers"][0]["shape"] = {0, 64}; }, "out of range"},
+      {"dim negative", [](json &j) { j["buffers"][0]["shape"] = {-256, 64}; }, "out of range"},
+      {"dim string", [](json &j) { j["buffers"][0]["shape"] = {"256", 64}; }, "must be an integer"},
+      {"rank 17", [](json &j) { j["buffers"][0]["shape"] = std::vector<int>(17, 1); }, "more than 16"},
+      {"elements overflow",
+       [](json &j) { j["buffers"][0]["shape"] = {1ll << 30, 1ll << 30, 1ll << 30}; },
+       "more than 2^40 elements"},
+      {"bytes overflow", [](json &j) { j["buffers"][0]["shape"] = {1ll << 39}; }, "larger than 1 TiB"},
+      {"bytes mismatch", [](json &j) { j["buffers"][0]["bytes"] = 4; }, "not the size of its shape"},
+      {"zero_init input", [](json &j) { j["buffers"][0]["zero_init"] = true; }, "cannot be zero_init"},
+      {"zero_init type", [](json &j) { j["buffers"][3]["zero_init"] = 1; }, "must be a boolean"},
+      {"kernel dup", [](json &j) { j["kernels"][1]["name"] = "mm_relu_k0"; }, "listed twice"},
+      {"kernel name", [](json &j) { j["kernels"][0]["name"] = std::string("k\0x", 3); }, "not a valid PTX symbol"},
+      {"kernel param key", [](json &j) { j["kernels"][0]["params"][0]["tensor_map"] = {{"box", {64, 64}}}; },
+       "unknown key 'tensor_map'"},
+      {"no launches", [](json &j) { j["launches"] = json::array(); }, "no launches"},
+      {"launch kernel", [](json &j) { j["launches"][0]["kernel"] = "evil"; }, "not listed in 'kernels'"},
+      {"launch key", [](json &j) { j["launches"][0]["tensor_maps"] = json::array(); }, "unknown key 'tensor_maps'"},
+      {"launch cluster", [](json &j) { j["launches"][0]["cluster"] = {2, 1, 1}; }, "unknown key 'cluster'"},
+      {"grid 2-d", [](json &j) { j["launches"][0]["grid"] = {1, 1}; }, "need 3 dimensions"},
+      {"grid zero", [](json &j) { j["launches"][0]["grid"] = {0, 1, 1}; }, "grid x"},
+      {"grid x", [](json &j) { j["launches"][0]["grid"] = {1ll << 31, 1, 1}; }, "grid x"},
+      {"grid y", [](json &j) { j["launches"][0]["grid"] = {1, 65536, 1}; }, "grid y"},
+      {"block x", [](json &j) { j["launches"][0]["block"] = {1025, 1, 1}; }, "block x"},
+      {"block z", [](json &j) { j["launches"][0]["block"] = {1, 1, 65}; }, "block z"},
+      {"block threads", [](json &j) { j["launches"][0]["block"] = {64, 64, 1}; }, "more than 1024 threads"},
+      {"smem", [](json &j) { j["launches"][0]["dynamic_shared_memory"] = 227 * 1024 + 1; }, "dynamic_shared_memory"},
+      {"smem negative", [](json &j) { j["launches"][0]["dynamic_shared_memory"] = -1; }, "out of range"},
+      {"arg index", [](json &j) { j["launches"][1]["args"] = {3, 5}; }, "args[1]"},
+      {"arg negative", [](json &j) { j["launches"][1]["args"] = {-1, 2}; }, "args[0]"},
+      {"arg count", [](json &j) { j["launches"][1]["args"] = {3}; }, "passes 1 buffers to a kernel of 2"},
+      {"arg type", [](json &j) { j["launches"][1]["args"] = {0, 2}; }, "parameter 0 is f32[256, 128] but buffer 'arg0' is f32[256, 64]"},
+      {"task", [](json &j) { j["launches"][1]["task"] = 2; }, "'task'"},
+      {"output unwritten",
+       [](json &j) { j["launches"][1]["args"] = {3, 3}; },
+       "output buffer 'result0' is passed to no launch"},
+      {"not an object", [](json &j) { j = json::array({1, 2}); }, "manifest must be an object"},
+  };
+  for (const Hostile &c : cases) {
+    std::string msg = mutated(c.mutate);
+    EXPECT_NE(msg.find(c.expect), std::string::npos)
+        << c.name << ": expected '" << c.expect << "' in: " << msg;
+  }
+}
+
+TEST(RuntimeManifest, RefusesMalformedText) {
+  EXPECT_NE(parseError("").find("not valid JSON"), std::string::npos);
+  EXPECT_NE(parseError("{\"format\": ").find("not valid JSON"), std::string::npos);
+  EXPECT_NE(parseError("{\"format\": \"\xff\"}").find("not valid JSON"), std::string::npos);
+  // Deep nesting is refused before the parser recurses, quickly.
+  std::string deep(1 << 20, '[');
+  EXPECT_NE(parseError(deep).find("nests deeper than 64"), std::string::npos);
+  // Brackets inside strings do not count.
+  json j = validManifest();
+  j["generator"] = std::string(100, '[');
+  EXPECT_EQ(parseError(j.dump()), "(accepted)");
+  std::string huge(17u << 20, ' ');
+  EXPECT_NE(parseError(huge).find("larger than"), std::string::npos);
+}
+
+TEST(RuntimeModule, LoadsFromItsDirectoryOnly) {
+  TempDir dir;
+  json j = validManifest();
+  dir.write("mm_relu.json", j.dump());
+  dir.write("mm_relu.ptx", kPtx);
+  evo::runtime::Expected<Module> mod = Module::load(dir.path + "/mm_relu.json");
+  ASSERT_TRUE(mod.ok()) << mod.error().message();
+  EXPECT_EQ(mod->workspaceBytes(), 131072u + 256u);
+
+  // The PTX is looked up beside the manifest, not in the working directory.
+  TempDir other;
+  other.write("mm_relu.ptx", "// something else\n");
+  ASSERT_EQ(chdir(other.path.c_str()), 0);
+  EXPECT_TRUE(Module::load(dir.path + "/mm_relu.json").ok());
+
+  // Relative manifest path without a directory.
+  ASSERT_EQ(chdir(dir.path.c_str()), 0);
+  EXPECT_TRUE(Module::load("mm_relu.json").ok());
+  ASSERT_EQ(chdir("/"), 0);
+
+  // Changed PTX: size, then content.
+  dir.write("mm_relu.ptx", kPtx + " ");
+  auto r = Module::load(dir.path + "/mm_relu.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("the manifest says"), std::string::npos) << r.error().message();
+  std::string flipped = kPtx;
+  flipped[3] = 'X';
+  dir.write("mm_relu.ptx", flipped);
+  r = Module::load(dir.path + "/mm_relu.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("does not match the manifest"), std::string::npos);
+
+  // A symbolic link, even to the right content, is refused.
+  other.write("real.ptx", kPtx);
+  ASSERT_EQ(unlink((dir.path + "/mm_relu.ptx").c_str()), 0);
+  ASSERT_EQ(symlink((other.path + "/real.ptx").c_str(), (dir.path + "/mm_relu.ptx").c_str()), 0);
+  r = Module::load(dir.path + "/mm_relu.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code(), Error::Code::Io);
+  EXPECT_NE(r.error().message().find("symbolic link"), std::string::npos) << r.error().message();
+
+  // Missing, a directory, a FIFO (must not block).
+  ASSERT_EQ(unlink((dir.path + "/mm_relu.ptx").c_str()), 0);
+  r = Module::load(dir.path + "/mm_relu.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("No such file"), std::string::npos);
+  ASSERT_EQ(mkdir((dir.path + "/mm_relu.ptx").c_str(), 0700), 0);
+  r = Module::load(dir.path + "/mm_relu.json");
+  ASSERT_FALSE(r.ok());
+  ASSERT_EQ(rmdir((dir.path + "/mm_relu.ptx").c_str()), 0);
+  ASSERT_EQ(mkfifo((dir.path + "/mm_relu.ptx").c_str(), 0600), 0);
+  r = Module::load(dir.path + "/mm_relu.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("not a regular file"), std::string::npos);
+
+  // A manifest that is not there.
+  r = Module::load(dir.path + "/nothing.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code(), Error::Code::Io);
+}
+
+TEST(RuntimeModule, TrustedImagesSkipTheDigest) {
+  std::string cubin = std::string("\x7f" "ELF", 4) + std::string(60, '\0');
+  EXPECT_TRUE(Module::fromMemory(validManifest().dump(), cubin, /*trustedImage=*/true).ok());
+  EXPECT_FALSE(Module::fromMemory(validManifest().dump(), cubin, /*trustedImage=*/false).ok());
+  EXPECT_TRUE(Module::fromMemory(validManifest().dump(), kPtx, /*trustedImage=*/false).ok());
+  EXPECT_FALSE(Module::fromMemory(validManifest().dump(), "", /*trustedImage=*/true).ok());
+}
+
+TEST(RuntimeModule, ChecksLaunchArguments) {
+  evo::runtime::Expected<Module> mod = Module::fromMemory(validManifest().dump(), kPtx);
+  ASSERT_TRUE(mod.ok()) << mod.error().message();
+  // Fake device addresses: never dereferenced by the checks.
+  auto at = [](uintptr_t p) { return reinterpret_cast<void *>(p); };
+  TensorRef a(at(0x100000), DType::F32, {256, 64}), b(at(0x200000), DType::F32, {64, 128});
+  TensorRef y(at(0x300000), DType::F32, {256, 128});
+  WorkspaceRef ws{at(0x400000), 131072 + 256};
+  auto check = [&](std::vector<TensorRef> in, std::vector<TensorRef> out, WorkspaceRef w) {
+    Status s = mod->checkArguments(in.data(), in.size(), out.data(), out.size(), w);
+    if (!s.ok()) {
+      EXPECT_EQ(s.error().code(), Error::Code::InvalidArgument);
+    }
+    return s.message();
+  };
+  EXPECT_EQ(check({a, b}, {y}, ws), "");
+  EXPECT_NE(check({a}, {y}, ws).find("takes 2 inputs, got 1"), std::string::npos);
+  EXPECT_NE(check({a, b}, {}, ws).find("writes 1 outputs, got 0"), std::string::npos);
+  EXPECT_NE(check({b, a}, {y}, ws).find("input 0 ('arg0'): expected f32[256, 64], got f32[64, 128]"),
+            std::string::npos);
+  EXPECT_NE(check({a, TensorRef(at(0x200000), DType::F16, {64, 128})}, {y}, ws)
+                .find("expected f32[64, 128], got f16[64, 128]"),
+            std::string::npos);
+  EXPECT_NE(check({a, b}, {TensorRef(nullptr, DType::F32, {256, 128})}, ws).find("null device pointer"),
+            std::string::npos);
+  EXPECT_NE(check({TensorRef(at(0x100004), DType::F32, {256, 64}), b}, {y}, ws).find("not 16-byte aligned"),
+            std::string::npos);
+  std::vector<int64_t> tooLong(17, 1);
+  EXPECT_NE(check({TensorRef(at(0x100000), DType::F32, tooLong), b}, {y}, ws).find("more than 16"),
+            std::string::npos);
+  // The output overlaps an input / the workspace; inputs may overlap each other.
+  EXPECT_NE(check({a, b}, {TensorRef(at(0x100000 + 1024), DType::F32, {256, 128})}, ws).find("overlap"),
+            std::string::npos);
+  EXPECT_NE(check({a, b}, {y}, WorkspaceRef{at(0x300000 + 4096), 131072 + 256}).find("overlap"),
+            std::string::npos);
+  EXPECT_EQ(check({a, TensorRef(at(0x100000), DType::F32, {64, 128})}, {y}, ws), "");
+  // The workspace: missing, too small, misaligned.
+  EXPECT_NE(check({a, b}, {y}, {}).find("needs a workspace of 131328 bytes"), std::string::npos);
+  EXPECT_NE(check({a, b}, {y}, WorkspaceRef{at(0x400000), 131072}).find("it needs 131328"),
+            std::string::npos);
+  EXPECT_NE(check({a, b}, {y}, WorkspaceRef{at(0x400010), 1 << 20}).find("256-byte aligned"),
+            std::string::npos);
+  // Address ranges that wrap.
+  EXPECT_NE(check({a, b}, {TensorRef(at(UINTPTR_MAX - 15), DType::F32, {256, 128})}, ws).find("wraps"),
+            std::string::npos);
+  // Null arrays with non-zero counts.
+  Status s = mod->checkArguments(nullptr, 2, nullptr, 1, ws);
+  EXPECT_FALSE(s.ok());
+}
+
+TEST(RuntimeModule, WithoutAGpuLaunchIsAnErrorValue) {
+  evo::runtime::Expected<Module> mod = Module::fromMemory(validManifest().dump(), kPtx);
+  ASSERT_TRUE(mod.ok());
+  auto at = [](uintptr_t p) { return reinterpret_cast<void *>(p); };
+  std::vector<TensorRef> in = {TensorRef(at(0x100000), DType::F32, {256, 64}),
+                               TensorRef(at(0x200000), DType::F32, {64, 128})};
+  std::vector<TensorRef> out = {TensorRef(at(0x300000), DType::F32, {256, 128})};
+  Status s = mod->launch(nullptr, in, out, WorkspaceRef{at(0x400000), 1 << 20});
+  if (s.ok() || s.error().code() != Error::Code::NoDevice)
+    GTEST_SKIP() << "a CUDA driver is present: " << s.message();
+  EXPECT_NE(s.message().find("evo-runtime: mm_relu: no CUDA driver"), std::string::npos) << s.message();
+  EXPECT_EQ(mod->prepare().error().code(), Error::Code::NoDevice);
+  EXPECT_EQ(mod->allocateWorkspace().error().code(), Error::Code::NoDevice);
+}
