@@ -195,7 +195,26 @@ TEST_F(OutputFilesTest, APathIsClaimedOncePerInvocationIgnoringCase) {
   EXPECT_EQ(read("relu.ptx"), "1");
 }
 
-TEST_F(OutputFilesTest, AFailedCommitRestoresWhatItReplaced) {
+TEST_F(OutputFilesTest, AFailedRenamePutsBackWhatTheCommitReplaced) {
+  write("a.ptx", "old a");
+  evo::OutputTransaction tx;
+  llvm::Expected<std::string> dir = tx.createDirectory(root);
+  llvm::Expected<std::string> other = tx.createDirectory(path("other"));
+  ASSERT_TRUE(dir && other);
+  ASSERT_FALSE(tx.stage(*dir, "a.ptx", text("new a")));
+  ASSERT_FALSE(tx.stage(*other, "b.ptx", text("new b")));
+  // The second rename fails (its temporary and directory are gone) after the first replaced
+  // a.ptx: the commit must put the old a.ptx back.
+  ASSERT_FALSE(llvm::sys::fs::remove_directories(path("other")));
+  llvm::Error e = tx.commit();
+  ASSERT_TRUE(bool(e));
+  EXPECT_NE(llvm::toString(std::move(e)).find("cannot write"), std::string::npos);
+  EXPECT_EQ(list(), (std::vector<std::string>{"a.ptx"}));
+  EXPECT_EQ(read("a.ptx"), "old a");
+  EXPECT_TRUE(tx.committed().empty());
+}
+
+TEST_F(OutputFilesTest, ATargetThatIsADirectoryFailsTheCommitBeforeAnyChange) {
   write("a.ptx", "old a");
   ASSERT_FALSE(llvm::sys::fs::create_directory(path("b.ptx")));
   evo::OutputTransaction tx;

@@ -17,8 +17,11 @@ def EvoEmitPTXPass : Pass<"evo-emit-ptx", "mlir::ModuleOp"> {
 
     When ptxas is available the PTX is assembled for `chip` and the manifest records each
     kernel's registers, spills, stack frame and shared memory; an assembler error is a
-    diagnostic and nothing is written. Files are written to a temporary name and renamed, so a
-    failure never leaves a partial file.
+    diagnostic and nothing is written. `output-dir` is created if missing. Files are written to
+    temporary names and renamed into place only when evo-opt's whole invocation succeeds (or,
+    outside evo-opt, when the pass does), so a failure leaves no file, partial or complete; a
+    name two modules or two input chunks would both write is a diagnostic. Every name that
+    becomes a file name or a PTX symbol must be a plain identifier (docs/reliability.md).
   }];
   let dependentDialects = [
     "mlir::gpu::GPUDialect", "mlir::NVVM::NVVMDialect", "mlir::LLVM::LLVMDialect"
@@ -29,7 +32,7 @@ def EvoEmitPTXPass : Pass<"evo-emit-ptx", "mlir::ModuleOp"> {
            "PTX ISA version, as an LLVM feature string">,
     Option<"optLevel", "opt-level", "int", /*default=*/"3", "LLVM optimization level (0-3)">,
     Option<"outputDir", "output-dir", "std::string", /*default=*/"\".\"",
-           "Directory for <name>.ptx and <name>.json ('-' writes nothing)">,
+           "Directory for <name>.ptx and <name>.json, created if missing ('-' writes nothing)">,
     Option<"ptxas", "ptxas", "std::string", /*default=*/"\"\"",
            "ptxas to assemble with: empty finds one (EVO_PTXAS, the CUDA toolkit, PATH) and "
            "skips assembly if none; 'none' skips it; a path must exist">,
