@@ -1,0 +1,379 @@
+#!/usr/bin/env python3
+"""python/evo_runtime on a GPU (scripts/gpu-check, section `runtime`):
+
+  * EvoModule runs emitted kernels (row_sum; mm_relu and a split column sum, which have scratch
+    buffers) and matches PyTorch in float64;
+  * no synchronization: with scratch buffers, a call on a stream that is still busy returns at
+    once and the stream is still busy afterwards (stream= honoured, current stream by default);
+  * a thread that has not used CUDA yet, and (with 2+ GPUs) tensors on another device;
+  * register_op: the op matches PyTorch, passes torch.library.opcheck (fake implementation,
+    schema), runs inside torch.compile (fullgraph), and in a captured CUDA graph that replays
+    with new inputs; so does a plain module call;
+  * timing: the op through evo_runtime against the same kernels launched directly (driver calls
+    with prepared parameters), CUDA events, L2 flushed (issue 14: at most 3 % slower).
+
+    python3 python/tests/gpu_runtime.py --evo-opt build/bin/evo-opt [--out DIR]
+
+Prints one line per check to DIR/runtime-python.log, and a summary and the timing lines on stdout;
+exits 1 if any check failed.
+"""
+
+import argparse
+import ctypes
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+import torch  # noqa: E402
+
+import evo_runtime  # noqa: E402
+from evo_runtime import EvoModule, register_op  # noqa: E402
+
+results = []
+log = None
+
+
+def record(name, ok, detail=""):
+    results.append((name, ok, detail))
+    line = f"{'PASS' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}"
+    print(line, file=log, flush=True)
+
+
+def check(name):
+    def wrap(fn):
+        def run(*a, **k):
+            try:
+                detail = fn(*a, **k)
+                record(name, True, detail or "")
+            except Exception as e:  # a failing check must not hide the others
+                record(name, False, f"{type(e).__name__}: {e}")
+                traceback.print_exc(file=log)
+        return run
+    return wrap
+
+
+def emit(evo_opt, source, outdir, options=""):
+    os.makedirs(outdir, exist_ok=True)
+    subprocess.run([evo_opt, os.path.join(ROOT, source),
+                    f"--evo-pipeline=output-dir={outdir} {options}".strip(), "-o", os.devnull],
+                   check=True)
+    return os.path.join(outdir, os.path.splitext(os.path.basename(source))[0] + ".json")
+
+
+def rel_err(got, want):
+    got, want = got.double(), want.double()
+    return (torch.linalg.vector_norm(got - want) / torch.linalg.vector_norm(want).clamp_min(1e-300)).item()
+
+
+def assert_close(got, want, tol, what):
+    if not torch.isfinite(got).all():
+        raise AssertionError(f"{what}: non-finite elements (unwritten?)")
+    e = rel_err(got, want)
+    if e > tol:
+        raise AssertionError(f"{what}: relative error {e:.2e} > {tol:.0e}")
+    return e
+
+
+# References in float64.
+REFS = {
+    "row_sum": lambda x: x.double().sum(1),
+    "mm_relu": lambda a, b: torch.relu(a.double() @ b.double()),
+    "col_sum": lambda x: x.double().sum(0),
+}
+
+
+def inputs_for(module, seed=0):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    return [torch.randn(b.shape, generator=g, device="cuda", dtype=torch.float32)
+            for b in module.spec.inputs]
+
+
+def main():
+    global log
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--evo-opt", required=True)
+    ap.add_argument("--out", default=tempfile.mkdtemp(prefix="evo-runtime-gpu-"))
+    ap.add_argument("--reps", type=int, default=50)
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    log = open(os.path.join(args.out, "runtime-python.log"), "w")
+    print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}, evo_runtime "
+          f"{evo_runtime.__version__}", file=log, flush=True)
+
+    kdir = os.path.join(args.out, "kernels")
+    manifests = {
+        "row_sum": emit(args.evo_opt, "examples/row_sum.mlir", kdir),
+        "mm_relu": emit(args.evo_opt, "test/GPU/Inputs/mm_relu.mlir", kdir),
+        "col_sum": emit(args.evo_opt, "bench/col_sum.mlir", kdir, "split=8"),
+    }
+    mods = {k: EvoModule(v) for k, v in manifests.items()}
+
+    @check("EvoModule matches PyTorch (row_sum, mm_relu with scratch, col_sum split=8 with scratch)")
+    def correctness():
+        errs = []
+        for name, mod in mods.items():
+            for seed in range(3):
+                ins = inputs_for(mod, seed)
+                (y,) = mod(*ins)
+                torch.cuda.synchronize()
+                errs.append(assert_close(y, REFS[name](*ins), 1e-5, f"{name} seed {seed}"))
+        return f"worst relative error {max(errs):.1e}; workspaces " + ", ".join(
+            f"{k} {m.workspace_bytes} B" for k, m in mods.items())
+    correctness()
+
+    @check("no synchronization with scratch buffers: stream= and the current stream")
+    def no_sync():
+        mod = mods["col_sum"]
+        assert mod.workspace_bytes > 0, "col_sum split=8 should have a scratch buffer"
+        (x,) = inputs_for(mod, 7)
+        ref = REFS["col_sum"](x)
+        torch.cuda.synchronize()
+        s = torch.cuda.Stream()
+        details = []
+        for how in ("stream=", "current stream"):
+            with torch.cuda.stream(s):
+                torch.cuda._sleep(200_000_000)  # ~0.1 s of GPU time on the stream
+            t0 = time.perf_counter()
+            if how == "stream=":
+                (y,) = mod(x, stream=s)
+            else:
+                with torch.cuda.stream(s):
+                    (y,) = mod(x)
+            dt = time.perf_counter() - t0
+            busy = not s.query()
+            # The default stream must not have been made to wait either.
+            if not busy:
+                raise AssertionError(f"{how}: the stream finished before the call returned "
+                                     f"({dt * 1e3:.1f} ms): the call synchronized")
+            s.synchronize()
+            assert_close(y, ref, 1e-5, how)
+            details.append(f"{how}: returned in {dt * 1e3:.2f} ms with the stream still busy")
+        return "; ".join(details)
+    no_sync()
+
+    @check("a thread that has not used CUDA yet")
+    def fresh_thread():
+        mod = mods["mm_relu"]
+        ins = inputs_for(mod, 3)
+        torch.cuda.synchronize()
+        out, err = [], []
+
+        def work():
+            try:
+                out.append(mod(*ins)[0])
+                torch.cuda.current_stream().synchronize()
+            except Exception as e:
+                err.append(e)
+        t = threading.Thread(target=work)
+        t.start()
+        t.join()
+        if err:
+            raise err[0]
+        torch.cuda.synchronize()
+        assert_close(out[0], REFS["mm_relu"](*ins), 1e-5, "mm_relu from a new thread")
+    fresh_thread()
+
+    if torch.cuda.device_count() > 1:
+        @check("tensors on cuda:1 while cuda:0 is current")
+        def other_device():
+            mod = mods["mm_relu"]
+            ins = [t.to("cuda:1") for t in inputs_for(mod, 4)]
+            with torch.cuda.device(0):
+                (y,) = mod(*ins)
+            assert y.device.index == 1
+            torch.cuda.synchronize(1)
+            assert_close(y, REFS["mm_relu"](*ins), 1e-5, "mm_relu on cuda:1")
+        other_device()
+    else:
+        print("SKIP tensors on another device: one GPU here", file=log, flush=True)
+
+    @check("bad arguments are refused with a message")
+    def refused():
+        mod = mods["row_sum"]
+        (x,) = inputs_for(mod)
+        cases = [((x[:, :1024],), "not contiguous"), ((x.cpu(),), "cpu"),
+                 ((x.half(),), "f16[8192, 2048]"), ((x[:4096],), "[4096, 2048]")]
+        for ins, expect in cases:
+            try:
+                mod(*ins)
+            except ValueError as e:
+                if expect not in str(e):
+                    raise AssertionError(f"message without '{expect}': {e}")
+            else:
+                raise AssertionError(f"accepted {expect}")
+        try:
+            mod(x, outputs=[x.view(-1)[:8192]])
+        except ValueError as e:
+            assert "overlap" in str(e), e
+        else:
+            raise AssertionError("an output overlapping the input was accepted")
+    refused()
+
+    # register_op ------------------------------------------------------------------------------
+    row_sum = register_op("evotest::row_sum", manifests["row_sum"])
+    mm_relu = register_op("evotest::mm_relu", manifests["mm_relu"])
+    col_sum = register_op("evotest::col_sum", mods["col_sum"])
+
+    @check("register_op: the ops match PyTorch (also on a non-contiguous input)")
+    def op_matches():
+        (x,) = inputs_for(mods["row_sum"], 11)
+        assert_close(row_sum(x), REFS["row_sum"](x), 1e-5, "row_sum op")
+        xt = torch.randn(2048, 8192, device="cuda").t()  # a transposed view: copied by the op
+        assert_close(row_sum(xt), REFS["row_sum"](xt), 1e-5, "row_sum op, transposed input")
+        a, b = inputs_for(mods["mm_relu"], 12)
+        assert_close(mm_relu(a, b), REFS["mm_relu"](a, b), 1e-5, "mm_relu op")
+        (c,) = inputs_for(mods["col_sum"], 13)
+        assert_close(torch.ops.evotest.col_sum(c), REFS["col_sum"](c), 1e-5, "col_sum op")
+    op_matches()
+
+    @check("register_op: torch.library.opcheck (schema, fake implementation, dispatch)")
+    def opcheck():
+        if not hasattr(torch.library, "opcheck"):
+            return "torch.library.opcheck not in this torch: skipped"
+        utils = ("test_schema", "test_autograd_registration", "test_faketensor")
+        a, b = inputs_for(mods["mm_relu"], 14)
+        torch.library.opcheck(mm_relu, (a, b), test_utils=utils)
+        (x,) = inputs_for(mods["row_sum"], 15)
+        torch.library.opcheck(row_sum, (x,), test_utils=utils)
+        # The fake implementation alone: shapes and dtypes from the manifest, no kernel run.
+        from torch._subclasses.fake_tensor import FakeTensorMode
+        with FakeTensorMode():
+            fa = torch.empty(256, 64, device="cuda")
+            fb = torch.empty(64, 128, device="cuda")
+            fy = mm_relu(fa, fb)
+            assert tuple(fy.shape) == (256, 128) and fy.dtype == torch.float32, fy
+            try:
+                mm_relu(fb, fa)
+            except Exception as e:
+                assert "expected f32[256, 64]" in str(e), e
+            else:
+                raise AssertionError("the fake implementation accepted wrong shapes")
+    opcheck()
+
+    @check("register_op: inside torch.compile (fullgraph)")
+    def compiled():
+        def f(a, b, x):
+            return mm_relu(a, b) * 2 + 1, row_sum(x) - 1
+        cf = torch.compile(f, fullgraph=True)
+        a, b = inputs_for(mods["mm_relu"], 21)
+        (x,) = inputs_for(mods["row_sum"], 22)
+        y1, y2 = cf(a, b, x)
+        assert_close(y1, REFS["mm_relu"](a, b) * 2 + 1, 1e-5, "compiled mm_relu*2+1")
+        assert_close(y2, REFS["row_sum"](x) - 1, 1e-5, "compiled row_sum-1")
+        a2, b2 = inputs_for(mods["mm_relu"], 23)  # same shapes: no recompilation, new values
+        y1, _ = cf(a2, b2, x)
+        assert_close(y1, REFS["mm_relu"](a2, b2) * 2 + 1, 1e-5, "compiled, second call")
+    compiled()
+
+    @check("CUDA graph: a module call and an op call captured, replayed with new inputs")
+    def graphs():
+        mod = mods["col_sum"]  # scratch buffers: the workspace comes from the graph's pool
+        (x,) = inputs_for(mod, 31)
+        a, b = inputs_for(mods["mm_relu"], 32)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm-up, as torch's docs ask
+            for _ in range(2):
+                mod(x)
+                mm_relu(a, b)
+        torch.cuda.current_stream().wait_stream(side)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            (y,) = mod(x)
+            z = mm_relu(a, b)
+        for seed in (33, 34):
+            x.copy_(inputs_for(mod, seed)[0])
+            na, nb = inputs_for(mods["mm_relu"], seed)
+            a.copy_(na)
+            b.copy_(nb)
+            g.replay()
+            torch.cuda.synchronize()
+            assert_close(y, REFS["col_sum"](x), 1e-5, f"replayed col_sum (seed {seed})")
+            assert_close(z, REFS["mm_relu"](a, b), 1e-5, f"replayed mm_relu op (seed {seed})")
+    graphs()
+
+    # Timing ---------------------------------------------------------------------------------
+    flush = torch.empty(64 << 20, dtype=torch.float32, device="cuda")
+
+    def bench(fn, reps):
+        for _ in range(3):
+            fn()
+        times = []
+        for _ in range(reps):
+            flush.zero_()
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            fn()
+            e.record()
+            e.synchronize()
+            times.append(s.elapsed_time(e))
+        times.sort()
+        return times[len(times) // 2]
+
+    def direct(mod, ins):
+        """The same launches by plain driver calls, parameters prepared once: evo's own timing."""
+        loaded = mod._module_on(torch.cuda.current_device())
+        outs = mod.allocate_outputs()
+        ws = mod.allocate_workspace()
+        ptrs = [0] * len(mod.spec.buffers)
+        for b, t in zip(mod.spec.inputs, ins):
+            ptrs[b.index] = t.data_ptr()
+        for b, t in zip(mod.spec.outputs, outs):
+            ptrs[b.index] = t.data_ptr()
+        for b in mod.spec.scratch:
+            ptrs[b.index] = ws.data_ptr() + b.offset
+        values = (ctypes.c_uint64 * len(ptrs))(*ptrs)
+        base = ctypes.addressof(values)
+        prepared = [(fn, grid, block, smem, arr(*[base + o for o in offs]))
+                    for fn, grid, block, smem, offs, arr in loaded.launches]
+        zero = [(ptrs[b.index], b.bytes) for b in mod.spec.buffers if b.zero_init]
+        lib = evo_runtime.CudaDriver.get()._launch
+        memset = evo_runtime.CudaDriver.get()._memset
+
+        def run():
+            h = torch.cuda.current_stream().cuda_stream
+            for p, n in zero:
+                memset(p, 0, n, h)
+            for fn, grid, block, smem, params in prepared:
+                lib(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, h, params, None)
+        return run, values, outs, ws
+
+    timing_lines = []
+    worst = 0.0
+    for name, op in (("col_sum split=8", col_sum), ("mm_relu", mm_relu), ("row_sum", row_sum)):
+        key = name.split()[0]
+        mod = mods[key]
+        ins = inputs_for(mod, 41)
+        run, keep, _, _ = direct(mod, ins)
+        t_direct = bench(run, args.reps)
+        t_module = bench(lambda: mod(*ins), args.reps)
+        t_op = bench(lambda: op(*ins), args.reps)
+        over_m = (t_module / t_direct - 1) * 100
+        over_o = (t_op / t_direct - 1) * 100
+        worst = max(worst, over_m, over_o)
+        timing_lines.append(f"runtime timing {name}: direct {t_direct:.4f} ms, EvoModule "
+                            f"{t_module:.4f} ms ({over_m:+.1f} %), registered op {t_op:.4f} ms "
+                            f"({over_o:+.1f} %)")
+        print(timing_lines[-1], file=log, flush=True)
+    record("timing: evo_runtime within 3 % of direct launches", worst <= 3.0,
+           f"worst {worst:+.1f} %")
+
+    failed = [r for r in results if not r[1]]
+    print(f"runtime python: {len(results) - len(failed)}/{len(results)} checks passed"
+          + (": FAILED " + "; ".join(f"{n} ({d})" for n, _, d in failed) if failed else
+             " (EvoModule, no-sync streams, register_op + opcheck, torch.compile, CUDA graph)"))
+    for line in timing_lines:
+        print(line)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
