@@ -37,7 +37,6 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include <pthread.h>
 
@@ -116,23 +115,29 @@ static int optMain(int argc, char **argv) {
     llvm::WithColor::error(llvm::errs(), "evo-opt") << llvm::toString(std::move(e)) << "\n";
     return fail();
   }
-  // A device, a FIFO or /dev/stdout is written directly; a file through a temporary beside it.
+  // A regular file (or a new one) is written through a temporary beside it and renamed into
+  // place. Anything else the user named -- a device, a FIFO, a symbolic link such as
+  // /dev/stdout -- is opened and written directly, and never removed (upstream's ToolOutputFile
+  // would delete a /dev/stdout link on failure, and a rename would replace it).
   llvm::sys::fs::file_status status;
-  bool special = !llvm::sys::fs::status(outputFile, status) &&
-                 llvm::sys::fs::exists(status) && !llvm::sys::fs::is_regular_file(status);
-  if (special) {
-    std::unique_ptr<llvm::ToolOutputFile> out = mlir::openOutputFile(outputFile, &message);
-    if (!out) {
-      llvm::errs() << message << "\n";
+  std::error_code statError = llvm::sys::fs::status(outputFile, status, /*follow=*/false);
+  bool direct = !statError && llvm::sys::fs::exists(status) &&
+                status.type() != llvm::sys::fs::file_type::regular_file;
+  if (direct) {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(outputFile, ec, llvm::sys::fs::OF_None);
+    if (ec) {
+      llvm::WithColor::error(llvm::errs(), "evo-opt")
+          << "cannot open output file '" << outputFile << "': " << ec.message() << "\n";
       return fail();
     }
-    if (mlir::failed(run(out->os())))
+    if (mlir::failed(run(out)))
       return fail();
+    out.flush();
     if (llvm::Error e = outputs.commit()) {
       llvm::WithColor::error(llvm::errs(), "evo-opt") << llvm::toString(std::move(e)) << "\n";
       return fail();
     }
-    out->keep();
     return 0;
   }
   llvm::SmallString<256> model(llvm::sys::path::parent_path(outputFile));
