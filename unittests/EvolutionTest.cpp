@@ -320,6 +320,10 @@ TEST(ContractTest, RejectsStateClocksAndEscapes) {
                                  "    memref.store %m, %s[%b, %t] : memref<64x256xf32>\n") +
                          kStoreY),
        "writes a memref made by 'arith.select', which cannot be traced"},
+      {"an address",
+       reluReply("", std::string("    %p = memref.extract_aligned_pointer_as_index %y : memref<64x256xf32> -> index\n") +
+                         kStoreY),
+       "'memref.extract_aligned_pointer_as_index' is not allowed: reading a buffer's address"},
       {"a device heap", reluReply("", std::string("    %a = memref.alloc() : memref<4xf32>\n") + kStoreY),
        "'memref.alloc' is not allowed: device heap allocation"},
       {"printf", reluReply("", std::string("    gpu.printf \"%f\", %m : f32\n") + kStoreY),

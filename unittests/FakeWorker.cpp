@@ -6,6 +6,11 @@
 //   bad       an invalid result       hang     never answers         fatal   a sticky CUDA error
 //   garbage   writes a non-JSON line and exits 1
 //   nogpu     (as the first id) exits like a worker on a machine without a GPU
+// Other ids (evo-verify's "naive-baseline" and function names) are valid. Markers in a
+// candidate's code file (e.g. the name of a `memref.global constant` its kernels read) drive the
+// evolution tests' cheats: `evo_stand_in_fast` times at 0.5 ms (it wins), `evo_stand_in_invalid_time`
+// is invalid in "time" mode (a finalist-only cheat), `evo_stand_in_invalid_final` is invalid
+// under any id but the engine's "#<id>" (it passes the search, then fails the final check).
 //
 //===----------------------------------------------------------------------===//
 
@@ -99,7 +104,17 @@ int main(int argc, char **argv) {
   // Candidates of the evolution engine ("#<id>") get a time that depends on their code only, so
   // identical kernels time alike and the search has something to optimize.
   // The PTX's hash when given (cubins may embed temporary file names), else the file's bytes.
-  auto fakeMs = [](const json::Object &c) {
+  auto hasMarker = [](const json::Object &c, StringRef marker) {
+    for (StringRef key : {"cubin_file", "ptx_file"})
+      if (std::optional<StringRef> file = c.getString(key))
+        if (auto buf = MemoryBuffer::getFile(*file))
+          if ((*buf)->getBuffer().contains(marker))
+            return true;
+    return false;
+  };
+  auto fakeMs = [&](const json::Object &c) {
+    if (hasMarker(c, "evo_stand_in_fast"))
+      return 0.5;
     std::string text = c.getString("ptx_sha256").value_or("").str();
     if (text.empty()) {
       StringRef file = c.getString("cubin_file").value_or(c.getString("ptx_file").value_or(""));
@@ -114,6 +129,12 @@ int main(int argc, char **argv) {
   if (r.getString("mode") == StringRef("time")) {
     for (size_t i = 0; cands && i < cands->size(); ++i) {
       const json::Object &c = *(*cands)[i].getAsObject();
+      if (hasMarker(c, "evo_stand_in_invalid_time")) {
+        emitObject(json::Object{{"event", "result"}, {"candidate", int64_t(i)},
+                                {"id", *c.getString("id")}, {"verdict", "invalid"},
+                                {"reason", "'result0': 8 of 8 elements wrong on timed launch 37 of 100 (stand-in)"}});
+        continue;
+      }
       emitObject(json::Object{{"event", "result"}, {"candidate", int64_t(i)},
                               {"id", *c.getString("id")}, {"verdict", "valid"}, {"reason", ""},
                               {"timing", fakeTiming(r, fakeMs(c))}});
@@ -202,6 +223,12 @@ int main(int argc, char **argv) {
       std::fprintf(out, "this is not json\n");
       std::fflush(out);
       _exit(1);
+    } else if (hasMarker(all[i], "evo_stand_in_invalid_final")) {
+      emitObject(json::Object{{"event", "result"}, {"candidate", int64_t(i)}, {"id", id}, {"verdict", "invalid"},
+            {"reason", "'result0': 5 of 8 elements differ from the reference (stand-in)"}});
+    } else {
+      emitObject(json::Object{{"event", "result"}, {"candidate", int64_t(i)}, {"id", id}, {"verdict", "valid"},
+            {"reason", ""}, {"timing", fakeTiming(r, fakeMs(all[i]))}});
     }
   }
   emitObject(json::Object{{"event", "done"}});

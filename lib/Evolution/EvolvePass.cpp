@@ -1,7 +1,9 @@
 //===- EvolvePass.cpp - the evo-evolve pass ------------------------------------===//
 
 #include "evo/Conversion/LaunchPlan.h"
+#include "evo/Evaluation/LaunchSelection.h"
 #include "evo/Evaluation/Roofline.h"
+#include "evo/Evaluation/Verifier.h"
 #include "evo/Evolution/Engine.h"
 #include "evo/Evolution/LLMMutator.h"
 #include "evo/LLM/Mailbox.h"
@@ -13,6 +15,8 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -41,6 +45,8 @@ struct EvoEvolvePass final : evo::impl::EvoEvolvePassBase<EvoEvolvePass> {
     o["islands"] = static_cast<int64_t>(islands);
     o["max_candidates"] = static_cast<int64_t>(maxCandidates);
     o["seed"] = static_cast<int64_t>(seed);
+    if (verifySeed) // a chosen one is part of the configuration; a drawn one is in meta
+      o["verify_seed"] = std::to_string(verifySeed);
     o["trials"] = static_cast<int64_t>(trials);
     o["runs"] = static_cast<int64_t>(runs);
     o["chip"] = std::string(chip);
@@ -133,18 +139,55 @@ static LogicalResult splice(gpu::GPUModuleOp gm, evo::LaunchPlan &plan, unsigned
       k.erase();
     plan.launches.erase(plan.launches.begin() + i);
   }
-  SymbolTable symbols(gm);
+  // What an earlier splice of this task carried besides kernels (helpers, constant tables) goes
+  // too: everything the task owns is tagged with its index.
+  for (Operation &op : llvm::make_early_inc_range(gm.getBody()->getOperations()))
+    if (auto tag = op.getAttrOfType<IntegerAttr>(evo::kTaskAttrName);
+        tag && tag.getInt() == t && isa<SymbolOpInterface>(op))
+      op.erase();
+  // Every symbol of the winner's module comes along, not only its kernels: device helpers and
+  // constant tables (`memref.global constant`) that the kernels use. Kernels take the task's
+  // names (variants name them k0, k0_combine, ...); a name already taken in `gm` gets a fresh
+  // one, and the winner's own references follow every rename.
   Builder b(ctx);
+  SymbolTable winnerSymbols(winnerModule);
+  SmallVector<Operation *> carried;
+  llvm::StringSet<> taken;
+  for (Operation &op : gm.getBody()->getOperations())
+    if (auto s = dyn_cast<SymbolOpInterface>(op))
+      taken.insert(s.getName());
+  for (Operation &op : winnerModule.getBody()->getOperations())
+    if (isa<SymbolOpInterface>(op))
+      carried.push_back(&op);
+  // First to names no symbol of either module has (so renames never collide), then to the
+  // final ones.
+  std::vector<std::string> wanted;
+  std::string temp = "__evo_splice_";
+  for (Operation *op : carried)
+    wanted.push_back(cast<SymbolOpInterface>(op).getName().str());
+  while (llvm::any_of(wanted, [&](StringRef w) { return w.starts_with(temp); }))
+    temp += "_";
+  for (auto [i, op] : llvm::enumerate(carried)) {
+    if (failed(winnerSymbols.rename(op, b.getStringAttr(temp + std::to_string(i)))))
+      return gm.emitError("evo-evolve: the winner's symbols cannot be renamed");
+  }
   std::map<std::string, std::string> renamed;
-  for (auto k : llvm::make_early_inc_range(winnerModule.getOps<gpu::GPUFuncOp>())) {
-    std::string oldName = k.getName().str();
-    // Variants name their kernels k0, k0_combine, ...: back to the task's names.
-    if (!firstName.empty() && StringRef(oldName).starts_with("k0"))
-      k.setName(firstName + oldName.substr(2));
-    k->remove();
-    k->setAttr(evo::kTaskAttrName, b.getI64IntegerAttr(t));
-    symbols.insert(k); // renames on a clash
-    renamed[oldName] = k.getName().str();
+  for (auto [i, op] : llvm::enumerate(carried)) {
+    std::string name = wanted[i];
+    if (isa<gpu::GPUFuncOp>(op) && !firstName.empty() && StringRef(name).starts_with("k0"))
+      name = firstName + name.substr(2);
+    std::string unique = name;
+    for (unsigned n = 0; taken.contains(unique); ++n)
+      unique = name + "_" + std::to_string(n);
+    taken.insert(unique);
+    if (failed(winnerSymbols.rename(op, b.getStringAttr(unique))))
+      return gm.emitError("evo-evolve: the winner's symbols cannot be renamed");
+    renamed[wanted[i]] = unique;
+  }
+  for (Operation *op : carried) {
+    op->remove();
+    op->setAttr(evo::kTaskAttrName, b.getI64IntegerAttr(t));
+    gm.getBody()->push_back(op);
   }
   std::vector<evo::KernelLaunch> launches;
   for (evo::KernelLaunch l : winner.bestLaunches) {
@@ -217,11 +260,21 @@ void EvoEvolvePass::runOnOperation() {
       inputHash += plan->source;
   inputHash = evo::sha256Hex(inputHash);
   // One evo-opt per run-dir (run, resume or replay), held until the pass ends.
+  bool runDirExisted = llvm::sys::fs::exists(std::string(runDir));
   llvm::Expected<evo::RunDirLock> runDirLock = evo::RunDirLock::acquire(runDir, /*create=*/true);
   if (!runDirLock) {
     emitError(module.getLoc()) << "evo-evolve: " << llvm::toString(runDirLock.takeError());
     return signalPassFailure();
   }
+  // A run that fails before its store exists leaves no run-dir behind (removed while the lock
+  // is still held; RunDirLock::acquire retries when its lock file was unlinked under it).
+  bool storeMade = false;
+  auto dropNewRunDir = llvm::make_scope_exit([&] {
+    if (runDirExisted || storeMade)
+      return;
+    llvm::sys::fs::remove(std::string(runDir) + "/.evo-lock");
+    llvm::sys::fs::remove(std::string(runDir)); // only when empty
+  });
   bool exists = llvm::sys::fs::exists(std::string(runDir) + "/run.sqlite");
   if (!exists && !standInWorker && failed(gpuAndWorker()))
     return signalPassFailure();
@@ -273,6 +326,7 @@ void EvoEvolvePass::runOnOperation() {
     emitError(module.getLoc()) << "evo-evolve: " << llvm::toString(store.takeError());
     return signalPassFailure();
   }
+  storeMade = true;
   if (exists) {
     std::optional<std::string> oldInput = (*store)->getMeta("input_hash");
     std::optional<std::string> oldConfig = (*store)->getMeta("config");
@@ -371,7 +425,25 @@ void EvoEvolvePass::runOnOperation() {
   opts.ptx.chip = chip;
   opts.ptx.features = features;
   opts.verify.trials = trials;
-  opts.verify.seed = seed;
+  // The verifier's inputs: the user's seed, else one drawn from OS entropy for this run, stored
+  // so that a resumed run draws the same ones.
+  {
+    uint64_t vs = verifySeed;
+    std::optional<std::string> stored = (*store)->getMeta("verify_seed");
+    uint64_t old = 0;
+    if (stored && StringRef(*stored).getAsInteger(10, old))
+      old = 0;
+    if (!vs)
+      vs = old ? old : evo::freshSeed();
+    if (!vs)
+      return emitError(module.getLoc(), "evo-evolve: no entropy for the verifier's seed; pass "
+                                        "verify-seed=N"),
+             signalPassFailure();
+    if (vs != old)
+      if (llvm::Error e = (*store)->setMeta("verify_seed", std::to_string(vs)))
+        return emitError(module.getLoc()) << llvm::toString(std::move(e)), signalPassFailure();
+    opts.verify.seed = vs;
+  }
   opts.verify.runs = runs;
   opts.verify.warmup = warmup;
   opts.verify.repeats = 1;
@@ -392,28 +464,45 @@ void EvoEvolvePass::runOnOperation() {
         needGpu |= !r || r->status != "done";
       }
   std::optional<evo::Ceilings> ceilings;
-  if (needGpu && standInWorker) {
-    if (worker.empty())
-      return emitError(module.getLoc(), "evo-evolve: stand-in-worker needs worker=PATH"),
-             signalPassFailure();
-    opts.verify.worker.workerPath = worker;
-  } else if (needGpu) {
-    if (workerPath.empty() && failed(gpuAndWorker()))
-      return signalPassFailure();
-    opts.verify.worker.workerPath = workerPath;
-    llvm::Expected<evo::Ceilings> c = evo::deviceCeilings(opts.verify.worker, device);
-    if (!c)
-      return emitError(module.getLoc()) << "evo-evolve: " << llvm::toString(c.takeError()),
-             signalPassFailure();
-    ceilings = *c;
-    llmSettings.gpuName = c->device;
-    if (llvm::Error e = (*store)->setMeta("device", c->device))
-      return emitError(module.getLoc()) << llvm::toString(std::move(e)), signalPassFailure();
-  }
+  bool workerReady = false;
+  // The worker (and the device's ceilings): for the search, and for the final check of a
+  // module not verified yet.
+  auto ensureWorker = [&]() -> LogicalResult {
+    if (workerReady)
+      return success();
+    if (standInWorker) {
+      if (worker.empty())
+        return emitError(module.getLoc(), "evo-evolve: stand-in-worker needs worker=PATH");
+      opts.verify.worker.workerPath = worker;
+    } else {
+      if (workerPath.empty() && failed(gpuAndWorker()))
+        return failure();
+      opts.verify.worker.workerPath = workerPath;
+      llvm::Expected<evo::Ceilings> c = evo::deviceCeilings(opts.verify.worker, device);
+      if (!c)
+        return emitError(module.getLoc()) << "evo-evolve: " << llvm::toString(c.takeError());
+      ceilings = *c;
+      llmSettings.gpuName = c->device;
+      if (llvm::Error e = (*store)->setMeta("device", c->device))
+        return emitError(module.getLoc()) << llvm::toString(std::move(e));
+    }
+    workerReady = true;
+    return success();
+  };
+  if (needGpu && failed(ensureWorker()))
+    return signalPassFailure();
 
   evo::ProgressLine progress(quiet);
   unsigned pausedPrompts = 0;
   Builder b(ctx);
+  // What each gpu.module received: for the final check, and to name the task that fails it.
+  struct Spliced {
+    unsigned index; // in the plan's tasks
+    std::string name, source;
+    unsigned numTaskBuffers;
+    int64_t bestId, baselineId;
+  };
+  llvm::DenseMap<Operation *, SmallVector<Spliced>> spliced;
   for (gpu::GPUModuleOp gm : targets) {
     FailureOr<evo::LaunchPlan> plan = evo::LaunchPlan::fromModule(gm);
     if (failed(plan))
@@ -478,6 +567,8 @@ void EvoEvolvePass::runOnOperation() {
       }
       if (failed(splice(gm, *plan, t, *result, numTaskBuffers)))
         return signalPassFailure();
+      spliced[gm.getOperation()].push_back(
+          {t, desc.name, desc.source, numTaskBuffers, result->bestId, result->baselineId});
       double speedup = result->bestMs > 0 ? result->baselineMs / result->bestMs : 1.0;
       summary.push_back(b.getDictionaryAttr(
           {b.getNamedAttr("task", b.getStringAttr(desc.name)),
@@ -517,6 +608,188 @@ void EvoEvolvePass::runOnOperation() {
       host.erase();
     }
   }
+
+  // A task's own plan inside the function's: its buffers (arguments, results, then scratch) and
+  // launches, renumbered; its source is the task's.
+  auto taskPlanOf = [&](const evo::LaunchPlan &fp, const Spliced &s) -> FailureOr<evo::LaunchPlan> {
+    OwningOpRef<ModuleOp> src = parseSourceString<ModuleOp>(s.source, ParserConfig(ctx));
+    if (!src || src->getOps<func::FuncOp>().empty() || s.index >= fp.tasks.size())
+      return failure();
+    func::FuncOp f = *src->getOps<func::FuncOp>().begin();
+    evo::LaunchPlan tp;
+    tp.funcName = f.getSymName().str();
+    tp.source = s.source;
+    std::map<unsigned, unsigned> local;
+    for (auto [i, buf] : llvm::enumerate(fp.tasks[s.index].buffers)) {
+      evo::BufferDesc d = fp.buffers[buf];
+      d.role = i < f.getNumArguments()  ? evo::BufferRole::Input
+               : i < s.numTaskBuffers ? evo::BufferRole::Output
+                                      : evo::BufferRole::Scratch;
+      local[buf] = tp.buffers.size();
+      tp.buffers.push_back(d);
+    }
+    for (evo::KernelLaunch l : fp.launches) {
+      if (l.task != s.index)
+        continue;
+      for (unsigned &a : l.args) {
+        auto it = local.find(a);
+        if (it == local.end())
+          return failure();
+        a = it->second;
+      }
+      l.task = 0;
+      tp.launches.push_back(std::move(l));
+    }
+    return tp;
+  };
+  // The emitted module, verified once more before anything is written: the gpu.module as it now
+  // is (every task's winner, spliced) is compiled like evo-emit-ptx compiles it and verified as
+  // a whole against the function, on fresh inputs, with the search's protocol (evo-verify's:
+  // the naive baseline as reference, every element compared, timed launches checked). A module
+  // that passed is recorded by the hash of its PTX, so resuming a finished run does not need the
+  // GPU again. On failure nothing is emitted, and the task whose kernels fail alone has its
+  // winner recorded invalid and is searched again by `resume=true`.
+  auto finalCheck = [&](gpu::GPUModuleOp gm, ArrayRef<Spliced> tasks) -> LogicalResult {
+    FailureOr<evo::LaunchPlan> plan = evo::LaunchPlan::fromModule(gm);
+    if (failed(plan))
+      return failure();
+    std::string text;
+    {
+      llvm::raw_string_ostream os(text);
+      gm->print(os, OpPrintingFlags().useLocalScope());
+    }
+    evo::CompiledVariant v =
+        evo::compileGpuModule(ctx->getDialectRegistry(), text, opts.ptx, /*ptxasPath=*/"");
+    if (!v.ok)
+      return emitError(gm.getLoc()) << "evo-evolve: the evolved kernels of '" << plan->funcName
+                            << "' do not compile: " << v.diagnostics;
+    std::string certKey = "final_check:" + plan->funcName;
+    if (std::optional<std::string> cert = (*store)->getMeta(certKey)) {
+      llvm::Expected<json::Value> j = json::parse(*cert);
+      const json::Object *o = j ? j->getAsObject() : nullptr;
+      if (!j)
+        llvm::consumeError(j.takeError());
+      if (o && o->getString("ptx_sha256") == StringRef(v.ptxHash) &&
+          o->getString("verdict") == StringRef("valid")) {
+        emitRemark(gm.getLoc()) << "evo-evolve: '" << plan->funcName
+                                << "': these kernels passed the final re-verification already "
+                                   "(same PTX); not run again";
+        return success();
+      }
+    }
+    if (failed(ensureWorker()))
+      return failure();
+    evo::VerifyOptions vo = opts.verify;
+    vo.seed = evo::freshSeed(); // never the search's inputs
+    if (!vo.seed)
+      return emitError(gm.getLoc(), "evo-evolve: no entropy for the final re-verification's inputs");
+    const evo::Ceilings *ceil = ceilings ? &*ceilings : nullptr;
+    llvm::Expected<evo::VariantReport> r =
+        evo::verifyFunction(*plan, v.ptx, ctx, gm.getLoc(), vo, opts.ptx, ceil);
+    if (!r)
+      return emitError(gm.getLoc()) << "evo-evolve: the final re-verification of '" << plan->funcName
+                            << "' could not run: " << llvm::toString(r.takeError());
+    if (r->verdict == evo::Verdict::Valid) {
+      json::Object cert{{"function", plan->funcName},
+                        {"verdict", "valid"},
+                        {"ptx_sha256", v.ptxHash},
+                        {"seed", std::to_string(r->seed)},
+                        {"trials", static_cast<int64_t>(vo.trials)}};
+      if (r->medianMs > 0)
+        cert["median_ms"] = r->medianMs;
+      if (llvm::Error e = (*store)->setMeta(
+              certKey, llvm::formatv("{0}", json::Value(std::move(cert))).str()))
+        return emitError(gm.getLoc()) << "evo-evolve: " << llvm::toString(std::move(e));
+      emitRemark(gm.getLoc()) << llvm::formatv(
+          "evo-evolve: '{0}': the emitted kernels passed the final re-verification ({1} trials "
+          "on fresh inputs, seed {2})",
+          plan->funcName, vo.trials, r->seed);
+      return success();
+    }
+    // Which task's kernels fail on their own? Each task alone: its kernels and the symbols it
+    // carries (all tagged with its index), against its own source.
+    std::vector<std::pair<const Spliced *, std::string>> culprits;
+    if (tasks.size() == 1) {
+      culprits.push_back(
+          {&tasks.front(), evo::stringifyVerdict(r->verdict).str() + ": " + r->reason});
+    } else {
+      for (const Spliced &s : tasks) {
+        FailureOr<evo::LaunchPlan> tp = taskPlanOf(*plan, s);
+        if (failed(tp))
+          return emitError(gm.getLoc()) << "evo-evolve: task '" << s.name
+                                        << "' cannot be isolated in the plan of '"
+                                        << plan->funcName << "'";
+        OwningOpRef<gpu::GPUModuleOp> alone = cast<gpu::GPUModuleOp>(gm->clone());
+        for (Operation &op : llvm::make_early_inc_range(alone->getBody()->getOperations()))
+          if (auto tag = op.getAttrOfType<IntegerAttr>(evo::kTaskAttrName);
+              !tag || tag.getInt() != s.index)
+            op.erase();
+        std::string aloneText;
+        {
+          llvm::raw_string_ostream os(aloneText);
+          alone->print(os, OpPrintingFlags().useLocalScope());
+        }
+        evo::CompiledVariant tv =
+            evo::compileGpuModule(ctx->getDialectRegistry(), aloneText, opts.ptx, "");
+        if (!tv.ok)
+          return emitError(gm.getLoc()) << "evo-evolve: the kernels of task '" << s.name
+                                        << "' do not compile alone: " << tv.diagnostics;
+        llvm::Expected<evo::VariantReport> tr =
+            evo::verifyFunction(*tp, tv.ptx, ctx, gm.getLoc(), vo, opts.ptx, ceil);
+        if (!tr)
+          return emitError(gm.getLoc()) << "evo-evolve: the final re-verification of task '"
+                                        << s.name << "' could not run: "
+                                        << llvm::toString(tr.takeError());
+        if (tr->verdict != evo::Verdict::Valid)
+          culprits.push_back({&s, evo::stringifyVerdict(tr->verdict).str() + ": " + tr->reason});
+      }
+    }
+    if (culprits.empty())
+      return emitError(gm.getLoc()) << "evo-evolve: the evolved kernels of '" << plan->funcName
+                            << "' failed the final re-verification ("
+                            << evo::stringifyVerdict(r->verdict) << ": " << r->reason
+                            << ") although every task's kernels pass alone: the tasks are wired "
+                               "together wrongly (a bug of evo-evolve); nothing is written";
+    for (auto &[s, why] : culprits) {
+      bool baselineWon = s->bestId == s->baselineId;
+      if (!baselineWon) {
+        // Never chosen again: resume picks the next valid candidate.
+        std::optional<evo::CandidateRecord> c = (*store)->getCandidate(s->bestId);
+        std::optional<evo::TaskRecord> t = (*store)->getTask(s->name);
+        if (c && t) {
+          c->verdict = "invalid";
+          c->reason = "final re-verification of the emitted module: " + why;
+          t->status = "running";
+          if (llvm::Error e = (*store)->recordResult(*c))
+            return emitError(gm.getLoc()) << "evo-evolve: " << llvm::toString(std::move(e));
+          if (llvm::Error e = (*store)->upsertTask(*t))
+            return emitError(gm.getLoc()) << "evo-evolve: " << llvm::toString(std::move(e));
+        }
+      }
+      emitError(gm.getLoc()) << "evo-evolve: task '" << s->name << "': its winner (candidate "
+                     << s->bestId << ") failed the final re-verification of the emitted module: "
+                     << why << "; nothing is written"
+                     << (baselineWon ? ". It is the naive baseline itself: the GPU or the "
+                                       "verifier is unreliable"
+                                     : ". It is now recorded invalid: run again with "
+                                       "resume=true to choose the next valid candidate");
+    }
+    return failure();
+  };
+  if (!pausedPrompts) {
+    bool failedCheck = false;
+    for (gpu::GPUModuleOp gm : targets) {
+      auto it = spliced.find(gm.getOperation());
+      if (it != spliced.end() && failed(finalCheck(gm, it->second)))
+        failedCheck = true;
+    }
+    if (failedCheck) {
+      if (llvm::Error e = evo::writeReports(**store, runDir))
+        emitError(module.getLoc()) << "evo-evolve: " << llvm::toString(std::move(e));
+      return signalPassFailure();
+    }
+  }
+
   if (client) {
     evo::llm::Totals t = client->totals();
     emitRemark(module.getLoc()) << llvm::formatv(

@@ -73,6 +73,9 @@ std::string forbiddenReason(Operation *op) {
   if (name == "memref.alloc" || name == "memref.realloc" || name == "memref.dealloc")
     return "device heap allocation is not accepted: use memref.alloca, workgroup or private "
            "attributions, or dynamic shared memory";
+  if (name == "memref.extract_aligned_pointer_as_index")
+    return "reading a buffer's address is not accepted (with addresses, offsets can reach memory "
+           "other than the kernel's buffers, e.g. a table)";
   if (name == "memref.dma_start" || name == "memref.dma_wait")
     return "DMA ops are not accepted in a kernel";
   if (name == "builtin.unrealized_conversion_cast")

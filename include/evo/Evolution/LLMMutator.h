@@ -56,8 +56,9 @@ struct VariantInfo {
 ///     memref, vector, scf, cf, affine, index, ub and nvvm;
 ///   * reads of clocks, timers and launch identity (`nvvm.read.ptx.sreg.clock`, `clock64`,
 ///     `globaltimer`, `globaltimer.lo`, `gridid`, `envreg*`);
-///   * host and I/O ops (`gpu.launch_func`, `gpu.alloc`, `gpu.printf`, `vector.print`, ...), and
-///     device heap allocation (`memref.alloc`, `realloc`, `dealloc`);
+///   * host and I/O ops (`gpu.launch_func`, `gpu.alloc`, `gpu.printf`, `vector.print`, ...),
+///     device heap allocation (`memref.alloc`, `realloc`, `dealloc`), and reading a buffer's
+///     address (`memref.extract_aligned_pointer_as_index`: offsets from it reach other memory);
 ///   * any write (store, atomic, copy, MMA store, ...) to memory other than the kernel's own
 ///     output and scratch arguments, its workgroup/private attributions, `memref.alloca` and
 ///     dynamic shared memory: writes to an input argument, to a global, through a pointer, or

@@ -13,8 +13,11 @@ def EvoEvolvePass : Pass<"evo-evolve", "mlir::ModuleOp"> {
     the built-in mutators (knob mutation and crossover over the lowering's schedule knobs, IR
     rewrites such as loop unrolling) propose variants, compiled on CPU threads while an isolated
     GPU worker verifies and times the previous ones; the best few are re-measured interleaved and
-    the winner's kernels replace the task's kernels in the gpu.module (the host function is
-    regenerated from the plan). Everything is recorded in `run-dir`/run.sqlite, a run killed at
+    the winner's kernels (with every symbol they use: helpers, constant tables) replace the
+    task's kernels in the gpu.module (the host function is regenerated from the plan). The
+    resulting module is compiled and verified once more, as a whole, on fresh inputs with the
+    search's protocol (evo-verify's, timed launches checked); if it fails, nothing is written,
+    the failing task's winner is recorded invalid, and `resume=true` chooses the next one. Everything is recorded in `run-dir`/run.sqlite, a run killed at
     any moment continues with `resume=true`, and `run-dir`/report.{json,html} summarize it
     (also without a GPU: `evo-opt report RUN_DIR`). docs/evolution.md.
   }];
@@ -32,7 +35,12 @@ def EvoEvolvePass : Pass<"evo-evolve", "mlir::ModuleOp"> {
            "Candidates per task (0: generations x samples)">,
     Option<"timeBudget", "time-budget", "double", /*default=*/"0",
            "Seconds of search per task (0: no limit)">,
-    Option<"seed", "seed", "uint64_t", /*default=*/"1", "Seed of the search (and of the trials)">,
+    Option<"seed", "seed", "uint64_t", /*default=*/"1",
+           "Seed of the search: which candidates are proposed (not the verifier's inputs)">,
+    Option<"verifySeed", "verify-seed", "uint64_t", /*default=*/"0",
+           "Seed of the verifier's inputs; 0 (default): drawn from OS entropy once per run and "
+           "recorded in the run store (meta verify_seed), reused on resume. The final "
+           "re-verification of the emitted module always draws fresh inputs">,
     Option<"runDir", "run-dir", "std::string", /*default=*/"\"evo-run\"",
            "Directory of the run store, reports and work files">,
     Option<"resume", "resume", "bool", /*default=*/"false", "Continue the run in run-dir">,
