@@ -298,6 +298,22 @@ const char *const kTaskColumns =
 //===----------------------------------------------------------------------===//
 
 Expected<RunDirLock> RunDirLock::acquire(StringRef dir, bool create) {
+  // A holder may unlink its lock file as it gives up a run-dir it made (a run that failed before
+  // its store existed): a lock taken on a file no longer at the path is worthless, so try again.
+  for (int attempt = 0;; ++attempt) {
+    Expected<RunDirLock> lock = acquireOnce(dir, create);
+    if (!lock || lock->fd < 0 || attempt == 8)
+      return lock;
+    llvm::SmallString<256> file(dir);
+    llvm::sys::path::append(file, ".evo-lock");
+    struct stat held, now;
+    if (::fstat(lock->fd, &held) == 0 && ::lstat(file.c_str(), &now) == 0 &&
+        held.st_ino == now.st_ino && held.st_dev == now.st_dev)
+      return lock;
+  }
+}
+
+Expected<RunDirLock> RunDirLock::acquireOnce(StringRef dir, bool create) {
   if (create)
     if (std::error_code ec = llvm::sys::fs::create_directories(dir))
       return makeError(llvm::formatv("cannot create run directory '{0}': {1}", dir, ec.message()));

@@ -100,6 +100,7 @@ public:
   ~RunDirLock();
 
 private:
+  static llvm::Expected<RunDirLock> acquireOnce(llvm::StringRef dir, bool create);
   explicit RunDirLock(int fd) : fd(fd) {}
   int fd = -1;
 };
