@@ -260,15 +260,16 @@ class Manifest:
         self.outputs = [b for b in buffers if b.role == "output"]
         self.scratch = [b for b in buffers if b.role == "scratch"]
 
-        kernels, params = [], []
+        kernels, params, index = [], [], {}
         for i, k in enumerate(_array(root, "kernels", "manifest", MAX_KERNELS)):
             where = f"kernel {i}"
             _object(k, where)
             name = _str(k, "name", where, 256)
             if not is_symbol(name):
                 raise ManifestError(f"{where}: name {_quote(name)} is not a valid PTX symbol")
-            if name in kernels:
+            if name in index:
                 raise ManifestError(f"{where}: kernel '{name}' is listed twice")
+            index[name] = i
             where = f"kernel '{name}'"
             plist = []
             for j, p in enumerate(_array(k, "params", where, MAX_PARAMS)):
@@ -296,9 +297,9 @@ class Manifest:
             _object(l, where)
             _only_keys(l, ("kernel", "task", "grid", "block", "dynamic_shared_memory", "args"), where)
             kernel = _str(l, "kernel", where, 256)
-            if kernel not in kernels:
+            k = index.get(kernel)
+            if k is None:
                 raise ManifestError(f"{where}: kernel {_quote(kernel)} is not listed in 'kernels'")
-            k = kernels.index(kernel)
             where = f"launch {i} ('{kernel}')"
             if "task" in l and tasks:
                 _int_field(l, "task", where, 0, len(tasks) - 1)

@@ -15,7 +15,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <limits>
-#include <set>
+#include <map>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -268,7 +268,7 @@ Manifest parseTree(const json &root) {
   };
   std::vector<std::vector<Param>> params;
   const json &kernels = array(root, "kernels", "manifest", detail::kMaxKernels);
-  std::set<std::string> kernelNames;
+  std::map<std::string, size_t> kernelIndex; // launches look kernels up by name
   for (size_t i = 0; i < kernels.size(); ++i) {
     std::string where = "kernel " + std::to_string(i);
     const json &k = kernels[i];
@@ -276,7 +276,7 @@ Manifest parseTree(const json &root) {
     std::string name = str(k, "name", where, 256);
     if (!detail::isSymbol(name))
       fail(where + ": name " + quote(name) + " is not a valid PTX symbol");
-    if (!kernelNames.insert(name).second)
+    if (!kernelIndex.emplace(name, i).second)
       fail(where + ": kernel '" + name + "' is listed twice");
     where = "kernel '" + name + "'";
     const json &ps = array(k, "params", where, detail::kMaxParams);
@@ -315,11 +315,10 @@ Manifest parseTree(const json &root) {
     onlyKeys(l, {"kernel", "task", "grid", "block", "dynamic_shared_memory", "args"}, where);
     LaunchInfo info;
     info.kernel = str(l, "kernel", where, 256);
-    size_t k = 0;
-    while (k < m.kernels.size() && m.kernels[k] != info.kernel)
-      ++k;
-    if (k == m.kernels.size())
+    auto found = kernelIndex.find(info.kernel);
+    if (found == kernelIndex.end())
       fail(where + ": kernel " + quote(info.kernel) + " is not listed in 'kernels'");
+    size_t k = found->second;
     info.kernelIndex = static_cast<unsigned>(k);
     where = "launch " + std::to_string(i) + " ('" + info.kernel + "')";
     if (l.contains("task") && numTasks > 0)

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -259,6 +260,30 @@ TEST(RuntimeManifest, RefusesMalformedText) {
   EXPECT_EQ(parseError(j.dump()), "(accepted)");
   std::string huge(17u << 20, ' ');
   EXPECT_NE(parseError(huge).find("larger than"), std::string::npos);
+}
+
+TEST(RuntimeManifest, LargeManifestsParseInLinearTime) {
+  // The most kernels, and many launches of the last one: lookups must not be quadratic.
+  json j = validManifest();
+  json kernels = json::array(), launches = json::array();
+  for (int i = 0; i < 4096; ++i)
+    kernels.push_back({{"name", "k" + std::to_string(i)},
+                       {"params", {{{"dtype", "f32"}, {"shape", {256, 128}}}, {{"dtype", "f32"}, {"shape", {256, 128}}}}}});
+  for (int i = 0; i < 60000; ++i)
+    launches.push_back({{"kernel", "k4095"}, {"grid", {1, 1, 1}}, {"block", {1, 1, 1}},
+                        {"dynamic_shared_memory", 0}, {"args", {3, 2}}});
+  j["kernels"] = kernels;
+  j["launches"] = launches;
+  j.erase("tasks");
+  std::string text = j.dump();
+  ASSERT_LT(text.size(), size_t(16) << 20);
+  auto start = std::chrono::steady_clock::now();
+  evo::runtime::Expected<Manifest> m = Manifest::parse(text);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->launches.size(), 60000u);
+  EXPECT_EQ(m->launches.back().kernelIndex, 4095u);
+  EXPECT_LT(seconds, 10.0);
 }
 
 TEST(RuntimeModule, LoadsFromItsDirectoryOnly) {
