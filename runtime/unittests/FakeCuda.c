@@ -1,0 +1,225 @@
+/*===- FakeCuda.c - a stand-in libcuda.so.1 that records what it is asked ---===//
+ *
+ * Loaded through $EVO_LIBCUDA by the loaders' tests (RuntimeFakeDriverTest.cpp,
+ * python/tests/test_fake_driver.py), so that the launch paths of libevo_runtime and
+ * python/evo_runtime run in CI without a GPU. Every call that matters appends one line to
+ * $EVO_FAKE_CUDA_LOG:
+ *
+ *   load ctx=C                     cuModuleLoadDataEx in context C
+ *   unload ctx=C
+ *   attr F A=V                     cuFuncSetAttribute
+ *   alloc ctx=C P N / free ctx=C P
+ *   memset P N stream=S ctx=C
+ *   launch K grid=X,Y,Z block=X,Y,Z smem=N stream=S ctx=C args=P,P,...
+ *   SYNC <call>                    any synchronizing call (the loaders must make none)
+ *
+ * Devices: $EVO_FAKE_CUDA_DEVICES (default 1). Device d's primary context is 0xc000 + d; a stream
+ * S belongs to device S >> 20. A kernel K exists when the image contains ".entry K(", and takes as
+ * many parameters as ".param" appear up to the next ')'. Kernels whose name contains "heavy" allow
+ * 256 threads per block (64 registers), others 1024; the opt-in shared memory limit is 227 KiB.
+ * An image containing "FAIL_LOAD" does not load (CUDA_ERROR_INVALID_PTX, with a JIT log).
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef void *CUcontext;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread void *ctxStack[16];
+static __thread int ctxDepth; /* ctxStack[ctxDepth - 1] is current; 0: none */
+static uintptr_t nextAlloc = 0x7f0000000000;
+
+static void logLine(const char *fmt, ...) {
+  const char *path = getenv("EVO_FAKE_CUDA_LOG");
+  if (!path || !*path)
+    return;
+  pthread_mutex_lock(&lock);
+  FILE *f = fopen(path, "a");
+  if (f) {
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fputc('\n', f);
+    fclose(f);
+  }
+  pthread_mutex_unlock(&lock);
+}
+
+static void *current(void) { return ctxDepth ? ctxStack[ctxDepth - 1] : NULL; }
+static int devices(void) {
+  const char *s = getenv("EVO_FAKE_CUDA_DEVICES");
+  return s && *s ? atoi(s) : 1;
+}
+
+struct Module {
+  char *image;
+};
+struct Function {
+  char name[256];
+  int params;
+};
+
+CUresult cuInit(unsigned flags) { (void)flags; return 0; }
+CUresult cuDriverGetVersion(int *v) { *v = 13000; return 0; }
+CUresult cuGetErrorName(CUresult rc, const char **s) {
+  *s = rc == 218 ? "CUDA_ERROR_INVALID_PTX" : rc == 500 ? "CUDA_ERROR_NOT_FOUND" : "CUDA_ERROR_FAKE";
+  return 0;
+}
+CUresult cuGetErrorString(CUresult rc, const char **s) { (void)rc; *s = "fake driver"; return 0; }
+CUresult cuDeviceGet(int *d, int ordinal) {
+  if (ordinal < 0 || ordinal >= devices())
+    return 101;
+  *d = ordinal;
+  return 0;
+}
+CUresult cuDeviceGetCount(int *n) { *n = devices(); return 0; }
+CUresult cuDeviceGetName(char *name, int len, int d) { snprintf(name, len, "Fake GPU %d", d); return 0; }
+CUresult cuDeviceGetAttribute(int *v, int attr, int d) {
+  (void)d;
+  *v = attr == 97 ? 227 * 1024 : 1;
+  return 0;
+}
+CUresult cuDeviceGetUuid_v2(unsigned char *u, int d) { memset(u, d, 16); return 0; }
+CUresult cuDeviceTotalMem_v2(size_t *n, int d) { (void)d; *n = (size_t)1 << 30; return 0; }
+CUresult cuDevicePrimaryCtxRetain(CUcontext *c, int d) { *c = (void *)(uintptr_t)(0xc000 + d); return 0; }
+CUresult cuDevicePrimaryCtxRelease_v2(int d) { (void)d; return 0; }
+CUresult cuCtxSetCurrent(CUcontext c) {
+  if (ctxDepth == 0)
+    ctxDepth = 1;
+  ctxStack[ctxDepth - 1] = c;
+  return 0;
+}
+CUresult cuCtxGetCurrent(CUcontext *c) { *c = current(); return 0; }
+CUresult cuCtxPushCurrent_v2(CUcontext c) {
+  if (ctxDepth == 16)
+    return 1;
+  ctxStack[ctxDepth++] = c;
+  return 0;
+}
+CUresult cuCtxPopCurrent_v2(CUcontext *c) {
+  if (ctxDepth == 0)
+    return 201;
+  if (c)
+    *c = ctxStack[ctxDepth - 1];
+  --ctxDepth;
+  return 0;
+}
+CUresult cuCtxGetDevice(int *d) {
+  if (!current())
+    return 201;
+  *d = (int)((uintptr_t)current() - 0xc000);
+  return 0;
+}
+CUresult cuCtxSynchronize(void) { logLine("SYNC cuCtxSynchronize"); return 0; }
+CUresult cuStreamGetCtx(void *s, CUcontext *c) {
+  *c = (void *)(uintptr_t)(0xc000 + ((uintptr_t)s >> 20));
+  return 0;
+}
+CUresult cuMemAlloc_v2(uintptr_t *p, size_t n) {
+  pthread_mutex_lock(&lock);
+  *p = nextAlloc;
+  nextAlloc += (n + 4095) / 4096 * 4096 + 4096;
+  pthread_mutex_unlock(&lock);
+  logLine("alloc ctx=%p %#lx %zu", current(), (unsigned long)*p, n);
+  return 0;
+}
+CUresult cuMemAllocManaged(uintptr_t *p, size_t n, unsigned f) { (void)f; return cuMemAlloc_v2(p, n); }
+CUresult cuMemFree_v2(uintptr_t p) { logLine("free ctx=%p %#lx", current(), (unsigned long)p); return 0; }
+CUresult cuMemGetInfo_v2(size_t *a, size_t *b) { *a = *b = (size_t)1 << 30; return 0; }
+CUresult cuMemsetD8Async(uintptr_t p, unsigned char v, size_t n, void *s) {
+  logLine("memset %#lx %zu value=%d stream=%p ctx=%p", (unsigned long)p, n, v, s, current());
+  return 0;
+}
+CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned n, int *opts, void **vals) {
+  const char *text = (const char *)image;
+  if (strstr(text, "FAIL_LOAD")) {
+    for (unsigned i = 0; i < n; ++i)
+      if (opts[i] == 5) /* CU_JIT_ERROR_LOG_BUFFER */
+        snprintf((char *)vals[i], 64, "ptxas fatal: fake syntax error");
+    return 218;
+  }
+  struct Module *mod = calloc(1, sizeof *mod);
+  mod->image = strdup(text);
+  *m = mod;
+  logLine("load ctx=%p", current());
+  return 0;
+}
+CUresult cuModuleLoadData(void **m, const void *image) { return cuModuleLoadDataEx(m, image, 0, NULL, NULL); }
+CUresult cuModuleUnload(void *m) {
+  logLine("unload ctx=%p", current());
+  free(((struct Module *)m)->image);
+  free(m);
+  return 0;
+}
+CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
+  char entry[300];
+  snprintf(entry, sizeof entry, ".entry %s(", name);
+  const char *at = strstr(((struct Module *)m)->image, entry);
+  if (!at)
+    return 500;
+  struct Function *fn = calloc(1, sizeof *fn);
+  snprintf(fn->name, sizeof fn->name, "%s", name);
+  const char *end = strchr(at + strlen(entry), ')');
+  for (const char *p = at; (p = strstr(p + 1, ".param")) && (!end || p < end);)
+    ++fn->params;
+  *f = fn; /* leaked on purpose: handles stay valid for the process, as the driver's do */
+  return 0;
+}
+CUresult cuFuncSetAttribute(void *f, int attr, int v) {
+  logLine("attr %s %d=%d", ((struct Function *)f)->name, attr, v);
+  return 0;
+}
+CUresult cuFuncGetAttribute(int *v, int attr, void *f) {
+  int heavy = strstr(((struct Function *)f)->name, "heavy") != NULL;
+  *v = attr == 0 ? (heavy ? 256 : 1024) : attr == 4 ? 64 : 0;
+  return 0;
+}
+CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned smem, void *s, void **params, void **extra) {
+  (void)extra;
+  struct Function *fn = f;
+  char args[4096] = "";
+  size_t used = 0;
+  for (int i = 0; i < fn->params && used < sizeof args - 32; ++i)
+    used += (size_t)snprintf(args + used, sizeof args - used, "%s%#lx", i ? "," : "",
+                             (unsigned long)*(uint64_t *)params[i]);
+  logLine("launch %s grid=%u,%u,%u block=%u,%u,%u smem=%u stream=%p ctx=%p args=%s", fn->name,
+          gx, gy, gz, bx, by, bz, smem, s, current(), args);
+  return 0;
+}
+CUresult cuLaunchKernelEx(const void *cfg, void *f, void **params, void **extra) {
+  (void)cfg; (void)f; (void)params; (void)extra;
+  return 801;
+}
+CUresult cuStreamSynchronize(void *s) { logLine("SYNC cuStreamSynchronize %p", s); return 0; }
+CUresult cuEventSynchronize(void *e) { (void)e; logLine("SYNC cuEventSynchronize"); return 0; }
+
+/* The rest of what evo::cuda::Driver binds: succeed and do nothing. */
+#define NOOP(name, ...) CUresult name(__VA_ARGS__) { return 0; }
+NOOP(cuMemcpy, uintptr_t a, uintptr_t b, size_t n)
+NOOP(cuMemcpyAsync, uintptr_t a, uintptr_t b, size_t n, void *s)
+NOOP(cuMemcpyHtoD_v2, uintptr_t a, const void *b, size_t n)
+NOOP(cuMemcpyDtoH_v2, void *a, uintptr_t b, size_t n)
+NOOP(cuMemcpyHtoDAsync_v2, uintptr_t a, const void *b, size_t n, void *s)
+NOOP(cuMemcpyDtoHAsync_v2, void *a, uintptr_t b, size_t n, void *s)
+NOOP(cuMemsetD8_v2, uintptr_t a, unsigned char v, size_t n)
+NOOP(cuMemsetD16Async, uintptr_t a, unsigned short v, size_t n, void *s)
+NOOP(cuMemsetD32Async, uintptr_t a, unsigned v, size_t n, void *s)
+NOOP(cuMemHostRegister_v2, void *p, size_t n, unsigned f)
+NOOP(cuMemHostUnregister, void *p)
+NOOP(cuStreamCreate, void **s, unsigned f)
+NOOP(cuStreamDestroy_v2, void *s)
+NOOP(cuStreamQuery, void *s)
+NOOP(cuStreamWaitEvent, void *s, void *e, unsigned f)
+NOOP(cuEventCreate, void **e, unsigned f)
+NOOP(cuEventDestroy_v2, void *e)
+NOOP(cuEventRecord, void *e, void *s)
+NOOP(cuEventElapsedTime, float *ms, void *a, void *b)
