@@ -258,7 +258,7 @@ def main():
                 raise AssertionError("the fake implementation accepted wrong shapes")
     opcheck()
 
-    @check("register_op: inside torch.compile (fullgraph)")
+    @check("register_op: inside torch.compile (fullgraph; and mode=reduce-overhead, CUDA graphs)")
     def compiled():
         def f(a, b, x):
             return mm_relu(a, b) * 2 + 1, row_sum(x) - 1
@@ -271,6 +271,14 @@ def main():
         a2, b2 = inputs_for(mods["mm_relu"], 23)  # same shapes: no recompilation, new values
         y1, _ = cf(a2, b2, x)
         assert_close(y1, REFS["mm_relu"](a2, b2) * 2 + 1, 1e-5, "compiled, second call")
+        # mode="reduce-overhead": Inductor's CUDA graphs (recorded on the first calls, replayed after).
+        cg = torch.compile(lambda a, b: mm_relu(a, b) + 1, mode="reduce-overhead", fullgraph=True)
+        for seed in (24, 25, 26, 27):
+            a3, b3 = inputs_for(mods["mm_relu"], seed)
+            y3 = cg(a3, b3).clone()
+            torch.cuda.synchronize()
+            assert_close(y3, REFS["mm_relu"](a3, b3) + 1, 1e-5, f"reduce-overhead call (seed {seed})")
+        return "fullgraph, and mode=reduce-overhead over 4 calls"
     compiled()
 
     @check("CUDA graph: a module call and an op call captured, replayed with new inputs")
