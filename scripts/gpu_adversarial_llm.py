@@ -50,7 +50,10 @@ def main():
                         f"--evo-emit-ptx=output-dir={outdir}", "-o", os.path.join(work, "out.mlir")],
                        capture_output=True, text=True, env=env)
     seconds = time.time() - t0
-    result = {"rc": r.returncode, "seconds": round(seconds, 1), "stderr_tail": r.stderr[-2000:]}
+    result = {"rc": r.returncode, "seconds": round(seconds, 1),
+              "diagnostics": [l[:400] for l in r.stderr.splitlines()
+                              if re.search(r"\b(error|warning|remark):", l)][:40],
+              "stderr_tail": r.stderr[-2000:]}
     per = collections.OrderedDict()
     false_accepts, false_rejects = [], []
     db = os.path.join(run_dir, "run.sqlite")
@@ -114,7 +117,7 @@ def main():
         print(f"emitted PTX vs torch.tanh (|x| up to ~300): max abs error {result['emitted_max_abs_err']:.2e}")
     print(f"adversarial LLM: {len(false_accepts)} false accepts, {len(false_rejects)} false rejects")
     if r.returncode != 0:
-        print(r.stderr[-1500:])
+        print("\n".join(result["diagnostics"][:10]))
     return 0 if r.returncode == 0 and not false_accepts and not false_rejects else 1
 
 

@@ -53,6 +53,20 @@ if _fake and os.access(_fake, os.X_OK):
 else:
     lit_config.note("no stand-in worker (unit tests not built): evolution tests are UNSUPPORTED")
 
+# split-file (LLVM's tools; GPU hosts without LLVM lack it).
+import shutil
+if shutil.which("split-file", path=config.llvm_tools_dir + os.pathsep + os.environ.get("PATH", "")):
+    config.available_features.add("split-file")
+else:
+    lit_config.note("split-file not found: tests that split their input files are UNSUPPORTED")
+
+# A stand-in CUDA driver (runtime/unittests/FakeCuda.c) that takes every call and runs nothing:
+# the real worker can be driven through a whole request without a GPU.
+_fake_cuda = os.path.join(_evo_lib_dir, "libevo-fake-cuda.so")
+if os.access(_fake_cuda, os.R_OK):
+    config.available_features.add("fake-cuda")
+    config.substitutions.append(("%evo_fake_cuda", _fake_cuda))
+
 # ptxas: assembling emitted PTX needs the CUDA toolkit, not a GPU.
 if config.evo_ptxas and os.access(config.evo_ptxas, os.X_OK):
     config.available_features.add("ptxas")

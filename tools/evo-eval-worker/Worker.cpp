@@ -554,7 +554,9 @@ Request parseRequest(const json &j) {
   for (const json &t : j.value(P::kTrials, json::array()))
     r.trials.push_back(parseTrial(t, r.buffers));
   // The tolerance table belongs to the Verifier and comes with the request: no defaults here.
-  for (auto &[k, v] : j.value(P::kRtol, json::object()).items()) {
+  // Named: items() of the temporary value() returns would dangle (it ends with the statement).
+  const json rtolTable = j.value(P::kRtol, json::object());
+  for (auto &[k, v] : rtolTable.items()) {
     double x = jsonNumber(v);
     if (!(x >= 0) || !std::isfinite(x))
       throw std::invalid_argument("rtol for '" + k + "' must be a finite number >= 0");
