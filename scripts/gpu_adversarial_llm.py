@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The adversarial LLM on the GPU (section "advllm" of scripts/gpu-check): evo-evolve with
-strategy=free and llm=cmd:scripts/adversarial-llm, whose replies are kernels that know the harness
+strategy=full (--strategy) and llm=cmd:scripts/adversarial-llm, whose replies are kernels that know the harness
 (docs/verification.md, "Adversarial LLM"), on test/Evaluation/Inputs/tanh_wide.mlir.
 
 Reads the run store afterwards and prints, per kind of kernel, how often it was sent and judged
@@ -36,14 +36,15 @@ def main():
     ap.add_argument("--evo-opt", default=os.environ.get("EVO_OPT", os.path.join(ROOT, "build/bin/evo-opt")))
     ap.add_argument("--out", default=os.environ.get("OUT", "gpu-out"))
     ap.add_argument("--input", default=os.path.join(ROOT, "test", "Evaluation", "Inputs", "tanh_wide.mlir"))
-    ap.add_argument("--candidates", type=int, default=22)
+    ap.add_argument("--candidates", type=int, default=33)
+    ap.add_argument("--strategy", default="full")
     ap.add_argument("--extra", default="")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="evo-adv-")
     env = dict(os.environ, EVO_OPT=args.evo_opt, ADV_LLM_STATE=os.path.join(work, "state"))
     run_dir = os.path.join(work, "run")
     outdir = os.path.join(work, "emit")
-    opts = (f"strategy=free llm=cmd:{ADVERSARY} max-candidates={args.candidates} quiet=true "
+    opts = (f"strategy={args.strategy} llm=cmd:{ADVERSARY} max-candidates={args.candidates} quiet=true "
             f"run-dir={run_dir} {args.extra}")
     t0 = time.time()
     r = subprocess.run([args.evo_opt, args.input, "--evo-lower-to-gpu", f"--evo-evolve={opts}",
@@ -78,7 +79,7 @@ def main():
                 e["reasons"].append((reason or "")[:240])
             if kind not in HARMLESS and kind != "(no reply)" and verdict == "valid":
                 false_accepts.append((cid, kind))
-            if kind == "honest" and verdict != "valid":
+            if kind == "honest" and verdict not in ("valid", "not-run"):
                 false_rejects.append((cid, kind, (reason or "")[:200]))
         result["winner"] = {"id": winner[0] if winner else None,
                             "kind": by_id.get(winner[0], "baseline or built-in") if winner else None}

@@ -613,6 +613,18 @@ FunctionVerifier::evaluate(ArrayRef<Variant> variants, const Ceilings *ceilings)
     }
     reports.push_back(std::move(r));
   }
+  // Every timed variant was compared with the reference's run on the timing inputs: each report
+  // says which inputs those were (the worker reports them once, with the reference).
+  const json::Object *timingInputs = nullptr;
+  for (const VariantReport &r : reports)
+    if (const json::Object *t = r.result.getObject("timing_inputs"))
+      timingInputs = t;
+  if (timingInputs) {
+    json::Object shared = *timingInputs;
+    for (VariantReport &r : reports)
+      if (r.result.getObject(P::kTiming) && !r.result.getObject("timing_inputs"))
+        r.result["timing_inputs"] = json::Object(shared);
+  }
   return reports;
 }
 
