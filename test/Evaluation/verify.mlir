@@ -25,7 +25,7 @@
 // JSON:      "roofline": {
 // JSON:        "below_floor": false,
 // JSON:        "read_floor_ms": {{[0-9.e-]+}},
-// JSON:      "seed": [[SEED:[1-9][0-9]*]],
+// JSON:      "seed": [[JSON_SEED:[1-9][0-9]*]],
 // JSON:      "timing": {
 // JSON:        "check_launches": true,
 // JSON:        "checked_launches": {{[1-9][0-9]*}},
@@ -44,7 +44,7 @@
 // JSON-COUNT-5: "seed": {{[0-9]+}}
 // JSON:      "verdict": "valid"
 // JSON:      "write_bytes": 16777216
-// JSON:      "seed": [[SEED]]
+// JSON:      "seed": [[JSON_SEED]]
 
 // An explicit seed reproduces a run: trial t uses seed + t.
 // RUN: evo-opt %evo_src_root/examples/softmax.mlir --evo-pipeline="output-dir=%t reduction-strategy=block vector-width=4" \
