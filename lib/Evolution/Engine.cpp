@@ -1,6 +1,7 @@
 //===- Engine.cpp - the evolutionary search over a task's kernel variants -----===//
 
 #include "evo/Evolution/Engine.h"
+#include "evo/Conversion/InputChecks.h"
 #include "evo/Evaluation/WorkerProtocol.h"
 #include "evo/Evolution/LLMMutator.h"
 #include "evo/Evolution/Population.h"
@@ -79,6 +80,14 @@ CompiledVariant compileGpuModule(const DialectRegistry &registry, StringRef text
   Block block;
   OpBuilder b(&ctx);
   OwningOpRef<ModuleOp> module = ModuleOp::create(b.getUnknownLoc());
+  // The text may be an LLM's kernel read back from the store: too deep, it would overflow the
+  // parser's stack.
+  if (findExcessiveNesting(text, kDefaultMaxNesting)) {
+    out.diagnostics = llvm::formatv("the module's kernels nest brackets deeper than {0} levels\n",
+                                    kDefaultMaxNesting)
+                          .str();
+    return out;
+  }
   if (succeeded(parseSourceString(text, &block, ParserConfig(&ctx))) && !block.empty() &&
       isa<gpu::GPUModuleOp>(block.front())) {
     Operation &gm = block.front();

@@ -1,6 +1,7 @@
 //===- LLMMutator.cpp - LLM-proposed kernel variants --------------------------===//
 
 #include "evo/Evolution/LLMMutator.h"
+#include "evo/Conversion/InputChecks.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -246,6 +247,16 @@ CompiledVariant compileLLMVariant(const DialectRegistry &registry, StringRef cod
 
   // The reply: a gpu.module (also inside a builtin.module), or gpu.func(s) replacing the
   // parent's of the same names.
+  // MLIR's parser recurses once per nesting level: deeply nested text would overflow the stack.
+  if (std::optional<size_t> at = findExcessiveNesting(code, kDefaultMaxNesting)) {
+    StringRef before = code.take_front(*at);
+    size_t line = before.count('\n') + 1;
+    size_t column = *at - (before.rfind('\n') == StringRef::npos ? 0 : before.rfind('\n') + 1) + 1;
+    return fail(llvm::formatv("the code nests brackets deeper than {0} levels (line {1}, column "
+                              "{2}): it is not parsed",
+                              kDefaultMaxNesting, line, column)
+                    .str());
+  }
   Block replyBlock;
   if (failed(parseSourceString(code, &replyBlock, ParserConfig(&ctx))))
     return fail("the code does not parse as MLIR");
