@@ -19,6 +19,14 @@
  * 256 threads per block (64 registers), others 1024; the opt-in shared memory limit is 227 KiB.
  * An image containing "FAIL_LOAD" does not load (CUDA_ERROR_INVALID_PTX, with a JIT log).
  *
+ * $EVO_FAKE_CUDA_CHECKSUMS (for evo-eval-worker's launch tests, test/Evaluation/launch-guard.test):
+ * "address" or "constant". Then memsets of 16 and 32 bits are logged too
+ *   memset16 P N value=V / memset32 P N value=V
+ * and a launch of the worker's helper "evo_checksum(src, bytes, out)" makes the next copy from
+ * `out` to the host (until `out` is memset) read back a checksum: the address `src` ("address":
+ * distinct buffers differ, a buffer keeps its sum) or 0x5eed for every buffer ("constant": the
+ * outputs of an op that ignores its inputs). Other copies to the host read nothing (zeros).
+ *
  *===----------------------------------------------------------------------===*/
 
 #include <pthread.h>
@@ -134,7 +142,46 @@ CUresult cuMemAlloc_v2(uintptr_t *p, size_t n) {
 CUresult cuMemAllocManaged(uintptr_t *p, size_t n, unsigned f) { (void)f; return cuMemAlloc_v2(p, n); }
 CUresult cuMemFree_v2(uintptr_t p) { logLine("free ctx=%p %#lx", current(), (unsigned long)p); return 0; }
 CUresult cuMemGetInfo_v2(size_t *a, size_t *b) { *a = *b = (size_t)1 << 30; return 0; }
+/* evo_checksum emulation ($EVO_FAKE_CUDA_CHECKSUMS): out -> the sum its next read returns. */
+static uintptr_t sumOut[64];
+static uint64_t sumValue[64];
+static int sumCount;
+static const char *checksumMode(void) {
+  const char *m = getenv("EVO_FAKE_CUDA_CHECKSUMS");
+  return m && *m ? m : NULL;
+}
+static void forgetSum(uintptr_t out) {
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < sumCount; ++i)
+    if (sumOut[i] == out) {
+      sumOut[i] = sumOut[--sumCount];
+      sumValue[i] = sumValue[sumCount];
+      break;
+    }
+  pthread_mutex_unlock(&lock);
+}
+static void rememberSum(uintptr_t out, uint64_t value) {
+  forgetSum(out);
+  pthread_mutex_lock(&lock);
+  if (sumCount < 64) {
+    sumOut[sumCount] = out;
+    sumValue[sumCount++] = value;
+  }
+  pthread_mutex_unlock(&lock);
+}
+static void readSum(void *dst, uintptr_t src, size_t n) {
+  if (!checksumMode() || n < 8)
+    return;
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < sumCount; ++i)
+    if (sumOut[i] == src)
+      memcpy(dst, &sumValue[i], 8);
+  pthread_mutex_unlock(&lock);
+}
+
 CUresult cuMemsetD8Async(uintptr_t p, unsigned char v, size_t n, void *s) {
+  if (checksumMode())
+    forgetSum(p);
   logLine("memset %#lx %zu value=%d stream=%p ctx=%p", (unsigned long)p, n, v, s, current());
   return 0;
 }
@@ -193,6 +240,9 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
                              (unsigned long)*(uint64_t *)params[i]);
   logLine("launch %s grid=%u,%u,%u block=%u,%u,%u smem=%u stream=%p ctx=%p args=%s", fn->name,
           gx, gy, gz, bx, by, bz, smem, s, current(), args);
+  if (checksumMode() && fn->params == 3 && strcmp(fn->name, "evo_checksum") == 0)
+    rememberSum((uintptr_t) * (uint64_t *)params[2],
+                strcmp(checksumMode(), "constant") == 0 ? 0x5eed : *(uint64_t *)params[0]);
   return 0;
 }
 CUresult cuLaunchKernelEx(const void *cfg, void *f, void **params, void **extra) {
@@ -207,12 +257,26 @@ CUresult cuEventSynchronize(void *e) { (void)e; logLine("SYNC cuEventSynchronize
 NOOP(cuMemcpy, uintptr_t a, uintptr_t b, size_t n)
 NOOP(cuMemcpyAsync, uintptr_t a, uintptr_t b, size_t n, void *s)
 NOOP(cuMemcpyHtoD_v2, uintptr_t a, const void *b, size_t n)
-NOOP(cuMemcpyDtoH_v2, void *a, uintptr_t b, size_t n)
+CUresult cuMemcpyDtoH_v2(void *a, uintptr_t b, size_t n) { readSum(a, b, n); return 0; }
+CUresult cuMemcpyDtoHAsync_v2(void *a, uintptr_t b, size_t n, void *s) {
+  (void)s;
+  readSum(a, b, n);
+  return 0;
+}
+CUresult cuMemsetD16Async(uintptr_t p, unsigned short v, size_t n, void *s) {
+  (void)s;
+  if (checksumMode())
+    logLine("memset16 %#lx %zu value=%#x", (unsigned long)p, n, v);
+  return 0;
+}
+CUresult cuMemsetD32Async(uintptr_t p, unsigned v, size_t n, void *s) {
+  (void)s;
+  if (checksumMode())
+    logLine("memset32 %#lx %zu value=%#x", (unsigned long)p, n, v);
+  return 0;
+}
 NOOP(cuMemcpyHtoDAsync_v2, uintptr_t a, const void *b, size_t n, void *s)
-NOOP(cuMemcpyDtoHAsync_v2, void *a, uintptr_t b, size_t n, void *s)
 NOOP(cuMemsetD8_v2, uintptr_t a, unsigned char v, size_t n)
-NOOP(cuMemsetD16Async, uintptr_t a, unsigned short v, size_t n, void *s)
-NOOP(cuMemsetD32Async, uintptr_t a, unsigned v, size_t n, void *s)
 NOOP(cuMemHostRegister_v2, void *p, size_t n, unsigned f)
 NOOP(cuMemHostUnregister, void *p)
 NOOP(cuStreamCreate, void **s, unsigned f)

@@ -384,6 +384,10 @@ struct Request {
   /// request gives none: then trial 0's).
   Trial timingInputs;
   bool haveTimingInputs = false;
+  /// The second timing input set (same distributions, a fresh seed of OS entropy, no oracle
+  /// samples): timed launches alternate between the two, so the outputs a launch finds are the
+  /// answer for the other inputs, never its own.
+  Trial timingInputsB;
   std::map<std::string, double> rtol;
   bool timing = true;
   int warmup = 10, runs = 100, repeats = 2;
@@ -589,6 +593,15 @@ Request parseRequest(const json &j) {
   }
   if (r.mode == P::kModeTime && !r.haveTimingInputs)
     throw std::invalid_argument("a time request needs timing inputs (timing.inputs)");
+  if (r.haveTimingInputs) {
+    r.timingInputsB = r.timingInputs;
+    r.timingInputsB.seed = entropy();
+    if (r.timingInputsB.seed == r.timingInputs.seed)
+      ++r.timingInputsB.seed;
+    for (FillParams &f : r.timingInputsB.fills)
+      f.seed = r.timingInputsB.seed;
+    r.timingInputsB.samples.clear();
+  }
   return r;
 }
 
@@ -603,6 +616,12 @@ struct OutputSet {
   bool empty() const { return copies.empty(); }
 };
 
+/// The reference's outputs on both timing input sets (`b` empty when launches do not alternate).
+struct TimingRef {
+  OutputSet a, b;
+  bool empty() const { return a.empty(); }
+};
+
 using Functions = std::map<std::string, CUfunction>;
 
 struct Evaluator {
@@ -610,12 +629,15 @@ struct Evaluator {
   std::vector<std::unique_ptr<DeviceBuffer>> buffers;
   /// Per trial: the reference candidate's outputs.
   std::vector<OutputSet> refOutputs;
-  /// The reference's outputs on the timing inputs: every checked timed launch is compared with
-  /// them.
-  OutputSet timingRef;
+  /// The reference's outputs on the two timing input sets: every checked timed launch is
+  /// compared with those of its set.
+  TimingRef timingRef;
+  /// Input buffers of the second timing input set (null for other buffers, or when timed
+  /// launches are not checked).
+  std::vector<std::unique_ptr<DeviceBuffer>> inputsB;
   /// Per trial and input buffer: the checksum right after filling (and for the timing inputs).
   std::vector<std::vector<uint64_t>> inputChecksums;
-  std::vector<uint64_t> timingInputChecksums;
+  std::vector<uint64_t> timingInputChecksums, timingInputChecksumsB;
   Counters counters{8};
   /// The running candidate's own scratch buffers (after the request's buffers).
   std::vector<std::unique_ptr<DeviceBuffer>> candidateScratch;
@@ -633,6 +655,16 @@ struct Evaluator {
     return i < req.buffers.size() ? req.buffers[i] : candidateScratchSpecs[i - req.buffers.size()];
   }
   size_t numBuffers() const { return req.buffers.size() + candidateScratch.size(); }
+  /// Input buffer `i` of input set `set` (0: the trials' and timing set A, 1: timing set B).
+  DeviceBuffer &inputBuf(size_t i, int set) {
+    return set == 1 && inputsB[i] ? *inputsB[i] : *buffers[i];
+  }
+  const Trial &timingInputs(int set) const {
+    return set == 1 ? req.timingInputsB : req.timingInputs;
+  }
+  std::vector<uint64_t> &timingSums(int set) {
+    return set == 1 ? timingInputChecksumsB : timingInputChecksums;
+  }
 
   void setCandidateScratch(const Candidate &c) {
     candidateScratch.clear();
@@ -650,6 +682,16 @@ struct Evaluator {
       buffers.push_back(std::make_unique<DeviceBuffer>(b.bytes()));
       restoreRedZones(buffers.size() - 1);
     }
+    for (const BufferSpec &b : req.buffers) {
+      inputsB.emplace_back();
+      if (b.role == P::kRoleInput && (req.timing || req.mode == P::kModeTime) &&
+          req.checkLaunches && req.haveTimingInputs) {
+        inputsB.back() = std::make_unique<DeviceBuffer>(b.bytes());
+        DeviceBuffer &d = *inputsB.back();
+        check(D->cuMemsetD8Async(d.base, contract::kCanaryByte, d.total(), gStream),
+              "cuMemsetD8Async");
+      }
+    }
     inputChecksums.assign(req.trials.size(), {});
     gap = std::make_unique<DeviceBuffer>((1 + entropy() % 1024) * 65536, false);
   }
@@ -665,10 +707,10 @@ struct Evaluator {
     return counters.read()[0];
   }
 
-  void fillInput(size_t i, const Trial &tr) {
+  void fillInput(size_t i, const Trial &tr, int set = 0) {
     const BufferSpec &s = req.buffers[i];
     FillParams p = tr.fills[i];
-    launchHelper(H.fill, gridFor(s.elements), 256, buffers[i]->ptr(), s.elements, p);
+    launchHelper(H.fill, gridFor(s.elements), 256, inputBuf(i, set).ptr(), s.elements, p);
   }
 
   /// The kind's poison in every element (memsets where the pattern allows).
@@ -715,6 +757,19 @@ struct Evaluator {
     }
   }
 
+  /// Scratch as every launch starts when outputs are not poisoned: zero_init zeroed, the rest
+  /// poisoned (scratch kept from launch to launch could hold the answer for these inputs from
+  /// two launches ago, on the same set).
+  void resetScratch() {
+    for (size_t i = 0; i < numBuffers(); ++i) {
+      const BufferSpec &s = spec(i);
+      if (s.role == P::kRoleScratch && s.zeroInit)
+        check(D->cuMemsetD8Async(buffer(i).ptr(), 0, s.bytes(), gStream), "cuMemsetD8Async");
+      else if (s.role == P::kRoleScratch)
+        poisonAt(buffer(i).ptr(), s);
+    }
+  }
+
   /// Bytes resetOutputs() writes.
   uint64_t resetBytes() const {
     uint64_t n = 0;
@@ -725,14 +780,20 @@ struct Evaluator {
   }
 
   /// Inputs of `tr` (their checksums recorded the first time), outputs poisoned.
-  void prepare(const Trial &tr, std::vector<uint64_t> &sums, bool keepScratch = false) {
+  void prepare(const Trial &tr, std::vector<uint64_t> &sums, bool keepScratch = false,
+               int set = 0) {
     resetOutputs(keepScratch);
+    fillInputs(tr, sums, set);
+  }
+
+  /// Inputs of `tr` into input set `set` (their checksums recorded the first time).
+  void fillInputs(const Trial &tr, std::vector<uint64_t> &sums, int set) {
     bool record = sums.empty();
     for (size_t i = 0; i < req.buffers.size(); ++i)
       if (req.buffers[i].role == P::kRoleInput) {
-        fillInput(i, tr);
+        fillInput(i, tr, set);
         if (record)
-          sums.push_back(checksum(buffers[i]->ptr(), req.buffers[i].bytes()));
+          sums.push_back(checksum(inputBuf(i, set).ptr(), req.buffers[i].bytes()));
       }
   }
 
@@ -780,11 +841,14 @@ struct Evaluator {
     return loadCandidate(c, module);
   }
 
-  void run(const Candidate &c, Functions &fns) {
+  /// The candidate's launches with input set `set` bound to its input arguments.
+  void run(const Candidate &c, Functions &fns, int set = 0) {
     for (const Launch &l : c.launches) {
       std::vector<CUdeviceptr> ptrs;
       for (unsigned a : l.args)
-        ptrs.push_back(buffer(a).ptr());
+        ptrs.push_back(a < req.buffers.size() && req.buffers[a].role == P::kRoleInput
+                           ? inputBuf(a, set).ptr()
+                           : buffer(a).ptr());
       std::vector<void *> params;
       for (CUdeviceptr &p : ptrs)
         params.push_back(&p);
@@ -794,8 +858,8 @@ struct Evaluator {
     }
   }
 
-  uint64_t changedRedZoneBytes(size_t i) {
-    DeviceBuffer &b = buffer(i);
+  uint64_t changedRedZoneBytes(size_t i) { return changedRedZoneBytes(buffer(i)); }
+  uint64_t changedRedZoneBytes(DeviceBuffer &b) {
     counters.reset();
     launchHelper(H.countNotEqual, gridFor(contract::kRedZoneBytes), 256, b.base,
                  contract::kRedZoneBytes, contract::kCanaryByte, counters.buf.ptr());
@@ -885,19 +949,31 @@ struct Evaluator {
   }
 
   /// Red zones and inputs after runs on inputs with checksums `inputSums`.
-  void checkIntegrity(const std::vector<uint64_t> &inputSums) {
+  /// (Red zones of both input sets are checked whatever `set` is.)
+  void checkIntegrity(const std::vector<uint64_t> &inputSums, int set = 0) {
     for (size_t i = 0; i < numBuffers(); ++i)
       if (uint64_t n = changedRedZoneBytes(i)) {
         restoreRedZones(i);
         throw Invalid("out-of-bounds write: " + std::to_string(n) +
                       " bytes changed in the red zones around buffer '" + spec(i).name + "'");
       }
+    for (size_t i = 0; i < inputsB.size(); ++i)
+      if (inputsB[i])
+        if (uint64_t n = changedRedZoneBytes(*inputsB[i])) {
+          DeviceBuffer &b = *inputsB[i];
+          check(D->cuMemsetD8Async(b.base, contract::kCanaryByte, b.total(), gStream),
+                "cuMemsetD8Async");
+          throw Invalid("out-of-bounds write: " + std::to_string(n) +
+                        " bytes changed in the red zones around buffer '" + spec(i).name +
+                        "' (timing inputs B)");
+        }
     size_t inputIndex = 0;
     for (size_t i = 0; i < req.buffers.size(); ++i)
       if (req.buffers[i].role == P::kRoleInput) {
         if (inputIndex < inputSums.size() &&
-            checksum(buffers[i]->ptr(), req.buffers[i].bytes()) != inputSums[inputIndex])
-          throw Invalid("the kernel modified input buffer '" + req.buffers[i].name + "'");
+            checksum(inputBuf(i, set).ptr(), req.buffers[i].bytes()) != inputSums[inputIndex])
+          throw Invalid("the kernel modified input buffer '" + req.buffers[i].name + "'" +
+                        (set == 1 ? " (timing inputs B)" : ""));
         ++inputIndex;
       }
   }
@@ -906,8 +982,8 @@ struct Evaluator {
   /// found. `where` names the inputs in messages ("trial 2", "timing inputs"). `ref`: the
   /// reference's outputs on the same inputs (every element compared), or null.
   void checkRun(const Trial &trial, const std::string &where, const OutputSet *ref,
-                const std::vector<uint64_t> &inputSums, json &out) {
-    checkIntegrity(inputSums);
+                const std::vector<uint64_t> &inputSums, json &out, int set = 0) {
+    checkIntegrity(inputSums, set);
     size_t outIndex = 0;
     for (size_t i = 0; i < req.buffers.size(); ++i) {
       const BufferSpec &s = req.buffers[i];
@@ -974,7 +1050,8 @@ struct Evaluator {
                         s.name + "'[" + std::to_string(first) + "] = " + show(got, s.kind) +
                         ", expected " + fmt(decode(want, s.kind)) + " (" + where + ")");
         }
-      } else if (samplesFinite && (counts[1] || counts[2])) {
+      } else if (samplesFinite && set != 1 && (counts[1] || counts[2])) {
+        // (Set B has no oracle samples: nothing says its outputs must be finite.)
         throw Invalid(std::to_string(counts[1]) + " NaN and " + std::to_string(counts[2]) +
                       " infinite elements in '" + s.name + "' where the oracle's samples are all "
                       "finite (" + where + ")");
@@ -1001,42 +1078,88 @@ struct Evaluator {
 
   static std::string trialName(size_t t) { return "trial " + std::to_string(t); }
   static constexpr const char *kTimingName = "timing inputs";
+  static constexpr const char *kTimingNameB = "timing inputs B";
+  static const char *timingName(int set) { return set == 1 ? kTimingNameB : kTimingName; }
 
-  /// One untimed run on the timing inputs, checked like a trial (against the oracle's samples
-  /// for them, and against `ref` when given); returns its outputs.
+  /// One untimed run on timing input set `set`, checked like a trial (against the oracle's
+  /// samples for them, set A only, and against `ref` when given); returns its outputs.
   OutputSet runOnTimingInputs(const Candidate &c, Functions &fns, const OutputSet *ref,
-                              json &out) {
-    prepare(req.timingInputs, timingInputChecksums);
-    run(c, fns);
+                              json &out, int set = 0) {
+    prepare(timingInputs(set), timingSums(set), false, set);
+    run(c, fns, set);
     check(D->cuStreamSynchronize(gStream), "cuStreamSynchronize");
-    out = {{P::kSeed, req.timingInputs.seed}};
-    checkRun(req.timingInputs, kTimingName, ref, timingInputChecksums, out);
+    out = {{P::kSeed, timingInputs(set).seed}};
+    checkRun(timingInputs(set), timingName(set), ref, timingSums(set), out, set);
     return keepOutputs();
   }
 
+  /// The reference outputs of both timing sets: set B only when timed launches are checked.
+  TimingRef runOnBothTimingSets(const Candidate &c, Functions &fns, json &out) {
+    TimingRef r;
+    r.a = runOnTimingInputs(c, fns, nullptr, out, 0);
+    if (req.checkLaunches) {
+      json outB;
+      r.b = runOnTimingInputs(c, fns, nullptr, outB, 1);
+      out["b"] = outB;
+    }
+    return r;
+  }
+
+  /// Whether some output is bitwise the same on the two timing sets (checksums: a collision
+  /// only selects the slower, safe guard): it does not depend on the inputs, and alternating
+  /// them would leave each launch its answer in that output.
+  static bool sameOutputs(const OutputSet &a, const OutputSet &b) {
+    if (a.sums.size() != b.sums.size())
+      return true;
+    for (size_t o = 0; o < a.sums.size(); ++o)
+      if (a.sums[o] == b.sums[o])
+        return true;
+    return false;
+  }
+
   /// The timed runs of a candidate on the timing inputs: `repeats` blocks of warm-ups and runs.
-  /// With checkLaunches, every launch (warm-ups included, so that all look alike) starts from
-  /// poisoned outputs and reset scratch, written before the L2 flush and outside the events;
-  /// after a random subset of the timed launches, always the last, every output element is
-  /// compared with `ref` on the GPU and the result copied out (no host synchronization per
-  /// launch). Any failing checked launch makes the candidate invalid.
-  json time(const Candidate &c, Functions &fns, int repeats, const OutputSet &ref) {
+  /// With checkLaunches, no launch may find its answer already in its outputs. Launches
+  /// alternate between the two timing input sets (every launch, warm-ups and the calibration
+  /// included, so that all look alike): the outputs a launch finds are the answer for the other
+  /// set. Only when the reference's outputs on the two sets are equal (an op constant in its
+  /// inputs) does every launch start from poisoned outputs instead. Scratch is reset before every
+  /// launch (zero_init zeroed, the rest poisoned), before the L2 flush and outside the events. After a random subset of
+  /// the timed launches, always the last, every output element is compared with the
+  /// reference's outputs for that launch's set on the GPU and the result copied out (no host
+  /// synchronization per launch). Any failing checked launch makes the candidate invalid.
+  json time(const Candidate &c, Functions &fns, int repeats, const TimingRef &ref) {
     const bool checks = req.checkLaunches;
+    const bool alternate = checks && !ref.b.empty() && !sameOutputs(ref.a, ref.b) &&
+                           ref.b.copies.size() == ref.a.copies.size();
+    const bool poison = checks && !alternate;
     prepare(req.timingInputs, timingInputChecksums);
+    if (alternate)
+      fillInputs(req.timingInputsB, timingInputChecksumsB, 1);
     // The L2 flush: the poison already writes resetBytes() before it; what follows must still
     // evict the L2 (at least twice its size) and bring the total to flush_bytes.
     uint64_t flushBytes = req.flushBytes;
-    if (checks && gL2Bytes) {
+    if (poison && gL2Bytes) {
       uint64_t reset = resetBytes();
       uint64_t rest = req.flushBytes > reset ? req.flushBytes - reset : 0;
       flushBytes = std::max(rest, std::min<uint64_t>(req.flushBytes, 2 * gL2Bytes));
     }
     DeviceBuffer flush(std::max<uint64_t>(flushBytes, 4), false);
+    // Every launch of this phase, in order: its input set is launchNo % 2 when alternating.
+    int launchNo = 0;
     auto before = [&](int r) {
-      if (checks)
+      if (poison)
         resetOutputs();
+      else if (alternate)
+        resetScratch();
       check(D->cuMemsetD32Async(flush.ptr(), static_cast<unsigned>(r), flush.bytes / 4, gStream),
             "cuMemsetD32Async");
+    };
+    // Runs the candidate; returns the input set it ran on.
+    auto launch = [&]() {
+      int set = alternate ? launchNo % 2 : 0;
+      ++launchNo;
+      run(c, fns, set);
+      return set;
     };
     std::vector<CUevent> start(req.runs, nullptr), stop(req.runs, nullptr);
     struct Events {
@@ -1058,7 +1181,7 @@ struct Evaluator {
     for (size_t i = 0; i < req.buffers.size(); ++i)
       if (req.buffers[i].role == P::kRoleOutput)
         outputs.push_back(i);
-    if (checks && ref.copies.size() != outputs.size())
+    if (checks && ref.a.copies.size() != outputs.size())
       throw CudaFailure("no reference outputs to check the timed launches against");
     // One 8-word slot per output, reset right before each check (after the candidate's launch).
     DeviceBuffer slot(std::max<size_t>(outputs.size(), 1) * 64, false);
@@ -1071,10 +1194,10 @@ struct Evaluator {
     int runs = req.runs;
     {
       before(0);
-      run(c, fns);
+      launch();
       before(1);
       check(D->cuEventRecord(start[0], gStream), "cuEventRecord");
-      run(c, fns);
+      launch();
       check(D->cuEventRecord(stop[0], gStream), "cuEventRecord");
       check(D->cuEventSynchronize(stop[0]), "cuEventSynchronize");
       float once = 0;
@@ -1087,13 +1210,13 @@ struct Evaluator {
       int warmup = std::min(req.warmup, std::max(1, runs / 5));
       for (int w = 0; w < warmup && (rep == 0 || w < 2); ++w) {
         before(w);
-        run(c, fns);
+        launch();
       }
       std::vector<bool> checked(runs, false);
       if (checks)
         checked = evo::chooseCheckedLaunches(static_cast<unsigned>(runs), req.checkFraction,
                                              req.minChecked, entropy());
-      std::vector<int> checkedRuns;
+      std::vector<int> checkedRuns, checkedSets;
       for (int r = 0; r < runs; ++r)
         if (checked[r])
           checkedRuns.push_back(r);
@@ -1105,21 +1228,23 @@ struct Evaluator {
         // launches, so host overhead stays outside the events).
         before(r);
         check(D->cuEventRecord(start[r], gStream), "cuEventRecord");
-        run(c, fns);
+        int set = launch();
         check(D->cuEventRecord(stop[r], gStream), "cuEventRecord");
         if (!checked[r])
           continue;
+        checkedSets.push_back(set);
+        const OutputSet &want = set == 1 ? ref.b : ref.a;
         for (size_t o = 0; o < outputs.size(); ++o) {
           const BufferSpec &s = req.buffers[outputs[o]];
           CUdeviceptr sl = slot.ptr() + o * 64;
           check(D->cuMemsetD8Async(sl, 0, 64, gStream), "cuMemsetD8Async");
           check(D->cuMemsetD8Async(sl + 16, 0xFF, 8, gStream), "cuMemsetD8Async");
           double rtol = req.rtol.at(kindName(s.kind));
-          double atol = rtol * ref.rms[o];
+          double atol = rtol * want.rms[o];
           int kind = static_cast<int>(s.kind);
           launchHelper(H.checkLaunch, gridFor(s.elements), 256, buffers[outputs[o]]->ptr(),
-                       ref.copies[o]->ptr(), s.elements, kind, rtol, atol, sl);
-          launchHelper(H.capture, 1, 32, buffers[outputs[o]]->ptr(), ref.copies[o]->ptr(), kind,
+                       want.copies[o]->ptr(), s.elements, kind, rtol, atol, sl);
+          launchHelper(H.capture, 1, 32, buffers[outputs[o]]->ptr(), want.copies[o]->ptr(), kind,
                        sl);
           check(D->cuMemcpyDtoHAsync(hostSlots.data + (k * outputs.size() + o) * 8, sl, 40,
                                      gStream),
@@ -1131,7 +1256,9 @@ struct Evaluator {
       launchesTotal += runs;
       checkedTotal += static_cast<int>(checkedRuns.size());
       if (checks) {
-        checkReferenceIntact(ref);
+        checkReferenceIntact(ref.a);
+        if (alternate)
+          checkReferenceIntact(ref.b);
         for (size_t k = 0; k < checkedRuns.size(); ++k)
           for (size_t o = 0; o < outputs.size(); ++o) {
             const uint64_t *v = hostSlots.data + (k * outputs.size() + o) * 8;
@@ -1145,8 +1272,8 @@ struct Evaluator {
                           " elements differ from the reference (" + std::to_string(v[1]) +
                           " never written); first '" + s.name + "'[" + std::to_string(v[2]) +
                           "] = " + show(v[3], s.kind) + ", expected " +
-                          fmt(decode(v[4], s.kind)) + " (" + kTimingName + ", seed " +
-                          std::to_string(req.timingInputs.seed) + ")");
+                          fmt(decode(v[4], s.kind)) + " (" + timingName(checkedSets[k]) +
+                          ", seed " + std::to_string(timingInputs(checkedSets[k]).seed) + ")");
           }
       }
       std::vector<double> ms(runs);
@@ -1159,8 +1286,10 @@ struct Evaluator {
       medians.push_back(ms[ms.size() / 2]);
       all.insert(all.end(), ms.begin(), ms.end());
     }
-    // Whatever the timed launches did outside their outputs.
+    // Whatever the timed launches did outside their outputs (both input sets).
     checkIntegrity(timingInputChecksums);
+    if (alternate)
+      checkIntegrity(timingInputChecksumsB, 1);
     std::sort(all.begin(), all.end());
     auto pct = [&](double p) { return all[std::min(all.size() - 1, size_t(p * all.size()))]; };
     out[P::kMedianMs] = all[all.size() / 2];
@@ -1177,6 +1306,9 @@ struct Evaluator {
     out[P::kCheckedLaunches] = checkedTotal;
     out[P::kTimedLaunches] = launchesTotal;
     out[P::kTimingSeed] = req.timingInputs.seed;
+    out[P::kLaunchGuard] = alternate ? P::kGuardAlternating : poison ? P::kGuardPoison : P::kGuardNone;
+    if (alternate)
+      out[P::kTimingSeedB] = req.timingInputsB.seed;
     return out;
   }
 
@@ -1234,7 +1366,7 @@ struct Evaluator {
         if (c.reference) {
           // The reference's own run on the timing inputs (checked against the oracle) is what
           // every timed launch, its own included, is compared with.
-          timingRef = runOnTimingInputs(c, fns, nullptr, timingCheck);
+          timingRef = runOnBothTimingSets(c, fns, timingCheck);
           result["timing_inputs"] = timingCheck;
           if (timeIt)
             result[P::kTiming] = time(c, fns, req.repeats, timingRef);
@@ -1242,7 +1374,7 @@ struct Evaluator {
           result[P::kTiming] = time(c, fns, req.repeats, timingRef);
         } else {
           // No reference in this request: the candidate's own checked run stands in.
-          OutputSet own = runOnTimingInputs(c, fns, nullptr, timingCheck);
+          TimingRef own = runOnBothTimingSets(c, fns, timingCheck);
           result["timing_inputs"] = timingCheck;
           result[P::kTiming] = time(c, fns, req.repeats, own);
         }
@@ -1460,6 +1592,7 @@ void timeInterleaved(Evaluator &ev, Request &req) {
   std::vector<std::vector<double>> medians(n);
   std::vector<std::string> failed(n);
   std::vector<int> checkedLaunches(n, 0), launches(n, 0);
+  std::vector<std::string> guard(n, P::kGuardNone);
   for (size_t i = 0; i < n; ++i) {
     gCandidate = static_cast<int>(i);
     try {
@@ -1470,7 +1603,7 @@ void timeInterleaved(Evaluator &ev, Request &req) {
   }
   // What each finalist's launches are compared with: the reference's outputs, or (with no
   // reference in the request) the finalist's own checked run on the timing inputs.
-  std::vector<OutputSet> own(n);
+  std::vector<TimingRef> own(n);
   std::string referenceProblem;
   for (size_t i = 0; i < n && req.checkLaunches; ++i) {
     if (!req.candidates[i].reference || !failed[i].empty())
@@ -1479,7 +1612,7 @@ void timeInterleaved(Evaluator &ev, Request &req) {
     try {
       ev.setCandidateScratch(req.candidates[i]);
       json check;
-      ev.timingRef = ev.runOnTimingInputs(req.candidates[i], fns[i], nullptr, check);
+      ev.timingRef = ev.runOnBothTimingSets(req.candidates[i], fns[i], check);
     } catch (const std::exception &e) {
       referenceProblem = "the reference '" + req.candidates[i].id +
                          "' failed on the timing inputs: " + e.what();
@@ -1495,7 +1628,7 @@ void timeInterleaved(Evaluator &ev, Request &req) {
     try {
       ev.setCandidateScratch(req.candidates[i]);
       json check;
-      own[i] = ev.runOnTimingInputs(req.candidates[i], fns[i], nullptr, check);
+      own[i] = ev.runOnBothTimingSets(req.candidates[i], fns[i], check);
     } catch (const std::exception &e) {
       failed[i] = e.what();
     }
@@ -1508,8 +1641,9 @@ void timeInterleaved(Evaluator &ev, Request &req) {
       gCandidate = static_cast<int>(i);
       try {
         ev.setCandidateScratch(req.candidates[i]);
-        const OutputSet &ref = !ev.timingRef.empty() ? ev.timingRef : own[i];
+        const TimingRef &ref = !ev.timingRef.empty() ? ev.timingRef : own[i];
         json t = ev.time(req.candidates[i], fns[i], 1, ref);
+        guard[i] = t[P::kLaunchGuard].get<std::string>();
         medians[i].push_back(t[P::kMedianMs].get<double>());
         checkedLaunches[i] += t[P::kCheckedLaunches].get<int>();
         launches[i] += t[P::kTimedLaunches].get<int>();
@@ -1533,7 +1667,8 @@ void timeInterleaved(Evaluator &ev, Request &req) {
                             {P::kCheckLaunches, req.checkLaunches},
                             {P::kCheckedLaunches, checkedLaunches[i]},
                             {P::kTimedLaunches, launches[i]},
-                            {P::kTimingSeed, req.timingInputs.seed}};
+                            {P::kTimingSeed, req.timingInputs.seed},
+                            {P::kLaunchGuard, guard[i]}};
     }
     if (modules[i])
       D->cuModuleUnload(modules[i]);

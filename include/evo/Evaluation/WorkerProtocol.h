@@ -92,8 +92,9 @@ inline constexpr const char kRuns[] = "runs";
 inline constexpr const char kRepeats[] = "repeats";
 inline constexpr const char kFlushBytes[] = "flush_bytes";
 inline constexpr const char kMaxMsPerRepeat[] = "max_ms_per_repeat";
-/// Poison before every timed launch and compare after a random subset of them (default true;
-/// false only to measure what the checks cost).
+/// Guard every timed launch (alternating input sets, or poison for ops constant in their inputs)
+/// and compare after a random subset of them (default true; false only to measure what the
+/// checks cost).
 inline constexpr const char kCheckLaunches[] = "check_launches";
 inline constexpr const char kCheckFraction[] = "check_fraction";
 inline constexpr const char kMinChecked[] = "min_checked";
@@ -125,6 +126,15 @@ inline constexpr const char kMedianMs[] = "median_ms";
 inline constexpr const char kCheckedLaunches[] = "checked_launches";
 inline constexpr const char kTimedLaunches[] = "launches";
 inline constexpr const char kTimingSeed[] = "timing_seed";
+/// The seed of the second timing input set (launches alternate between the two).
+inline constexpr const char kTimingSeedB[] = "timing_seed_b";
+/// How timed launches are kept from finding their answer in their outputs:
+/// "alternating_inputs" (launch r runs on input set r % 2), "poison" (outputs poisoned before
+/// every launch: the op's outputs do not depend on its inputs), "none" (check_launches false).
+inline constexpr const char kLaunchGuard[] = "launch_guard";
+inline constexpr const char kGuardAlternating[] = "alternating_inputs";
+inline constexpr const char kGuardPoison[] = "poison";
+inline constexpr const char kGuardNone[] = "none";
 
 // ceilings
 inline constexpr const char kCopyGBps[] = "copy_gbps";
