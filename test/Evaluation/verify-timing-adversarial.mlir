@@ -119,7 +119,7 @@ module attributes {gpu.container_module} {
 // late stale outputs: writes nothing after its first 7 launches: the outputs of earlier launches would still be
 // right, but every timed launch starts from poison
 
-// expected-error @+2 {{1000 of 1000 elements differ from the reference (1000 never written)}}
+// expected-error @+2 {{of 1000 elements differ from the reference}}
 module attributes {gpu.container_module} {
   gpu.module @f_kernels attributes {evo.plan = {func = "f", source = "func.func @f(%x: tensor<1000xf32>) -> tensor<1000xf32> { %c2 = arith.constant dense<2.0> : tensor<1000xf32> %c1 = arith.constant dense<1.0> : tensor<1000xf32> %m = arith.mulf %x, %c2 : tensor<1000xf32> %y = arith.addf %m, %c1 : tensor<1000xf32> return %y : tensor<1000xf32> }", buffers = [{name = "arg0", role = "input", type = memref<1000xf32>}, {name = "result0", role = "output", type = memref<1000xf32>}], tasks = [{name = "f_t0", family = "elementwise", source = "", knobs = {}, buffers = array<i64: 0, 1>}], launches = [{kernel = "k", task = 0 : i64, grid = array<i64: 4, 1, 1>, block = array<i64: 256, 1, 1>, dynamic_shared_memory = 0 : i64, args = array<i64: 0, 1>}, {kernel = "tick", task = 0 : i64, grid = array<i64: 1, 1, 1>, block = array<i64: 1, 1, 1>, dynamic_shared_memory = 0 : i64, args = array<i64: 0, 1>}]}} {
     memref.global "private" @count : memref<1xi32> = dense<0>
@@ -162,13 +162,15 @@ module attributes {gpu.container_module} {
 }
 // -----
 
-// input recognition: computes only when its inputs differ from the previous launch's (new inputs = a check;
-// the same inputs again = timing) and otherwise leaves the outputs alone
+// input recognition: computes only when its inputs differ from those of the last two launches (new
+// inputs = a check; inputs seen before = timing, also when timing alternates two input sets) and
+// otherwise leaves the outputs alone
 
 // expected-error @+2 {{elements differ from the reference}}
 module attributes {gpu.container_module} {
   gpu.module @f_kernels attributes {evo.plan = {func = "f", source = "func.func @f(%x: tensor<1000xf32>) -> tensor<1000xf32> { %c2 = arith.constant dense<2.0> : tensor<1000xf32> %c1 = arith.constant dense<1.0> : tensor<1000xf32> %m = arith.mulf %x, %c2 : tensor<1000xf32> %y = arith.addf %m, %c1 : tensor<1000xf32> return %y : tensor<1000xf32> }", buffers = [{name = "arg0", role = "input", type = memref<1000xf32>}, {name = "result0", role = "output", type = memref<1000xf32>}], tasks = [{name = "f_t0", family = "elementwise", source = "", knobs = {}, buffers = array<i64: 0, 1>}], launches = [{kernel = "k", task = 0 : i64, grid = array<i64: 4, 1, 1>, block = array<i64: 256, 1, 1>, dynamic_shared_memory = 0 : i64, args = array<i64: 0, 1>}, {kernel = "remember", task = 0 : i64, grid = array<i64: 1, 1, 1>, block = array<i64: 1, 1, 1>, dynamic_shared_memory = 0 : i64, args = array<i64: 0, 1>}]}} {
     memref.global "private" @last : memref<1xf32> = dense<0.0>
+    memref.global "private" @prev : memref<1xf32> = dense<0.0>
     gpu.func @k(%x: memref<1000xf32>, %y: memref<1000xf32>) kernel {
       %b = gpu.block_id x
       %t = gpu.thread_id x
@@ -181,8 +183,12 @@ module attributes {gpu.container_module} {
         %c0 = arith.constant 0 : index
         %g = memref.get_global @last : memref<1xf32>
         %seen = memref.load %g[%c0] : memref<1xf32>
+        %gp = memref.get_global @prev : memref<1xf32>
+        %seen2 = memref.load %gp[%c0] : memref<1xf32>
         %x0 = memref.load %x[%c0] : memref<1000xf32>
-        %new = arith.cmpf one, %x0, %seen : f32
+        %new1 = arith.cmpf one, %x0, %seen : f32
+        %new2 = arith.cmpf one, %x0, %seen2 : f32
+        %new = arith.andi %new1, %new2 : i1
         scf.if %new {
           %v = memref.load %x[%i] : memref<1000xf32>
           %two = arith.constant 2.0 : f32
@@ -197,6 +203,9 @@ module attributes {gpu.container_module} {
     gpu.func @remember(%x: memref<1000xf32>, %y: memref<1000xf32>) kernel {
       %c0 = arith.constant 0 : index
       %g = memref.get_global @last : memref<1xf32>
+      %gp = memref.get_global @prev : memref<1xf32>
+      %l = memref.load %g[%c0] : memref<1xf32>
+      memref.store %l, %gp[%c0] : memref<1xf32>
       %x0 = memref.load %x[%c0] : memref<1000xf32>
       memref.store %x0, %g[%c0] : memref<1xf32>
       gpu.return

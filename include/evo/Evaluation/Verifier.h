@@ -60,8 +60,8 @@ struct VerifyOptions {
   bool checkLaunches = true;
   /// Probability that a timed launch (other than the last) is checked; at least `minChecked`
   /// per repeat are.
-  double checkFraction = 0.25;
-  unsigned minChecked = 4;
+  double checkFraction = 0.05;
+  unsigned minChecked = 5;
   /// Relative tolerance per element kind, sent to the worker with every request.
   std::map<std::string, double> rtol = defaultTolerances();
   /// A median below slack x floor is invalid. The floor is a true lower bound (Roofline.h); the
