@@ -5,10 +5,13 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 #include "gtest/gtest.h"
 #include <chrono>
+#include <cstdlib>
+#include <optional>
 
 using namespace evo;
 namespace json = llvm::json;
@@ -185,36 +188,44 @@ TEST(SupervisorTest, ASessionStreamsCandidatesToOneWorker) {
 }
 
 // Sessions and one-shot runs without a work directory make a temporary one and remove it on
-// every return path (before, ~100 /tmp/evo-eval-* were left per test run).
+// every return path (before, ~100 /tmp/evo-eval-* were left per test run). The test points
+// TMPDIR at a directory of its own, so other processes' temporary directories never count.
 TEST(SupervisorTest, TemporaryWorkDirectoriesAreRemoved) {
-  auto count = [] {
+  llvm::SmallString<128> tmp;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("evo-tmpdir", tmp));
+  std::optional<std::string> oldTmp = llvm::sys::Process::GetEnv("TMPDIR");
+  ::setenv("TMPDIR", tmp.c_str(), 1);
+  auto entries = [&] {
     std::error_code ec;
-    llvm::SmallString<128> tmp;
-    llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, tmp);
-    size_t n = 0;
+    std::vector<std::string> names;
     for (llvm::sys::fs::directory_iterator it(tmp, ec), end; it != end && !ec; it.increment(ec))
-      n += llvm::StringRef(llvm::sys::path::filename(it->path())).starts_with("evo-eval-");
-    return n;
+      names.push_back(llvm::sys::path::filename(it->path()).str());
+    return names;
   };
-  size_t before = count();
   {
     llvm::Expected<EvaluationRun> run =
         evaluateCandidates(request({"ok1", "segv", "bad1"}), options());
     ASSERT_TRUE(static_cast<bool>(run)) << llvm::toString(run.takeError());
   }
+  EXPECT_EQ(entries(), std::vector<std::string>());
   {
     json::Object probe{{"format", "evo-eval-request/1"}, {"mode", "probe"}};
     llvm::Expected<std::vector<json::Object>> events = runWorkerOnce(probe, options(), 10);
     ASSERT_TRUE(static_cast<bool>(events)) << llvm::toString(events.takeError());
   }
+  EXPECT_EQ(entries(), std::vector<std::string>());
   {
     // An error return (no GPU) cleans up as well.
     llvm::Expected<EvaluationRun> run = evaluateCandidates(request({"ok1"}, nullptr, "nogpu"), options());
     ASSERT_FALSE(static_cast<bool>(run));
     llvm::consumeError(run.takeError());
   }
-  // Other tests may run in parallel (ctest -j): never more than before.
-  EXPECT_LE(count(), before);
+  EXPECT_EQ(entries(), std::vector<std::string>());
+  if (oldTmp)
+    ::setenv("TMPDIR", oldTmp->c_str(), 1);
+  else
+    ::unsetenv("TMPDIR");
+  llvm::sys::fs::remove_directories(tmp);
 }
 
 // A worker whose parent is gone ends itself (ParentWatch.h): the stand-in worker is started with
