@@ -109,7 +109,8 @@ def result(ok, what):
         passed += 1
     else:
         failed += 1
-    print(("ok   " if ok else "FAIL ") + what, flush=True)
+    # One line per check: a multi-line stderr tail would be cut from lit's input dump.
+    print(("ok   " if ok else "FAIL ") + " | ".join(what.splitlines()), flush=True)
 
 
 stored = {}
