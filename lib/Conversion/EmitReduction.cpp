@@ -217,10 +217,8 @@ FailureOr<LoweredTask> ReductionEmitter::emit(EmitContext &ctx) {
   if (failed(validate()))
     return failure();
   const int64_t bs = k.blockSize;
-  int64_t pointsPerBlock = strategy == ReductionStrategy::Thread ? bs
-                           : strategy == ReductionStrategy::Warp ? bs / 32
-                                                                 : 1;
-  int64_t grid = ceilDiv(numOut, pointsPerBlock);
+  const ReductionGroups groups{strategy, bs};
+  int64_t grid = ceilDiv(numOut, groups.pointsPerBlock());
   if (grid > std::numeric_limits<int32_t>::max())
     return op.emitError("evo-lower-to-gpu: grid too large");
 
@@ -233,29 +231,14 @@ FailureOr<LoweredTask> ReductionEmitter::emit(EmitContext &ctx) {
       scratch.push_back({"", BufferRole::Scratch, params.back()});
     }
   SmallVector<MemRefType> workgroup;
-  if (strategy == ReductionStrategy::Block && bs > 32)
+  if (groups.needsWorkgroupBuffer())
     for (Type acc : accTypes)
       workgroup.push_back(workgroupBuffer(op.getContext(), bs / 32, acc));
   KernelBuilder kb(ctx.module, ctx.kernelName, params, workgroup, {bs, 1, 1}, op.getLoc());
   Value tid = kb.threadId(), bid = kb.blockId();
   Value point, lane;
-  int64_t width = 1;
-  switch (strategy) {
-  case ReductionStrategy::Thread:
-    point = kb.add(kb.mul(bid, bs), tid);
-    lane = kb.idx(0);
-    break;
-  case ReductionStrategy::Warp:
-    point = kb.add(kb.mul(bid, bs / 32), kb.div(tid, 32));
-    lane = kb.rem(tid, 32);
-    width = 32;
-    break;
-  case ReductionStrategy::Block:
-    point = bid;
-    lane = tid;
-    width = bs;
-    break;
-  }
+  std::tie(point, lane) = groups.pointAndLane(kb, tid, bid);
+  const int64_t width = groups.width();
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
 
   auto body = [&] {
@@ -275,13 +258,9 @@ FailureOr<LoweredTask> ReductionEmitter::emit(EmitContext &ctx) {
     for (unsigned o = 0; o < partial.size(); ++o) {
       Operation *c = t.combiners[o].op;
       auto fn = [&](Value a, Value b) { return combine(kb.b, kb.b.getLoc(), c, a, b); };
-      if (strategy == ReductionStrategy::Warp)
-        partial[o] = warpReduce(kb, partial[o], fn);
-      else if (strategy == ReductionStrategy::Block)
-        partial[o] = bs == 32 ? warpReduce(kb, partial[o], fn)
-                              : blockReduce(kb, partial[o], kb.workgroup(o), bs,
-                                            combinerIdentity(kb.b, kb.b.getLoc(), c, accTypes[o]),
-                                            fn);
+      partial[o] = groups.reduce(
+          kb, partial[o], [&] { return kb.workgroup(o); },
+          [&] { return combinerIdentity(kb.b, kb.b.getLoc(), c, accTypes[o]); }, fn);
     }
     auto write = [&] {
       if (S > 1) {
@@ -306,7 +285,7 @@ FailureOr<LoweredTask> ReductionEmitter::emit(EmitContext &ctx) {
       kb.ifThen(kb.eq(lane, 0), write);
   };
   // The guard is uniform across a warp for the warp strategy, so shuffles stay convergent.
-  if (numOut % pointsPerBlock == 0)
+  if (numOut % groups.pointsPerBlock() == 0)
     body();
   else
     kb.ifThen(kb.lt(point, numOut), body);

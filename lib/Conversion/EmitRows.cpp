@@ -202,7 +202,7 @@ struct Chunk {
 class RowEmitter {
 public:
   RowEmitter(func::FuncOp task, const RowShape &shape, const ScheduleKnobs &k)
-      : task(task), shape(shape), k(k) {}
+      : task(task), shape(shape), k(k), groups{k.reduction, k.blockSize} {}
   FailureOr<LoweredTask> emit(EmitContext &ctx);
 
 private:
@@ -221,6 +221,7 @@ private:
   func::FuncOp task;
   RowShape shape;
   ScheduleKnobs k;
+  ReductionGroups groups;
   std::unique_ptr<KernelBuilder> kb;
   Location loc = UnknownLoc();
   int64_t width = 1, vw = 1, numChunks = 0;
@@ -241,9 +242,7 @@ LogicalResult RowEmitter::validate() {
   vw = k.vectorWidth;
   if (failed(checkVectorWidth(anchor, vw, shape.cols, params, "row length")))
     return failure();
-  width = k.reduction == ReductionStrategy::Thread ? 1
-          : k.reduction == ReductionStrategy::Warp ? 32
-                                                   : k.blockSize;
+  width = groups.width();
   numChunks = shape.cols / vw;
   if (k.cacheRow) {
     if (numChunks % width)
@@ -394,14 +393,10 @@ Value RowEmitter::reduceRow(Type acc, Value identity, function_ref<Value(Value, 
     for (int64_t l = 1; l < vw; ++l)
       partial = combineFn(partial, chains[l]);
   }
-  if (width == 32 || (width > 32 && k.blockSize == 32))
-    return warpReduce(*kb, partial, combineFn);
-  if (width > 32) {
-    // Each block reduction gets its own shared buffer: no reuse hazards between passes.
-    Value smem = kb->workgroup(nextSmem++);
-    return blockReduce(*kb, partial, smem, k.blockSize, identity, combineFn);
-  }
-  return partial;
+  // Each block reduction gets its own shared buffer: no reuse hazards between passes.
+  return groups.reduce(
+      *kb, partial, [&] { return kb->workgroup(nextSmem++); }, [&] { return identity; },
+      combineFn);
 }
 
 LogicalResult RowEmitter::visit(Operation &op) {
@@ -507,12 +502,12 @@ FailureOr<LoweredTask> RowEmitter::emit(EmitContext &ctx) {
   int64_t numRows = 1;
   for (int64_t d : shape.rowDims)
     numRows *= d;
-  int64_t rowsPerBlock = width == 1 ? bs : width == 32 ? bs / 32 : 1;
+  int64_t rowsPerBlock = groups.pointsPerBlock();
   int64_t grid = ceilDiv(numRows, rowsPerBlock);
 
   // One shared buffer per block-wide reduction (reductions of all kinds use f32/f64/i32/i64).
   SmallVector<MemRefType> workgroup;
-  if (width > 32 && bs > 32)
+  if (groups.needsWorkgroupBuffer())
     for (Operation &op : task.getBody().front()) {
       unsigned count = 0;
       Type acc;
@@ -531,20 +526,7 @@ FailureOr<LoweredTask> RowEmitter::emit(EmitContext &ctx) {
                                        std::array<int64_t, 3>{bs, 1, 1}, loc);
   Value tid = kb->threadId(), bid = kb->blockId();
   Value row;
-  switch (k.reduction) {
-  case ReductionStrategy::Thread:
-    row = kb->add(kb->mul(bid, bs), tid);
-    lane = kb->idx(0);
-    break;
-  case ReductionStrategy::Warp:
-    row = kb->add(kb->mul(bid, bs / 32), kb->div(tid, 32));
-    lane = kb->rem(tid, 32);
-    break;
-  case ReductionStrategy::Block:
-    row = bid;
-    lane = tid;
-    break;
-  }
+  std::tie(row, lane) = groups.pointAndLane(*kb, tid, bid);
   LogicalResult status = success();
   auto body = [&] {
     rowIdx = kb->delinearize(row, shape.rowDims);

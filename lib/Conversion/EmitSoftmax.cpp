@@ -32,10 +32,8 @@ FailureOr<LoweredTask> emitSoftmax(const SoftmaxTask &t, const ScheduleKnobs &k,
       rowSizes.push_back(t.shape[d]);
       numRows *= t.shape[d];
     }
-  const ReductionStrategy strategy = k.reduction;
-  int64_t rowsPerBlock = strategy == ReductionStrategy::Thread ? bs
-                         : strategy == ReductionStrategy::Warp ? bs / 32
-                                                               : 1;
+  const ReductionGroups groups{k.reduction, bs};
+  const int64_t rowsPerBlock = groups.pointsPerBlock();
   int64_t grid = ceilDiv(numRows, rowsPerBlock);
   if (grid > std::numeric_limits<int32_t>::max())
     return op.emitError("evo-lower-to-gpu: grid too large");
@@ -43,29 +41,14 @@ FailureOr<LoweredTask> emitSoftmax(const SoftmaxTask &t, const ScheduleKnobs &k,
   Type elt = t.params[t.input].getElementType();
   Type ct = accumulatorType(elt);
   SmallVector<MemRefType> workgroup;
-  if (strategy == ReductionStrategy::Block && bs > 32)
+  if (groups.needsWorkgroupBuffer())
     workgroup.push_back(workgroupBuffer(op.getContext(), bs / 32, ct));
   KernelBuilder kb(ctx.module, ctx.kernelName, t.params, workgroup, {bs, 1, 1}, op.getLoc());
   Location loc = op.getLoc();
   Value tid = kb.threadId(), bid = kb.blockId();
   Value row, lane;
-  int64_t width = 1;
-  switch (strategy) {
-  case ReductionStrategy::Thread:
-    row = kb.add(kb.mul(bid, bs), tid);
-    lane = kb.idx(0);
-    break;
-  case ReductionStrategy::Warp:
-    row = kb.add(kb.mul(bid, bs / 32), kb.div(tid, 32));
-    lane = kb.rem(tid, 32);
-    width = 32;
-    break;
-  case ReductionStrategy::Block:
-    row = bid;
-    lane = tid;
-    width = bs;
-    break;
-  }
+  std::tie(row, lane) = groups.pointAndLane(kb, tid, bid);
+  const int64_t width = groups.width();
   AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, op.getContext());
   ValueSource in{ValueSource::Kind::Buffer, t.input, {}};
   const int64_t numChunks = len / vw;
@@ -84,11 +67,8 @@ FailureOr<LoweredTask> emitSoftmax(const SoftmaxTask &t, const ScheduleKnobs &k,
       return xs;
     };
     auto groupReduce = [&](Value v, Value identityValue, auto fn) {
-      if (strategy == ReductionStrategy::Warp || (strategy == ReductionStrategy::Block && bs == 32))
-        return warpReduce(kb, v, fn);
-      if (strategy == ReductionStrategy::Block)
-        return blockReduce(kb, v, kb.workgroup(0), bs, identityValue, fn);
-      return v;
+      return groups.reduce(
+          kb, v, [&] { return kb.workgroup(0); }, [&] { return identityValue; }, fn);
     };
     auto maxFn = [&](Value a, Value b) -> Value { return arith::MaximumFOp::create(kb.b, a, b); };
     auto addFn = [&](Value a, Value b) -> Value { return arith::AddFOp::create(kb.b, a, b); };

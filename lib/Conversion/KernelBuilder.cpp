@@ -298,6 +298,71 @@ Value blockReduce(KernelBuilder &kb, Value v, Value smem, int64_t blockSize, Val
   return acc;
 }
 
+int64_t ReductionGroups::width() const {
+  switch (strategy) {
+  case ReductionStrategy::Thread:
+    return 1;
+  case ReductionStrategy::Warp:
+    return 32;
+  case ReductionStrategy::Block:
+    return blockSize;
+  }
+  llvm_unreachable("unknown reduction strategy");
+}
+
+int64_t ReductionGroups::pointsPerBlock() const {
+  switch (strategy) {
+  case ReductionStrategy::Thread:
+    return blockSize;
+  case ReductionStrategy::Warp:
+    return blockSize / 32;
+  case ReductionStrategy::Block:
+    return 1;
+  }
+  llvm_unreachable("unknown reduction strategy");
+}
+
+bool ReductionGroups::needsWorkgroupBuffer() const {
+  return strategy == ReductionStrategy::Block && blockSize > 32;
+}
+
+std::pair<Value, Value> ReductionGroups::pointAndLane(KernelBuilder &kb, Value tid,
+                                                      Value bid) const {
+  Value point, lane;
+  switch (strategy) {
+  case ReductionStrategy::Thread:
+    point = kb.add(kb.mul(bid, blockSize), tid);
+    lane = kb.idx(0);
+    break;
+  case ReductionStrategy::Warp:
+    point = kb.add(kb.mul(bid, blockSize / 32), kb.div(tid, 32));
+    lane = kb.rem(tid, 32);
+    break;
+  case ReductionStrategy::Block:
+    point = bid;
+    lane = tid;
+    break;
+  }
+  return {point, lane};
+}
+
+Value ReductionGroups::reduce(KernelBuilder &kb, Value v, function_ref<Value()> smem,
+                              function_ref<Value()> identity,
+                              function_ref<Value(Value, Value)> combineFn) const {
+  switch (strategy) {
+  case ReductionStrategy::Thread:
+    return v;
+  case ReductionStrategy::Warp:
+    return warpReduce(kb, v, combineFn);
+  case ReductionStrategy::Block:
+    if (!needsWorkgroupBuffer())
+      return warpReduce(kb, v, combineFn);
+    Value buffer = smem();
+    return blockReduce(kb, v, buffer, blockSize, identity(), combineFn);
+  }
+  llvm_unreachable("unknown reduction strategy");
+}
+
 MemRefType workgroupBuffer(MLIRContext *ctx, int64_t n, Type elementType) {
   return MemRefType::get({n}, elementType, MemRefLayoutAttrInterface(),
                          gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));

@@ -10,6 +10,7 @@
 #define EVO_LIB_CONVERSION_KERNELBUILDER_H
 
 #include "TaskAnalysis.h"
+#include "evo/Conversion/Knobs.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/IRMapping.h"
@@ -119,6 +120,31 @@ mlir::Value warpReduce(KernelBuilder &kb, mlir::Value v,
 mlir::Value blockReduce(KernelBuilder &kb, mlir::Value v, mlir::Value smem, int64_t blockSize,
                         mlir::Value identity,
                         llvm::function_ref<mlir::Value(mlir::Value, mlir::Value)> combineFn);
+
+/// How a reduction strategy spreads the points it reduces (output elements, rows) over the
+/// threads of a block: `Thread` gives every thread a point of its own, `Warp` one point per 32
+/// lanes, `Block` one point per block. The three emitters that reduce (reduction, softmax, rows)
+/// share it, so the strategies mean the same everywhere.
+struct ReductionGroups {
+  ReductionStrategy strategy;
+  int64_t blockSize;
+
+  /// Threads that cooperate on one point (1, 32 or the block size).
+  int64_t width() const;
+  /// Points one block covers.
+  int64_t pointsPerBlock() const;
+  /// Whether `reduce` needs a workgroup buffer of blockSize/32 accumulators.
+  bool needsWorkgroupBuffer() const;
+  /// This thread's point and its lane within the point's group, from the block and thread ids.
+  std::pair<mlir::Value, mlir::Value> pointAndLane(KernelBuilder &kb, mlir::Value tid,
+                                                   mlir::Value bid) const;
+  /// Combines the per-thread partial `v` across the group's `width()` threads; every thread of
+  /// the group ends with the result. `smem` (a workgroup buffer) and `identity` (the combiner's
+  /// neutral element) are asked for only when a block-wide reduction needs them.
+  mlir::Value reduce(KernelBuilder &kb, mlir::Value v, llvm::function_ref<mlir::Value()> smem,
+                     llvm::function_ref<mlir::Value()> identity,
+                     llvm::function_ref<mlir::Value(mlir::Value, mlir::Value)> combineFn) const;
+};
 
 /// The workgroup-memory type of `n` elements.
 mlir::MemRefType workgroupBuffer(mlir::MLIRContext *ctx, int64_t n, mlir::Type elementType);
