@@ -10,7 +10,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/APFloat.h"
-#include "llvm/ADT/StringSwitch.h"
+#include "evo/Support/EnumNames.h"
 #include <cmath>
 
 using namespace mlir;
@@ -45,44 +45,18 @@ ElementKind elementKindOf(Type type) {
   return ElementKind::Unsupported;
 }
 
+/// Unsupported has no row: it is named "unsupported" and never symbolized.
+static constexpr EnumName<ElementKind> kElementKindNames[] = {
+    {ElementKind::F64, "f64"}, {ElementKind::F32, "f32"}, {ElementKind::F16, "f16"},
+    {ElementKind::BF16, "bf16"}, {ElementKind::I64, "i64"}, {ElementKind::I32, "i32"},
+    {ElementKind::I16, "i16"}, {ElementKind::I8, "i8"}};
+
 StringRef elementKindName(ElementKind kind) {
-  switch (kind) {
-  case ElementKind::F64:
-    return "f64";
-  case ElementKind::F32:
-    return "f32";
-  case ElementKind::F16:
-    return "f16";
-  case ElementKind::BF16:
-    return "bf16";
-  case ElementKind::I64:
-    return "i64";
-  case ElementKind::I32:
-    return "i32";
-  case ElementKind::I16:
-    return "i16";
-  case ElementKind::I8:
-    return "i8";
-  case ElementKind::Unsupported:
-    break;
-  }
-  return "unsupported";
+  return enumToName(kElementKindNames, kind, "unsupported");
 }
 
 std::optional<ElementKind> symbolizeElementKind(StringRef name) {
-  ElementKind k = llvm::StringSwitch<ElementKind>(name)
-                      .Case("f64", ElementKind::F64)
-                      .Case("f32", ElementKind::F32)
-                      .Case("f16", ElementKind::F16)
-                      .Case("bf16", ElementKind::BF16)
-                      .Case("i64", ElementKind::I64)
-                      .Case("i32", ElementKind::I32)
-                      .Case("i16", ElementKind::I16)
-                      .Case("i8", ElementKind::I8)
-                      .Default(ElementKind::Unsupported);
-  if (k == ElementKind::Unsupported)
-    return std::nullopt;
-  return k;
+  return enumFromName(kElementKindNames, name);
 }
 
 InputRange defaultRange(ElementKind kind) {

@@ -3,7 +3,7 @@
 #include "evo/LLM/Prompt.h"
 #include "evo/LLM/Untrusted.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSwitch.h"
+#include "evo/Support/EnumNames.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -31,31 +31,17 @@ std::string fmtMs(double ms) {
 }
 } // namespace
 
+static constexpr EnumName<Strategy> kStrategyNames[] = {{Strategy::Free, "free"},
+                                                        {Strategy::Insight, "insight"},
+                                                        {Strategy::Full, "full"},
+                                                        {Strategy::EoH, "eoh"},
+                                                        {Strategy::FunSearch, "funsearch"}};
+
 std::optional<Strategy> parseStrategy(StringRef name) {
-  return llvm::StringSwitch<std::optional<Strategy>>(name)
-      .Case("free", Strategy::Free)
-      .Case("insight", Strategy::Insight)
-      .Case("full", Strategy::Full)
-      .Case("eoh", Strategy::EoH)
-      .Case("funsearch", Strategy::FunSearch)
-      .Default(std::nullopt);
+  return enumFromName(kStrategyNames, name);
 }
 
-StringRef strategyName(Strategy s) {
-  switch (s) {
-  case Strategy::Free:
-    return "free";
-  case Strategy::Insight:
-    return "insight";
-  case Strategy::Full:
-    return "full";
-  case Strategy::EoH:
-    return "eoh";
-  case Strategy::FunSearch:
-    return "funsearch";
-  }
-  return "";
-}
+StringRef strategyName(Strategy s) { return enumToName(kStrategyNames, s); }
 
 //===----------------------------------------------------------------------===//
 // Templates
