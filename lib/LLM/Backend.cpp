@@ -6,6 +6,8 @@
 #include "Http.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/StringSaver.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -44,39 +46,47 @@ double parseRetryAfter(StringRef value) {
   return delta > 0 ? delta : 0;
 }
 
-llvm::Expected<std::vector<std::string>> splitCommand(StringRef text) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool inWord = false;
+llvm::json::Value toJSON(const Usage &u) {
+  return llvm::json::Object{{"prompt_tokens", u.promptTokens},
+                            {"completion_tokens", u.completionTokens},
+                            {"cost", u.cost},
+                            {"reported", u.reported}};
+}
+
+bool fromJSON(const llvm::json::Value &value, Usage &u, llvm::json::Path path) {
+  llvm::json::ObjectMapper m(value, path);
+  return m && m.mapOptional("prompt_tokens", u.promptTokens) &&
+         m.mapOptional("completion_tokens", u.completionTokens) && m.mapOptional("cost", u.cost) &&
+         m.mapOptional("reported", u.reported);
+}
+
+/// Whether `text` ends inside a quote, read the way TokenizeGNUCommandLine reads it (a
+/// backslash escapes the next character, inside quotes too); the tokenizer itself silently takes
+/// the rest of the line into the last word.
+static bool endsInQuote(StringRef text) {
   char quote = 0;
-  for (char c : text) {
-    if (quote) {
-      if (c == quote)
-        quote = 0;
-      else
-        cur += c;
-      continue;
-    }
-    if (c == '\'' || c == '"') {
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\\' && i + 1 < text.size())
+      ++i;
+    else if (quote && c == quote)
+      quote = 0;
+    else if (!quote && (c == '\'' || c == '"'))
       quote = c;
-      inWord = true;
-    } else if (c == ' ' || c == '\t') {
-      if (inWord)
-        out.push_back(cur);
-      cur.clear();
-      inWord = false;
-    } else {
-      cur += c;
-      inWord = true;
-    }
   }
-  if (quote)
+  return quote != 0;
+}
+
+llvm::Expected<std::vector<std::string>> splitCommand(StringRef text) {
+  if (endsInQuote(text))
     return llvm::createStringError("unterminated quote in the command '" + text.str() + "'");
-  if (inWord)
-    out.push_back(cur);
-  if (out.empty())
+  llvm::BumpPtrAllocator alloc;
+  llvm::StringSaver saver(alloc);
+  llvm::SmallVector<const char *> words;
+  llvm::cl::TokenizeGNUCommandLine(text, saver, words);
+  if (words.empty())
     return llvm::createStringError("the command is empty");
-  return out;
+  return std::vector<std::string>(words.begin(), words.end());
 }
 
 namespace {

@@ -116,23 +116,6 @@ std::string cacheKey(StringRef identity, StringRef model, const Request &r) {
   return sha256(llvm::formatv("{0}", json::Value(std::move(o))).str());
 }
 
-namespace {
-std::optional<json::Object> parseJsonObject(llvm::Expected<std::string> text) {
-  if (!text) {
-    llvm::consumeError(text.takeError());
-    return std::nullopt;
-  }
-  llvm::Expected<json::Value> v = json::parse(*text);
-  if (!v) {
-    llvm::consumeError(v.takeError());
-    return std::nullopt;
-  }
-  if (json::Object *o = v->getAsObject())
-    return std::move(*o);
-  return std::nullopt;
-}
-} // namespace
-
 std::optional<json::Object> readJsonObject(StringRef path) {
   return parseJsonObject(readRegularFileCapped(path, kMaxJsonFileBytes));
 }
@@ -174,11 +157,10 @@ std::optional<Reply> ResponseCache::get(StringRef key) const {
   Reply r;
   r.text = o->getString("text")->str();
   r.model = o->getString("model").value_or("").str();
-  if (const json::Object *u = o->getObject("usage")) {
-    r.usage.promptTokens = u->getInteger("prompt_tokens").value_or(0);
-    r.usage.completionTokens = u->getInteger("completion_tokens").value_or(0);
-    r.usage.cost = u->getNumber("cost").value_or(0);
-    r.usage.reported = u->getBoolean("reported").value_or(false);
+  json::Path::Root root("usage");
+  if (const json::Value *u = o->get("usage"); u && !fromJSON(*u, r.usage, root)) {
+    llvm::consumeError(root.getError());
+    return std::nullopt; // a damaged (or forged) entry
   }
   if (checkUsage(r.usage))
     return std::nullopt; // a damaged (or forged) entry
@@ -203,10 +185,7 @@ llvm::Error ResponseCache::put(StringRef key, const Request &request, StringRef 
                  {"operator", request.op},
                  {"prompt_sha256", sha256(request.system + "\n" + request.prompt)},
                  {"text", reply.text},
-                 {"usage", json::Object{{"prompt_tokens", reply.usage.promptTokens},
-                                        {"completion_tokens", reply.usage.completionTokens},
-                                        {"cost", reply.usage.cost},
-                                        {"reported", reply.usage.reported}}}};
+                 {"usage", reply.usage}};
   return d->writeAtomically((key + ".json").str(),
                             llvm::formatv("{0:2}", json::Value(std::move(o))).str());
 }

@@ -52,17 +52,6 @@ llvm::Expected<Layout> openMailbox(StringRef dir, bool create) {
   return Layout{std::move(*root), std::move(*pending), std::move(*replies)};
 }
 
-std::optional<json::Object> parseObject(StringRef text) {
-  llvm::Expected<json::Value> v = json::parse(text);
-  if (!v) {
-    llvm::consumeError(v.takeError());
-    return std::nullopt;
-  }
-  if (json::Object *o = v->getAsObject())
-    return std::move(*o);
-  return std::nullopt;
-}
-
 class MailboxBackend : public Backend {
 public:
   MailboxBackend(std::string dir, double wait, double poll)
@@ -118,14 +107,16 @@ public:
     a.reply.text = std::move(*text);
     a.reply.model = "mailbox";
     // What the relay recorded about the call it made (the Client validates the numbers).
-    llvm::Expected<std::string> sidecar = box->pending.read(r.key + ".json", kMaxJsonFileBytes);
     std::optional<json::Object> side =
-        sidecar ? parseObject(*sidecar) : (llvm::consumeError(sidecar.takeError()), std::nullopt);
+        parseJsonObject(box->pending.read(r.key + ".json", kMaxJsonFileBytes));
     if (side)
       if (const json::Object *u = side->getObject("usage")) {
-        a.reply.usage.promptTokens = u->getInteger("prompt_tokens").value_or(0);
-        a.reply.usage.completionTokens = u->getInteger("completion_tokens").value_or(0);
-        a.reply.usage.cost = u->getNumber("cost").value_or(0);
+        // Ill-typed counts read as none; the relay always reports what it knows.
+        json::Path::Root root("usage");
+        if (!fromJSON(*side->get("usage"), a.reply.usage, root)) {
+          llvm::consumeError(root.getError());
+          a.reply.usage = Usage();
+        }
         a.reply.usage.reported = true;
         a.reply.model = u->getString("model").value_or("mailbox").str();
       }
@@ -291,7 +282,7 @@ llvm::Expected<RelayStats> relayMailbox(StringRef dir, Client &client,
         skip(llvm::toString(sideText.takeError()));
         continue;
       }
-      std::optional<json::Object> side = parseObject(*sideText);
+      std::optional<json::Object> side = parseJsonObject(std::move(*sideText));
       if (!side || side->getString("key") != StringRef(key)) {
         skip("not a sidecar of this key (JSON object with \"key\": \"<file name>\")");
         continue;

@@ -229,6 +229,21 @@ llvm::Expected<std::string> readAt(int dirfd, const std::string &name, StringRef
 
 } // namespace
 
+std::optional<llvm::json::Object> parseJsonObject(llvm::Expected<std::string> text) {
+  if (!text) {
+    llvm::consumeError(text.takeError());
+    return std::nullopt;
+  }
+  llvm::Expected<llvm::json::Value> v = llvm::json::parse(*text);
+  if (!v) {
+    llvm::consumeError(v.takeError());
+    return std::nullopt;
+  }
+  if (llvm::json::Object *o = v->getAsObject())
+    return std::move(*o);
+  return std::nullopt;
+}
+
 llvm::Expected<std::string> readRegularFileCapped(StringRef path, uint64_t cap,
                                                   bool followSymlink) {
   return readAt(AT_FDCWD, path.str(), path, cap, followSymlink, /*allowHardLinks=*/false);

@@ -11,6 +11,7 @@
 #define EVO_LLM_BACKEND_H
 
 #include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -37,6 +38,11 @@ struct Usage {
   double cost = 0;       // in the price table's currency (USD by default)
   bool reported = false; // the backend reported token counts
 };
+/// {"prompt_tokens", "completion_tokens", "cost", "reported"} (the response cache's "usage";
+/// the mailbox sidecar's leaves "reported" out). fromJSON reads the keys that are present, each
+/// with its type (integers, a number, a boolean); checkUsage (Client.h) judges the values.
+llvm::json::Value toJSON(const Usage &usage);
+bool fromJSON(const llvm::json::Value &value, Usage &usage, llvm::json::Path path);
 
 struct Reply {
   std::string text;
@@ -91,8 +97,10 @@ struct BackendOptions {
 
 llvm::Expected<std::unique_ptr<Backend>> createBackend(const BackendOptions &options);
 
-/// Splits a `cmd:` argument string on spaces and tabs, with '...' and "..." quoting and no other
-/// interpretation (no variables, globs, pipes or redirections).
+/// Splits a `cmd:` argument string the way a POSIX shell splits words (llvm::cl's
+/// TokenizeGNUCommandLine: white space separates, '...' and "..." quote, a backslash escapes the
+/// next character) and nothing else: no variables, globs, pipes or redirections. An unterminated
+/// quote and an empty command are errors.
 llvm::Expected<std::vector<std::string>> splitCommand(llvm::StringRef text);
 
 /// Parses a Retry-After header value: delta-seconds or an HTTP date; -1 when unusable.

@@ -25,6 +25,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -64,6 +65,10 @@ std::vector<std::string> environmentSecrets(llvm::StringRef keyEnv);
 /// it. Never blocks on a FIFO, never reads more than cap + 1 bytes.
 llvm::Expected<std::string> readRegularFileCapped(llvm::StringRef path, uint64_t cap,
                                                   bool followSymlink = false);
+
+/// The JSON object in `text` (a file read with the functions here), or nullopt when the text
+/// could not be read, is not JSON or is not an object: untrusted files that fail are ignored.
+std::optional<llvm::json::Object> parseJsonObject(llvm::Expected<std::string> text);
 
 /// A directory held open by descriptor. Every name given to it must be a plain file name
 /// (isPlainFileName) and is resolved inside it without following symbolic links.
