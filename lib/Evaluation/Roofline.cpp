@@ -83,26 +83,28 @@ TaskCost estimateCost(func::FuncOp func, const LaunchPlan &plan) {
   return cost;
 }
 
-json::Object Ceilings::toJson() const {
-  return json::Object{{"device", device},
-                      {"uuid", uuid},
-                      {protocol::kCopyGBps, copyGBps},
-                      {protocol::kReadGBps, readGBps},
-                      {protocol::kWriteGBps, writeGBps},
-                      {protocol::kL2Bytes, l2Bytes},
-                      {protocol::kFp32TFlops, fp32TFlops},
-                      {protocol::kF16MmaTFlops, f16MmaTFlops},
-                      {"from_cache", fromCache}};
+json::Value toJSON(const Ceilings &c) {
+  return json::Object{{"device", c.device},
+                      {"uuid", c.uuid},
+                      {protocol::kCopyGBps, c.copyGBps},
+                      {protocol::kReadGBps, c.readGBps},
+                      {protocol::kWriteGBps, c.writeGBps},
+                      {protocol::kL2Bytes, c.l2Bytes},
+                      {protocol::kFp32TFlops, c.fp32TFlops},
+                      {protocol::kF16MmaTFlops, c.f16MmaTFlops},
+                      {"from_cache", c.fromCache}};
 }
 
-static void readCeilings(const json::Object &o, Ceilings &c) {
-  c.copyGBps = o.getNumber(protocol::kCopyGBps).value_or(0);
-  c.readGBps = o.getNumber(protocol::kReadGBps).value_or(0);
-  c.writeGBps = o.getNumber(protocol::kWriteGBps).value_or(0);
-  c.fp32TFlops = o.getNumber(protocol::kFp32TFlops).value_or(0);
-  c.f16MmaTFlops = o.getNumber(protocol::kF16MmaTFlops).value_or(0);
-  if (std::optional<double> l2 = o.getNumber(protocol::kL2Bytes))
-    c.l2Bytes = *l2;
+bool fromJSON(const json::Value &value, Ceilings &c, json::Path path) {
+  json::ObjectMapper m(value, path);
+  return m && m.mapOptional("device", c.device) && m.mapOptional("uuid", c.uuid) &&
+         m.mapOptional(protocol::kCopyGBps, c.copyGBps) &&
+         m.mapOptional(protocol::kReadGBps, c.readGBps) &&
+         m.mapOptional(protocol::kWriteGBps, c.writeGBps) &&
+         m.mapOptional(protocol::kL2Bytes, c.l2Bytes) &&
+         m.mapOptional(protocol::kFp32TFlops, c.fp32TFlops) &&
+         m.mapOptional(protocol::kF16MmaTFlops, c.f16MmaTFlops) &&
+         m.mapOptional("from_cache", c.fromCache);
 }
 
 static std::string cacheDir() {
@@ -144,9 +146,9 @@ llvm::Expected<Ceilings> deviceCeilings(const WorkerOptions &options, int device
   if (!dir.empty() && !c.uuid.empty())
     if (auto buf = llvm::MemoryBuffer::getFile(file))
       if (llvm::Expected<json::Value> v = json::parse((*buf)->getBuffer())) {
-        if (json::Object *o = v->getAsObject()) {
-          Ceilings cached = c;
-          readCeilings(*o, cached);
+        Ceilings cached = c;
+        json::Path::Root root("ceilings cache");
+        if (fromJSON(*v, cached, root)) {
           if (complete(cached)) {
             cached.fromCache = true;
             return cached;
@@ -161,14 +163,18 @@ llvm::Expected<Ceilings> deviceCeilings(const WorkerOptions &options, int device
   llvm::Expected<std::vector<json::Object>> measured = runWorkerOnce(req, options, 300);
   if (!measured)
     return measured.takeError();
-  for (json::Object &ev : *measured)
-    if (ev.getString(protocol::kEvent) == llvm::StringRef(protocol::kEventCeilings))
-      readCeilings(ev, c);
+  for (json::Object &ev : *measured) {
+    json::Path::Root root("ceilings event");
+    if (ev.getString(protocol::kEvent) == llvm::StringRef(protocol::kEventCeilings) &&
+        !fromJSON(json::Value(std::move(ev)), c, root))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "evo-eval-worker: " + llvm::toString(root.getError()));
+  }
   if (!complete(c))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "evo-eval-worker measured no ceilings");
   if (!dir.empty() && !c.uuid.empty() && !llvm::sys::fs::create_directories(dir)) {
-    json::Object o = c.toJson();
+    json::Object o = std::move(*toJSON(c).getAsObject());
     o.erase("from_cache");
     if (llvm::Error e = llvm::writeToOutput(file, [&](llvm::raw_ostream &os) {
           os << json::Value(std::move(o));

@@ -1,6 +1,7 @@
 //===- Supervisor.cpp - running GPU work in isolated worker processes ----------===//
 
 #include "evo/Evaluation/Supervisor.h"
+#include "evo/Support/EnumNames.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -23,20 +24,43 @@ namespace json = llvm::json;
 
 namespace evo {
 
-StringRef stringifyVerdict(Verdict v) {
-  switch (v) {
-  case Verdict::Valid:
-    return "valid";
-  case Verdict::Invalid:
-    return "invalid";
-  case Verdict::Crashed:
-    return "crashed";
-  case Verdict::Timeout:
-    return "timeout";
-  case Verdict::NotRun:
-    return "not-run";
+static constexpr EnumName<Verdict> kVerdictNames[] = {{Verdict::Valid, protocol::kVerdictValid},
+                                                      {Verdict::Invalid, protocol::kVerdictInvalid},
+                                                      {Verdict::Crashed, "crashed"},
+                                                      {Verdict::Timeout, "timeout"},
+                                                      {Verdict::NotRun, "not-run"}};
+
+StringRef stringifyVerdict(Verdict v) { return enumToName(kVerdictNames, v); }
+
+std::optional<Verdict> symbolizeVerdict(StringRef name) {
+  return enumFromName(kVerdictNames, name);
+}
+
+json::Value toJSON(Verdict v) { return stringifyVerdict(v); }
+
+bool fromJSON(const json::Value &value, Verdict &v, json::Path path) {
+  std::optional<StringRef> name = value.getAsString();
+  std::optional<Verdict> parsed = name ? symbolizeVerdict(*name) : std::nullopt;
+  if (!parsed) {
+    path.report("expected a verdict (valid, invalid, crashed, timeout, not-run)");
+    return false;
   }
-  llvm_unreachable("unknown verdict");
+  v = *parsed;
+  return true;
+}
+
+bool fromJSON(const json::Value &value, CandidateOutcome &outcome, json::Path path) {
+  json::ObjectMapper mapper(value, path);
+  if (!mapper || !mapper.map(protocol::kId, outcome.id) ||
+      !mapper.map(protocol::kVerdict, outcome.verdict) ||
+      !mapper.mapOptional(protocol::kReason, outcome.reason))
+    return false;
+  if (outcome.verdict != Verdict::Valid && outcome.verdict != Verdict::Invalid) {
+    path.field(protocol::kVerdict).report("a worker's verdict is valid or invalid");
+    return false;
+  }
+  outcome.result = *value.getAsObject();
+  return true;
 }
 
 Expected<std::string> findWorker(StringRef explicitPath) {
@@ -249,13 +273,18 @@ void sleepBetweenLooks(const WorkerOptions &opts) {
       static_cast<int64_t>(std::max(0.0005, opts.pollIntervalSeconds) * 1e6)));
 }
 
+/// A malformed result is the candidate's failure (invalid, with the mapping's complaint as the
+/// reason), never a valid verdict.
 CandidateOutcome outcomeFromResult(const json::Object &ev) {
   CandidateOutcome o;
-  o.id = ev.getString(protocol::kId).value_or("").str();
-  StringRef v = ev.getString(protocol::kVerdict).value_or(protocol::kVerdictInvalid);
-  o.verdict = v == protocol::kVerdictValid ? Verdict::Valid : Verdict::Invalid;
-  o.reason = ev.getString(protocol::kReason).value_or("").str();
-  o.result = ev;
+  json::Value value = json::Object(ev);
+  json::Path::Root root("result");
+  if (!fromJSON(value, o, root)) {
+    o.id = ev.getString(protocol::kId).value_or("").str();
+    o.verdict = Verdict::Invalid;
+    o.reason = "malformed result from evo-eval-worker: " + llvm::toString(root.getError());
+    o.result = ev;
+  }
   return o;
 }
 

@@ -99,6 +99,25 @@ std::vector<uint64_t> chooseSamples(uint64_t n, uint64_t count, uint64_t seed) {
   return out;
 }
 
+json::Value toJSON(const VariantScratch &s) {
+  return json::Object{{P::kName, s.name},
+                      {P::kKind, s.kind},
+                      {P::kElements, static_cast<int64_t>(s.elements)},
+                      {P::kZeroInit, s.zeroInit}};
+}
+
+bool fromJSON(const json::Value &value, VariantScratch &s, json::Path path) {
+  json::ObjectMapper mapper(value, path);
+  if (!mapper || !mapper.mapOptional(P::kName, s.name) || !mapper.map(P::kKind, s.kind) ||
+      !mapper.map(P::kElements, s.elements) || !mapper.mapOptional(P::kZeroInit, s.zeroInit))
+    return false;
+  if (!symbolizeElementKind(s.kind)) {
+    path.field(P::kKind).report("expected an element kind (f64, f32, f16, bf16, i64, i32, i16, i8)");
+    return false;
+  }
+  return true;
+}
+
 static json::Value numberOrString(double v) {
   if (std::isnan(v))
     return "nan";
@@ -553,29 +572,12 @@ FunctionVerifier::evaluate(ArrayRef<Variant> variants, const Ceilings *ceilings)
         return llvm::errorCodeToError(ec);
       os << var.ptx;
     }
-    json::Array launches;
-    for (const KernelLaunch &l : var.launches) {
-      json::Array args;
-      for (unsigned a : l.args)
-        args.push_back(static_cast<int64_t>(a));
-      launches.push_back(json::Object{{P::kKernel, l.kernel},
-                                      {P::kGrid, json::Array{l.grid[0], l.grid[1], l.grid[2]}},
-                                      {P::kBlock, json::Array{l.block[0], l.block[1], l.block[2]}},
-                                      {P::kDynamicSharedMemory, l.dynamicSharedMemory},
-                                      {P::kArgs, std::move(args)}});
-    }
-    json::Array scratch;
-    for (const VariantScratch &s : var.scratch)
-      scratch.push_back(json::Object{{P::kName, s.name},
-                                     {P::kKind, s.kind},
-                                     {P::kElements, static_cast<int64_t>(s.elements)},
-                                     {P::kZeroInit, s.zeroInit}});
     candidates.push_back(json::Object{{P::kId, var.id},
                                       {P::kPtxFile, ptx.str().str()},
                                       {P::kReference, var.reference},
                                       {P::kTimeIt, var.timeIt},
-                                      {P::kScratch, std::move(scratch)},
-                                      {P::kLaunches, std::move(launches)}});
+                                      {P::kScratch, var.scratch},
+                                      {P::kLaunches, json::Array(var.launches)}});
   }
   json::Object request = requestTemplate;
   request[P::kCandidates] = std::move(candidates);

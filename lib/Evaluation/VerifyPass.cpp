@@ -165,7 +165,7 @@ void EvoVerifyPass::runOnOperation() {
                      {"seed", static_cast<int64_t>(opts.seed)},
                      {"results", std::move(reports)}};
     if (ceilings)
-      doc["ceilings"] = ceilings->toJson();
+      doc["ceilings"] = toJSON(*ceilings);
     if (llvm::Error e = llvm::writeToOutput(output, [&](llvm::raw_ostream &os) {
           os << llvm::formatv("{0:2}", json::Value(std::move(doc))) << "\n";
           return llvm::Error::success();

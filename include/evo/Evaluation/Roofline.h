@@ -47,8 +47,12 @@ struct Ceilings {
   double fp32TFlops = 0;    // FFMA rate
   double f16MmaTFlops = 0;  // mma.sync m16n8k16 f16->f32 rate
   bool fromCache = false;
-  llvm::json::Object toJson() const;
 };
+/// {"device", "uuid", "copy_gbps", "read_gbps", "write_gbps", "l2_bytes", "fp32_tflops",
+/// "f16_mma_tflops", "from_cache"}: the worker's "ceilings" event and the ceilings cache file.
+/// fromJSON reads every key that is present (each must have its type) and leaves the others.
+llvm::json::Value toJSON(const Ceilings &c);
+bool fromJSON(const llvm::json::Value &value, Ceilings &c, llvm::json::Path path);
 
 /// Reads the ceilings of the worker's device from the cache
 /// ($EVO_CACHE_DIR, else $XDG_CACHE_HOME/evo-opt, else ~/.cache/evo-opt) or measures them with the

@@ -45,7 +45,11 @@ struct WorkerOptions {
 };
 
 enum class Verdict { Valid, Invalid, Crashed, Timeout, NotRun };
+/// "valid", "invalid", "crashed", "timeout", "not-run".
 llvm::StringRef stringifyVerdict(Verdict v);
+std::optional<Verdict> symbolizeVerdict(llvm::StringRef name);
+llvm::json::Value toJSON(Verdict v);
+bool fromJSON(const llvm::json::Value &value, Verdict &v, llvm::json::Path path);
 
 struct CandidateOutcome {
   std::string id;
@@ -54,6 +58,11 @@ struct CandidateOutcome {
   /// The worker's "result" object (trials, timing), when there is one.
   llvm::json::Object result;
 };
+
+/// Reads a worker's "result" event (WorkerProtocol.h): "id" and "verdict" (only "valid" or
+/// "invalid": a worker never reports the parent's verdicts) are required, "reason" is optional;
+/// `result` keeps the whole event.
+bool fromJSON(const llvm::json::Value &value, CandidateOutcome &outcome, llvm::json::Path path);
 
 struct EvaluationRun {
   /// The worker's "device" event.

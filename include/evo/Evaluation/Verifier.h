@@ -78,6 +78,11 @@ struct VariantScratch {
   uint64_t elements = 0;
   bool zeroInit = false;
 };
+/// A candidate's "scratch" entry of the worker request: {"name", "kind", "elements",
+/// "zero_init"}. fromJSON needs "kind" (an element kind, InputGenerator.h) and "elements"; "name"
+/// and "zero_init" are optional, as the worker reads them.
+llvm::json::Value toJSON(const VariantScratch &scratch);
+bool fromJSON(const llvm::json::Value &value, VariantScratch &scratch, llvm::json::Path path);
 
 /// One way to compute a function: PTX and launches over the function's plan buffers.
 struct Variant {

@@ -1,0 +1,202 @@
+//===- JsonMappingTest.cpp - llvm::json mappings of what crosses a process or the store -===//
+//
+// Each struct that travels as JSON (worker requests and events, the ceilings cache, the run
+// store) has one toJSON/fromJSON pair: its JSON form is what the readers on the other side
+// expect (keys unchanged), it survives a round trip, and an ill-typed or out-of-range field is
+// refused with the path of the field.
+//
+//===----------------------------------------------------------------------===//
+
+#include "evo/Conversion/LaunchPlan.h"
+#include "evo/Evaluation/Roofline.h"
+#include "evo/Evaluation/Supervisor.h"
+#include "evo/Evaluation/Verifier.h"
+#include "evo/LLM/Backend.h"
+#include "evo/Support/EnumNames.h"
+#include "llvm/Support/JSON.h"
+#include "gtest/gtest.h"
+
+using namespace evo;
+using evo::llm::splitCommand;
+namespace json = llvm::json;
+
+namespace {
+
+/// Parses `text` as T; on failure returns the mapping's message.
+template <typename T> llvm::Expected<T> parseAs(llvm::StringRef text) {
+  return json::parse<T>(text);
+}
+
+template <typename T> std::string errorOf(llvm::StringRef text) {
+  llvm::Expected<T> v = parseAs<T>(text);
+  if (v)
+    return "";
+  return llvm::toString(v.takeError());
+}
+
+std::string print(const json::Value &v) { return llvm::formatv("{0}", v).str(); }
+
+TEST(JsonMappingTest, KernelLaunchKeepsTheManifestForm) {
+  KernelLaunch l;
+  l.kernel = "mm_relu_k0";
+  l.task = 2;
+  l.grid = {16, 2, 1};
+  l.block = {256, 1, 1};
+  l.dynamicSharedMemory = 4096;
+  l.args = {0, 1, 3};
+  // The manifest's keys and spelling (docs/architecture.md), sorted by llvm::json.
+  EXPECT_EQ(print(toJSON(l)),
+            R"({"args":[0,1,3],"block":[256,1,1],"dynamic_shared_memory":4096,)"
+            R"("grid":[16,2,1],"kernel":"mm_relu_k0","task":2})");
+  llvm::Expected<KernelLaunch> back = parseAs<KernelLaunch>(print(toJSON(l)));
+  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(back->kernel, l.kernel);
+  EXPECT_EQ(back->task, l.task);
+  EXPECT_EQ(back->grid, l.grid);
+  EXPECT_EQ(back->block, l.block);
+  EXPECT_EQ(back->dynamicSharedMemory, l.dynamicSharedMemory);
+  EXPECT_EQ(back->args, l.args);
+}
+
+TEST(JsonMappingTest, KernelLaunchReadsTheWorkerFormWithoutTask) {
+  llvm::Expected<KernelLaunch> l = parseAs<KernelLaunch>(
+      R"({"kernel":"k","grid":[1,2,3],"block":[32,1,1],"args":[]})");
+  ASSERT_TRUE(static_cast<bool>(l)) << llvm::toString(l.takeError());
+  EXPECT_EQ(l->task, 0u);
+  EXPECT_EQ(l->dynamicSharedMemory, 0);
+  EXPECT_EQ(l->grid, (std::array<int64_t, 3>{1, 2, 3}));
+  EXPECT_TRUE(l->args.empty());
+}
+
+TEST(JsonMappingTest, KernelLaunchRefusesIllTypedFields) {
+  const char *good = R"("grid":[1,1,1],"block":[32,1,1],"args":[0])";
+  struct Case {
+    std::string text, complaint;
+  } cases[] = {
+      {"[]", "expected object"},
+      {std::string(R"({)") + good + "}", "kernel"},
+      {std::string(R"({"kernel":7,)") + good + "}", "kernel"},
+      {R"({"kernel":"k","grid":[1,1],"block":[32,1,1],"args":[0]})", "grid"},
+      {R"({"kernel":"k","grid":[1,1,"1"],"block":[32,1,1],"args":[0]})", "grid"},
+      {R"({"kernel":"k","grid":[1,0,1],"block":[32,1,1],"args":[0]})", "grid"},
+      {R"({"kernel":"k","grid":[1,1,1],"block":[4294967296,1,1],"args":[0]})", "block"},
+      {R"({"kernel":"k","grid":[1,1,1],"args":[0]})", "block"},
+      {R"({"kernel":"k","grid":[1,1,1],"block":[32,1,1],"args":[-1]})", "args"},
+      {R"({"kernel":"k","grid":[1,1,1],"block":[32,1,1],"args":[0.5]})", "args"},
+      {R"({"kernel":"k","grid":[1,1,1],"block":[32,1,1]})", "args"},
+      {std::string(R"({"kernel":"k","task":-2,)") + good + "}", "task"},
+      {std::string(R"({"kernel":"k","dynamic_shared_memory":"big",)") + good + "}",
+       "dynamic_shared_memory"},
+  };
+  for (const Case &c : cases) {
+    std::string err = errorOf<KernelLaunch>(c.text);
+    EXPECT_NE(err, "") << c.text;
+    EXPECT_NE(err.find(c.complaint), std::string::npos) << c.text << ": " << err;
+  }
+}
+
+TEST(JsonMappingTest, VariantScratchRoundTripAndRejection) {
+  VariantScratch s{"acc", "f32", 1024, true};
+  EXPECT_EQ(print(toJSON(s)),
+            R"({"elements":1024,"kind":"f32","name":"acc","zero_init":true})");
+  llvm::Expected<VariantScratch> back = parseAs<VariantScratch>(print(toJSON(s)));
+  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(back->name, "acc");
+  EXPECT_EQ(back->kind, "f32");
+  EXPECT_EQ(back->elements, 1024u);
+  EXPECT_TRUE(back->zeroInit);
+  EXPECT_NE(errorOf<VariantScratch>(R"({"kind":"f7","elements":1})").find("kind"),
+            std::string::npos);
+  EXPECT_NE(errorOf<VariantScratch>(R"({"kind":"f32","elements":-1})").find("elements"),
+            std::string::npos);
+  EXPECT_NE(errorOf<VariantScratch>(R"({"kind":"f32","elements":1,"zero_init":1})")
+                .find("zero_init"),
+            std::string::npos);
+}
+
+TEST(JsonMappingTest, VerdictSpellings) {
+  for (Verdict v :
+       {Verdict::Valid, Verdict::Invalid, Verdict::Crashed, Verdict::Timeout, Verdict::NotRun}) {
+    EXPECT_EQ(symbolizeVerdict(stringifyVerdict(v)), v);
+    llvm::Expected<Verdict> back = parseAs<Verdict>(print(toJSON(v)));
+    ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+    EXPECT_EQ(*back, v);
+  }
+  EXPECT_EQ(stringifyVerdict(Verdict::NotRun), "not-run");
+  EXPECT_FALSE(symbolizeVerdict("Valid"));
+  EXPECT_NE(errorOf<Verdict>("\"ok\""), "");
+  EXPECT_NE(errorOf<Verdict>("1"), "");
+}
+
+TEST(JsonMappingTest, WorkerResultEvents) {
+  llvm::Expected<CandidateOutcome> o = parseAs<CandidateOutcome>(
+      R"({"event":"result","candidate":0,"id":"v1","verdict":"valid","timing":{"median_ms":1}})");
+  ASSERT_TRUE(static_cast<bool>(o)) << llvm::toString(o.takeError());
+  EXPECT_EQ(o->id, "v1");
+  EXPECT_EQ(o->verdict, Verdict::Valid);
+  EXPECT_EQ(o->reason, "");
+  EXPECT_TRUE(o->result.getObject("timing"));
+  // The parent's verdicts are never the worker's to give; ids and reasons are strings.
+  EXPECT_NE(errorOf<CandidateOutcome>(R"({"id":"v","verdict":"crashed"})"), "");
+  EXPECT_NE(errorOf<CandidateOutcome>(R"({"id":"v"})"), "");
+  EXPECT_NE(errorOf<CandidateOutcome>(R"({"id":3,"verdict":"valid"})"), "");
+  EXPECT_NE(errorOf<CandidateOutcome>(R"({"id":"v","verdict":"invalid","reason":[]})"), "");
+}
+
+TEST(JsonMappingTest, CeilingsRoundTripAndRejection) {
+  Ceilings c;
+  c.device = "NVIDIA H200";
+  c.uuid = "GPU-1";
+  c.copyGBps = 4282;
+  c.readGBps = 4430;
+  c.writeGBps = 4000;
+  c.l2Bytes = 50e6;
+  c.fp32TFlops = 50.9;
+  c.f16MmaTFlops = 600;
+  llvm::Expected<Ceilings> back = parseAs<Ceilings>(print(toJSON(c)));
+  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(back->device, c.device);
+  EXPECT_EQ(back->uuid, c.uuid);
+  EXPECT_DOUBLE_EQ(back->copyGBps, c.copyGBps);
+  EXPECT_DOUBLE_EQ(back->readGBps, c.readGBps);
+  EXPECT_DOUBLE_EQ(back->writeGBps, c.writeGBps);
+  EXPECT_DOUBLE_EQ(back->l2Bytes, c.l2Bytes);
+  EXPECT_DOUBLE_EQ(back->fp32TFlops, c.fp32TFlops);
+  EXPECT_DOUBLE_EQ(back->f16MmaTFlops, c.f16MmaTFlops);
+  // The worker's event carries only some keys: the others are left as they were.
+  Ceilings partial;
+  partial.l2Bytes = 7;
+  json::Path::Root root;
+  ASSERT_TRUE(fromJSON(json::Object{{"event", "ceilings"}, {"copy_gbps", 1.5}}, partial, root));
+  EXPECT_DOUBLE_EQ(partial.copyGBps, 1.5);
+  EXPECT_DOUBLE_EQ(partial.l2Bytes, 7);
+  EXPECT_NE(errorOf<Ceilings>(R"({"copy_gbps":"fast"})").find("copy_gbps"), std::string::npos);
+  EXPECT_NE(errorOf<Ceilings>(R"({"uuid":1})").find("uuid"), std::string::npos);
+}
+
+enum class Color { Red, Green, Blue };
+constexpr EnumName<Color> kColors[] = {{Color::Red, "red"}, {Color::Green, "green"}};
+
+TEST(JsonMappingTest, EnumNameTables) {
+  EXPECT_EQ(enumToName(kColors, Color::Green), "green");
+  EXPECT_EQ(enumToName(kColors, Color::Blue), "");
+  EXPECT_EQ(enumToName(kColors, Color::Blue, "none"), "none");
+  EXPECT_EQ(enumFromName(kColors, "red"), Color::Red);
+  EXPECT_FALSE(enumFromName(kColors, "Red"));
+  EXPECT_FALSE(enumFromName(kColors, ""));
+}
+
+TEST(JsonMappingTest, CommandSplittingFollowsGnuRules) {
+  llvm::Expected<std::vector<std::string>> v =
+      splitCommand("llm -m 'gpt 4' \"a b\"\tc d\\ e 'it''s' \"q\\\"q\"");
+  ASSERT_TRUE(static_cast<bool>(v)) << llvm::toString(v.takeError());
+  EXPECT_EQ(*v, (std::vector<std::string>{"llm", "-m", "gpt 4", "a b", "c", "d e", "its", "q\"q"}));
+  for (const char *bad : {"llm 'open", "llm \"open", "llm \"esc\\\"", "", "  \t "}) {
+    llvm::Expected<std::vector<std::string>> r = splitCommand(bad);
+    EXPECT_FALSE(static_cast<bool>(r)) << bad;
+    if (!r)
+      llvm::consumeError(r.takeError());
+  }
+}
+
+} // namespace
