@@ -158,26 +158,18 @@ Error checkJson(StringRef field, StringRef text) {
 }
 
 std::string parentsToJson(const std::vector<int64_t> &parents) {
-  json::Array a;
-  for (int64_t p : parents)
-    a.push_back(p);
-  std::string s;
-  llvm::raw_string_ostream(s) << json::Value(std::move(a));
-  return s;
+  return llvm::formatv("{0}", json::Value(parents)).str();
 }
 
+/// The stored "parents" column; a column this store did not write (not an array of ids) reads
+/// as no parents rather than losing the candidate.
 std::vector<int64_t> parentsFromJson(StringRef text) {
-  std::vector<int64_t> parents;
-  Expected<json::Value> v = json::parse(text);
-  if (!v) {
-    llvm::consumeError(v.takeError());
-    return parents;
+  Expected<std::vector<int64_t>> parents = json::parse<std::vector<int64_t>>(text);
+  if (!parents) {
+    llvm::consumeError(parents.takeError());
+    return {};
   }
-  if (const json::Array *a = v->getAsArray())
-    for (const json::Value &p : *a)
-      if (std::optional<int64_t> id = p.getAsInteger())
-        parents.push_back(*id);
-  return parents;
+  return std::move(*parents);
 }
 
 /// The schema (docs/evolution.md, "Run store"). Ids that may be absent are NULL, never -1.
