@@ -1,6 +1,7 @@
 //===- KnobsTest.cpp - schedule knob parsing and validation -----------------===//
 
-#include "evo/Conversion/Knobs.h"
+#include "evo/Dialect/Evo/IR/Knobs.h"
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -8,6 +9,7 @@
 
 using namespace mlir;
 using namespace evo;
+namespace json = llvm::json;
 
 namespace {
 class KnobsTest : public ::testing::Test {
@@ -15,7 +17,9 @@ protected:
   KnobsTest() : b(&ctx), handler(&ctx, [this](Diagnostic &d) {
                   messages.push_back(d.str());
                   return success();
-                }) {}
+                }) {
+    ctx.loadDialect<EvoDialect>();
+  }
   InFlightDiagnostic err() { return emitError(UnknownLoc::get(&ctx)); }
   DictionaryAttr dict(ArrayRef<NamedAttribute> entries) { return b.getDictionaryAttr(entries); }
 
@@ -87,54 +91,117 @@ TEST_F(KnobsTest, IllTypedAndOutOfRangeValuesAreErrors) {
 TEST_F(KnobsTest, AttrListsOnlyTheFamilysKnobs) {
   ScheduleKnobs k;
   k.vectorWidth = 4;
-  DictionaryAttr ew = k.toAttr(&ctx, TaskFamily::Elementwise);
-  EXPECT_TRUE(ew.contains("elements_per_thread"));
-  EXPECT_FALSE(ew.contains("reduction"));
-  EXPECT_EQ(cast<IntegerAttr>(ew.get("vector_width")).getInt(), 4);
+  KnobsAttr ew = k.toAttr(&ctx, TaskFamily::Elementwise);
+  EXPECT_TRUE(ew.getElementsPerThread().has_value());
+  EXPECT_FALSE(ew.getReduction().has_value());
+  EXPECT_EQ(ew.getVectorWidth(), std::optional<int64_t>(4));
 
-  DictionaryAttr red = k.toAttr(&ctx, TaskFamily::Reduction);
-  EXPECT_TRUE(red.contains("reduction"));
-  EXPECT_TRUE(red.contains("accumulators"));
-  EXPECT_FALSE(red.contains("elements_per_thread"));
+  KnobsAttr red = k.toAttr(&ctx, TaskFamily::Reduction);
+  EXPECT_TRUE(red.getReduction().has_value());
+  EXPECT_TRUE(red.getAccumulators().has_value());
+  EXPECT_FALSE(red.getElementsPerThread().has_value());
 
-  DictionaryAttr soft = k.toAttr(&ctx, TaskFamily::Softmax);
-  EXPECT_FALSE(soft.contains("accumulators"));
-  EXPECT_FALSE(soft.contains("cache_row"));
+  KnobsAttr soft = k.toAttr(&ctx, TaskFamily::Softmax);
+  EXPECT_FALSE(soft.getAccumulators().has_value());
+  EXPECT_FALSE(soft.getCacheRow().has_value());
 
-  DictionaryAttr rows = k.toAttr(&ctx, TaskFamily::Rows);
-  EXPECT_TRUE(rows.contains("cache_row"));
-  EXPECT_TRUE(rows.contains("reduction"));
-  EXPECT_FALSE(rows.contains("accumulators"));
+  KnobsAttr rows = k.toAttr(&ctx, TaskFamily::Rows);
+  EXPECT_TRUE(rows.getCacheRow().has_value());
+  EXPECT_TRUE(rows.getReduction().has_value());
+  EXPECT_FALSE(rows.getAccumulators().has_value());
 
-  DictionaryAttr naive = k.toAttr(&ctx, TaskFamily::Matmul);
-  EXPECT_TRUE(naive.contains("block_size"));
-  EXPECT_FALSE(naive.contains("tile_sizes"));
+  KnobsAttr naive = k.toAttr(&ctx, TaskFamily::Matmul);
+  EXPECT_TRUE(naive.getBlockSize().has_value());
+  EXPECT_TRUE(naive.getTileSizes().empty());
   k.tileSizes = {128, 128, 8};
   k.threadTile = {8, 8};
-  DictionaryAttr tiled = k.toAttr(&ctx, TaskFamily::Matmul);
-  EXPECT_FALSE(tiled.contains("block_size"));
-  EXPECT_EQ(cast<DenseI64ArrayAttr>(tiled.get("tile_sizes")).asArrayRef(),
-            ArrayRef<int64_t>({128, 128, 8}));
+  KnobsAttr tiled = k.toAttr(&ctx, TaskFamily::Matmul);
+  EXPECT_FALSE(tiled.getBlockSize().has_value());
+  EXPECT_EQ(tiled.getTileSizes(), ArrayRef<int64_t>({128, 128, 8}));
+  // The attribute and the JSON of the run store list the same knobs.
+  EXPECT_EQ(json::Value(tiled.toJson()), json::Value(k.toJson(TaskFamily::Matmul)));
 }
 
 TEST_F(KnobsTest, RecordedKnobsMergeBackToTheSameKnobs) {
-  // A kernel's evo.knobs must be re-loweable: merging them reproduces the knobs.
+  // A kernel's evo.knobs must be re-loweable: overlaying them reproduces the knobs.
   ScheduleKnobs k;
   k.blockSize = 512;
   k.reduction = ReductionStrategy::Block;
   k.vectorWidth = 2;
   k.accumulators = 4;
   ScheduleKnobs back;
-  ASSERT_TRUE(succeeded(back.merge(k.toAttr(&ctx, TaskFamily::Reduction), [&] { return err(); })));
+  ASSERT_TRUE(succeeded(cast<KnobSetAttrInterface>(k.toAttr(&ctx, TaskFamily::Reduction))
+                            .overlayKnobs(back, [&] { return err(); })));
   EXPECT_TRUE(back == k);
 
   ScheduleKnobs r;
   r.reduction = ReductionStrategy::Warp;
   r.vectorWidth = 4;
   r.cacheRow = true;
-  ScheduleKnobs rowsBack;
-  ASSERT_TRUE(succeeded(rowsBack.merge(r.toAttr(&ctx, TaskFamily::Rows), [&] { return err(); })));
-  EXPECT_TRUE(rowsBack == r);
+  EXPECT_TRUE(r.toAttr(&ctx, TaskFamily::Rows).getKnobs() == r);
+  // And through JSON (the run store).
+  ScheduleKnobs fromJson;
+  ASSERT_TRUE(succeeded(fromJson.mergeJson(r.toJson(TaskFamily::Rows), nullptr)));
+  EXPECT_TRUE(fromJson == r);
+}
+
+TEST_F(KnobsTest, KnobsAttrRoundTripsThroughItsAssembly) {
+  Attribute a = parseAttribute(
+      "#evo.knobs<block_size = 128, reduction = warp, tile_sizes = [64, 64, 16], cache_row = true>",
+      &ctx);
+  auto knobs = dyn_cast_or_null<KnobsAttr>(a);
+  ASSERT_TRUE(knobs) << (messages.empty() ? "" : messages.front());
+  EXPECT_EQ(knobs.getBlockSize(), std::optional<int64_t>(128));
+  EXPECT_EQ(knobs.getReduction(), std::optional<ReductionStrategy>(ReductionStrategy::Warp));
+  EXPECT_EQ(knobs.getCacheRow(), std::optional<bool>(true));
+  EXPECT_FALSE(knobs.getSplit().has_value());
+  std::string printed;
+  llvm::raw_string_ostream os(printed);
+  os << Attribute(knobs);
+  EXPECT_EQ(parseAttribute(printed, &ctx), a) << printed;
+  EXPECT_EQ(printed, "#evo.knobs<block_size = 128, reduction = warp, tile_sizes = [64, 64, 16], "
+                     "cache_row = true>");
+}
+
+TEST_F(KnobsTest, KnobsAttrChecksValuesWhenParsed) {
+  // The same checks as a dictionary merge, with the same messages.
+  EXPECT_FALSE(parseAttribute("#evo.knobs<block_size = 100>", &ctx));
+  ASSERT_FALSE(messages.empty());
+  EXPECT_NE(messages.back().find("block_size must be a multiple of 32 in [32, 1024], got 100"),
+            std::string::npos)
+      << messages.back();
+  messages.clear();
+  EXPECT_FALSE(parseAttribute("#evo.knobs<thread_tile = [4]>", &ctx));
+  ASSERT_FALSE(messages.empty());
+  EXPECT_NE(messages.back().find("thread_tile must have 2 entries"), std::string::npos);
+  messages.clear();
+  EXPECT_FALSE(parseAttribute("#evo.knobs<blok_size = 64>", &ctx));
+  EXPECT_FALSE(messages.empty());
+  messages.clear();
+  EXPECT_FALSE(parseAttribute("#evo.knobs<reduction = tree>", &ctx));
+  EXPECT_FALSE(messages.empty());
+}
+
+TEST_F(KnobsTest, FamilyKnobSetsAndSearchValuesComeFromTheKnobList) {
+  // Every knob a family searches is one it records for some knob values, and every value the
+  // mutators propose passes the knob's check.
+  for (TaskFamily f : {TaskFamily::Elementwise, TaskFamily::Reduction, TaskFamily::Softmax,
+                       TaskFamily::Matmul, TaskFamily::Rows}) {
+    ASSERT_FALSE(familyKnobs(f).empty()) << stringifyTaskFamily(f).str();
+    for (KnobId id : familyKnobs(f)) {
+      ASSERT_FALSE(knobSearchValues(id).empty()) << knobName(id).str();
+      for (const KnobList &v : knobSearchValues(id)) {
+        ScheduleKnobs k;
+        setKnobValue(k, id, v);
+        EXPECT_TRUE(getKnobValue(k, id) == v || (v.empty() && id == KnobId::tile_sizes))
+            << knobName(id).str();
+        EXPECT_TRUE(succeeded(k.verify([&] { return err(); }))) << knobName(id).str();
+      }
+    }
+  }
+  EXPECT_EQ(symbolizeKnob("split"), std::optional<KnobId>(KnobId::split));
+  EXPECT_FALSE(symbolizeKnob("splitt").has_value());
+  EXPECT_TRUE(messages.empty());
 }
 
 TEST_F(KnobsTest, CacheRowIsABoolean) {

@@ -1,7 +1,8 @@
 //===- LaunchPlanTest.cpp - the plan attribute and the host function ---------===//
 
-#include "evo/Conversion/InputChecks.h"
-#include "evo/Conversion/LaunchPlan.h"
+#include "evo/Conversion/LowerToGPU.h"
+#include "evo/Dialect/Evo/IR/InputChecks.h"
+#include "evo/Dialect/Evo/IR/LaunchPlan.h"
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -23,7 +24,7 @@ protected:
                        return success();
                      }) {
     ctx.loadDialect<func::FuncDialect, gpu::GPUDialect, arith::ArithDialect,
-                    memref::MemRefDialect>();
+                    memref::MemRefDialect, EvoDialect>();
   }
 
   LaunchPlan samplePlan() {
@@ -39,7 +40,9 @@ protected:
     task.name = "f_t0";
     task.family = TaskFamily::Reduction;
     task.source = "func.func @f_t0() {}";
-    task.knobs = b.getDictionaryAttr({b.getNamedAttr("block_size", b.getI64IntegerAttr(64))});
+    ScheduleKnobs knobs;
+    knobs.blockSize = 64;
+    task.knobs = knobs.toAttr(&ctx, TaskFamily::Reduction);
     task.buffers = {0, 1, 2};
     plan.tasks.push_back(task);
     KernelLaunch launch;
@@ -54,6 +57,14 @@ protected:
 
   InFlightDiagnostic err() { return emitError(UnknownLoc::get(&ctx)); }
 
+  /// The plan through its checked #evo.plan and back.
+  FailureOr<LaunchPlan> roundTrip(const LaunchPlan &plan) {
+    PlanAttr attr = plan.toAttr(&ctx, [&] { return err(); });
+    if (!attr)
+      return failure();
+    return LaunchPlan::fromAttr(attr);
+  }
+
   MLIRContext ctx;
   ScopedDiagnosticHandler handler;
   std::vector<std::string> messages;
@@ -62,7 +73,7 @@ protected:
 
 TEST_F(LaunchPlanTest, AttributeRoundTrips) {
   LaunchPlan plan = samplePlan();
-  FailureOr<LaunchPlan> back = LaunchPlan::fromAttr(plan.toAttr(&ctx), [&] { return err(); });
+  FailureOr<LaunchPlan> back = roundTrip(plan);
   ASSERT_TRUE(succeeded(back));
   EXPECT_EQ(back->funcName, "f");
   ASSERT_EQ(back->buffers.size(), 3u);
@@ -83,26 +94,26 @@ TEST_F(LaunchPlanTest, AttributeRoundTrips) {
 TEST_F(LaunchPlanTest, CorruptPlansAreRejectedWithAReason) {
   LaunchPlan plan = samplePlan();
   plan.launches[0].args = {0, 7};
-  EXPECT_TRUE(failed(LaunchPlan::fromAttr(plan.toAttr(&ctx), [&] { return err(); })));
+  EXPECT_TRUE(failed(roundTrip(plan)));
   ASSERT_FALSE(messages.empty());
   EXPECT_NE(messages.back().find("index 7 is out of range"), std::string::npos);
 
   plan = samplePlan();
   plan.launches[0].grid = {0, 1, 1};
-  EXPECT_TRUE(failed(LaunchPlan::fromAttr(plan.toAttr(&ctx), [&] { return err(); })));
+  EXPECT_TRUE(failed(roundTrip(plan)));
   EXPECT_NE(messages.back().find("'grid' must be 3 positive sizes"), std::string::npos);
 
   plan = samplePlan();
   plan.launches[0].task = 3;
-  EXPECT_TRUE(failed(LaunchPlan::fromAttr(plan.toAttr(&ctx), [&] { return err(); })));
+  EXPECT_TRUE(failed(roundTrip(plan)));
   EXPECT_NE(messages.back().find("unknown task 3"), std::string::npos);
 
-  Builder b(&ctx);
+  // A plan missing its fields does not parse.
   messages.clear();
-  EXPECT_TRUE(failed(LaunchPlan::fromAttr(b.getDictionaryAttr({}), [&] { return err(); })));
-  // One diagnostic per missing field.
-  EXPECT_EQ(messages.size(), 5u);
-  EXPECT_NE(messages.front().find("needs a valid 'func' field"), std::string::npos);
+  EXPECT_FALSE(parseAttribute("#evo.plan<func = \"f\">", &ctx));
+  ASSERT_FALSE(messages.empty());
+  EXPECT_NE(messages.front().find("expected"), std::string::npos)
+      << messages.front();
 }
 
 TEST_F(LaunchPlanTest, HostFunctionAllocatesScratchAndLaunchesInOrder) {
@@ -177,7 +188,7 @@ TEST_F(LaunchPlanTest, PlanNamesThatWouldBePathsOrBadSymbolsAreRejected) {
   // Each plan name ends up as a file name, a PTX symbol or a run-store directory.
   auto rejects = [&](LaunchPlan plan, StringRef what) {
     messages.clear();
-    EXPECT_TRUE(failed(LaunchPlan::fromAttr(plan.toAttr(&ctx), [&] { return err(); })));
+    EXPECT_TRUE(failed(roundTrip(plan)));
     ASSERT_FALSE(messages.empty()) << what.str();
     EXPECT_NE(messages.back().find(what), std::string::npos) << messages.back();
     EXPECT_NE(messages.back().find("cannot be a PTX symbol or a file name"), std::string::npos);
@@ -202,7 +213,7 @@ TEST_F(LaunchPlanTest, PlanNamesThatWouldBePathsOrBadSymbolsAreRejected) {
 TEST_F(LaunchPlanTest, PlanSizesBeyondCudaOrIndexLimitsAreRejected) {
   auto rejects = [&](LaunchPlan plan, StringRef what) {
     messages.clear();
-    EXPECT_TRUE(failed(LaunchPlan::fromAttr(plan.toAttr(&ctx), [&] { return err(); })));
+    EXPECT_TRUE(failed(roundTrip(plan)));
     ASSERT_FALSE(messages.empty()) << what.str();
     EXPECT_NE(messages.back().find(what), std::string::npos) << messages.back();
   };
@@ -238,7 +249,7 @@ TEST_F(LaunchPlanTest, PlanSizesBeyondCudaOrIndexLimitsAreRejected) {
   plan.launches[0].block = {16, 1, 64};
   plan.launches[0].dynamicSharedMemory = kMaxDynamicSharedMemory;
   messages.clear();
-  EXPECT_TRUE(succeeded(LaunchPlan::fromAttr(plan.toAttr(&ctx), [&] { return err(); })));
+  EXPECT_TRUE(succeeded(roundTrip(plan)));
   EXPECT_TRUE(messages.empty());
 }
 

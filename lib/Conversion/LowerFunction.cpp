@@ -291,11 +291,15 @@ FailureOr<LaunchPlan> FunctionLowering::run(gpu::GPUModuleOp kernels) {
     if (failed(task))
       return failure();
     ScheduleKnobs knobs = options.knobs;
-    if (failed(knobs.merge(op.getAttrOfType<DictionaryAttr>(kOpKnobsAttrName),
-                           [&] { return op.emitError(); })))
-      return failure();
-    if (op.hasAttr(kOpKnobsAttrName) && !op.getAttrOfType<DictionaryAttr>(kOpKnobsAttrName))
-      return op.emitError() << "'" << kOpKnobsAttrName << "' must be a dictionary";
+    if (Attribute set = op.getAttr(kOpKnobsAttrName)) {
+      // `{block_size = 128 : i64}` or `#evo.knobs<block_size = 128>`.
+      auto knobSet = dyn_cast<KnobSetAttrInterface>(set);
+      if (!knobSet)
+        return op.emitError() << "'" << kOpKnobsAttrName
+                              << "' must be a dictionary or an #evo.knobs attribute";
+      if (failed(knobSet.overlayKnobs(knobs, [&] { return op.emitError(); })))
+        return failure();
+    }
     SmallVector<Value> operands;
     for (Value operand : op.getOperands()) {
       Operation *def = operand.getDefiningOp();

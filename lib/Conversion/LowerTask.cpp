@@ -40,7 +40,7 @@ FailureOr<TaskFamily> classifyTask(func::FuncOp task) {
 void loadLoweringDialects(MLIRContext *ctx) {
   ctx->loadDialect<arith::ArithDialect, func::FuncDialect, gpu::GPUDialect, linalg::LinalgDialect,
                    math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
-                   tensor::TensorDialect, vector::VectorDialect>();
+                   tensor::TensorDialect, vector::VectorDialect, EvoDialect>();
 }
 
 /// Records the family and the knobs actually used on the lowered task and its kernels.
@@ -53,7 +53,7 @@ static LoweredTask finishLowering(LoweredTask lowered, TaskFamily family,
   for (const KernelLaunch &launch : lowered.launches) {
     auto kernel = module.lookupSymbol<gpu::GPUFuncOp>(launch.kernel);
     kernel->setAttr(kKnobsAttrName, lowered.knobs);
-    kernel->setAttr(kFamilyAttrName, b.getStringAttr(stringifyTaskFamily(family)));
+    kernel->setAttr(kFamilyAttrName, TaskFamilyAttr::get(ctx, family));
   }
   return lowered;
 }

@@ -41,26 +41,10 @@ static bool isTarget(func::FuncOp func) {
 void EvoLowerToGPUPass::runOnOperation() {
   ModuleOp module = getOperation();
   evo::LowerOptions options;
-  options.knobs.blockSize = blockSize;
-  options.knobs.elementsPerThread = elementsPerThread;
-  options.knobs.vectorWidth = vectorWidth;
-  options.knobs.accumulators = accumulators;
-  options.knobs.cacheRow = cacheRow;
-  options.knobs.prefetch = prefetch;
-  options.knobs.split = split;
-  options.knobs.transposeTile = transposeTile;
-  std::optional<evo::ReductionStrategy> strategy =
-      evo::symbolizeReductionStrategy(reductionStrategy);
-  if (!strategy) {
-    emitError(module.getLoc()) << "evo-lower-to-gpu: reduction-strategy must be thread, warp or block, "
-                          "got '"
-                       << reductionStrategy << "'";
-    return signalPassFailure();
-  }
-  options.knobs.reduction = *strategy;
-  options.knobs.tileSizes.assign(tileSizes.begin(), tileSizes.end());
-  if (!threadTile.empty())
-    options.knobs.threadTile.assign(threadTile.begin(), threadTile.end());
+#define EVO_KNOB_FROM_OPTION(name, cpp, kind, arg, doc)                                           \
+  evo::detail::knobFromOption(options.knobs.cpp, cpp);
+  EVO_KNOB_LIST(EVO_KNOB_FROM_OPTION)
+#undef EVO_KNOB_FROM_OPTION
   options.fuseElementwise = fuseElementwise;
   if (failed(options.knobs.verify([&] {
         return emitError(module.getLoc()) << "evo-lower-to-gpu: invalid option: ";

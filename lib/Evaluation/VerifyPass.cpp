@@ -93,10 +93,12 @@ void EvoVerifyPass::runOnOperation() {
   bool anyInvalid = false;
   Builder b(&getContext());
   for (gpu::BinaryOp bin : binaries) {
-    FailureOr<evo::LaunchPlan> plan = evo::LaunchPlan::fromAttr(
-        bin->getAttrOfType<DictionaryAttr>(evo::kPlanAttrName), [&] { return bin.emitError(); });
-    if (failed(plan))
+    auto planAttr = bin->getAttrOfType<evo::PlanAttr>(evo::kPlanAttrName);
+    if (!planAttr) {
+      bin.emitError() << "'" << evo::kPlanAttrName << "' must be a #evo.plan attribute";
       return signalPassFailure();
+    }
+    std::optional<evo::LaunchPlan> plan = evo::LaunchPlan::fromAttr(planAttr);
     std::string ptx;
     // The naive baseline is compiled for the same target as the kernels.
     evo::PTXOptions ptxOptions;

@@ -79,81 +79,22 @@ unsigned applyRewrites(gpu::GPUModuleOp module, ArrayRef<Rewrite> rewrites) {
   return changed;
 }
 
-static SmallVector<int64_t> one(int64_t v) { return {v}; }
-
 std::vector<KnobDimension> knobDimensions(TaskFamily family) {
-  KnobDimension block{"block_size",
-                      {one(64), one(128), one(256), one(512), one(1024)},
-                      [](const ScheduleKnobs &k) { return one(k.blockSize); },
-                      [](ScheduleKnobs &k, ArrayRef<int64_t> v) { k.blockSize = v[0]; }};
-  KnobDimension vector{"vector_width",
-                       {one(1), one(2), one(4), one(8)},
-                       [](const ScheduleKnobs &k) { return one(k.vectorWidth); },
-                       [](ScheduleKnobs &k, ArrayRef<int64_t> v) { k.vectorWidth = v[0]; }};
-  KnobDimension ept{"elements_per_thread",
-                    {one(1), one(2), one(4), one(8)},
-                    [](const ScheduleKnobs &k) { return one(k.elementsPerThread); },
-                    [](ScheduleKnobs &k, ArrayRef<int64_t> v) { k.elementsPerThread = v[0]; }};
-  KnobDimension strategy{"reduction",
-                         {one(0), one(1), one(2)},
-                         [](const ScheduleKnobs &k) { return one(int64_t(k.reduction)); },
-                         [](ScheduleKnobs &k, ArrayRef<int64_t> v) {
-                           k.reduction = static_cast<ReductionStrategy>(v[0]);
-                         }};
-  KnobDimension accumulators{"accumulators",
-                             {one(1), one(2), one(4), one(8)},
-                             [](const ScheduleKnobs &k) { return one(k.accumulators); },
-                             [](ScheduleKnobs &k, ArrayRef<int64_t> v) { k.accumulators = v[0]; }};
-  KnobDimension tiles{"tile_sizes", {}, [](const ScheduleKnobs &k) {
-                        return SmallVector<int64_t>(k.tileSizes.begin(), k.tileSizes.end());
-                      },
-                      [](ScheduleKnobs &k, ArrayRef<int64_t> v) { k.tileSizes.assign(v.begin(), v.end()); }};
-  tiles.values.push_back({}); // the naive schedule
-  for (int64_t m : {32, 64, 128})
-    for (int64_t n : {32, 64, 128})
-      for (int64_t kk : {8, 16, 32})
-        tiles.values.push_back({m, n, kk});
-  KnobDimension threadTile{"thread_tile", {}, [](const ScheduleKnobs &k) {
-                             return SmallVector<int64_t>(k.threadTile.begin(), k.threadTile.end());
-                           },
-                           [](ScheduleKnobs &k, ArrayRef<int64_t> v) { k.threadTile.assign(v.begin(), v.end()); }};
-  for (int64_t m : {1, 2, 4, 8})
-    for (int64_t n : {1, 2, 4, 8})
-      threadTile.values.push_back({m, n});
-
-  switch (family) {
-  case TaskFamily::Elementwise: {
-    KnobDimension transpose{"transpose_tile",
-                            {one(0), one(32), one(64)},
-                            [](const ScheduleKnobs &k) { return one(k.transposeTile); },
-                            [](ScheduleKnobs &k, ArrayRef<int64_t> v) { k.transposeTile = v[0]; }};
-    return {block, vector, ept, transpose};
+  // The family's knob set and each knob's candidate values come from EvoKnobs.td.
+  std::vector<KnobDimension> dims;
+  for (KnobId id : familyKnobs(family)) {
+    KnobDimension d;
+    d.name = knobName(id).str();
+    for (const KnobList &v : knobSearchValues(id))
+      d.values.emplace_back(v.begin(), v.end());
+    d.get = [id](const ScheduleKnobs &k) {
+      KnobList v = getKnobValue(k, id);
+      return SmallVector<int64_t>(v.begin(), v.end());
+    };
+    d.set = [id](ScheduleKnobs &k, ArrayRef<int64_t> v) { setKnobValue(k, id, v); };
+    dims.push_back(std::move(d));
   }
-  case TaskFamily::Reduction: {
-    KnobDimension split{"split",
-                        {one(1), one(2), one(4), one(8), one(16), one(32), one(64)},
-                        [](const ScheduleKnobs &k) { return one(k.split); },
-                        [](ScheduleKnobs &k, ArrayRef<int64_t> v) { k.split = v[0]; }};
-    return {block, vector, strategy, accumulators, split};
-  }
-  case TaskFamily::Softmax:
-    return {block, vector, strategy};
-  case TaskFamily::Matmul: {
-    KnobDimension prefetch{"prefetch",
-                           {one(0), one(1)},
-                           [](const ScheduleKnobs &k) { return one(int64_t(k.prefetch)); },
-                           [](ScheduleKnobs &k, ArrayRef<int64_t> v) { k.prefetch = v[0]; }};
-    return {tiles, threadTile, block, accumulators, vector, prefetch};
-  }
-  case TaskFamily::Rows: {
-    KnobDimension cache{"cache_row",
-                        {one(0), one(1)},
-                        [](const ScheduleKnobs &k) { return one(int64_t(k.cacheRow)); },
-                        [](ScheduleKnobs &k, ArrayRef<int64_t> v) { k.cacheRow = v[0]; }};
-    return {block, vector, strategy, cache};
-  }
-  }
-  return {};
+  return dims;
 }
 
 std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family) {

@@ -12,17 +12,9 @@ namespace evo {
 void buildEvoPipeline(OpPassManager &pm, const EvoPipelineOptions &options) {
   // 1. Linalg on tensors -> host function + gpu.module kernels (the schedule knobs apply here).
   EvoLowerToGPUPassOptions lower;
-  lower.blockSize = options.blockSize;
-  lower.elementsPerThread = options.elementsPerThread;
-  lower.vectorWidth = options.vectorWidth;
-  lower.reductionStrategy = options.reductionStrategy;
-  lower.accumulators = options.accumulators;
-  lower.cacheRow = options.cacheRow;
-  lower.prefetch = options.prefetch;
-  lower.split = options.split;
-  lower.transposeTile = options.transposeTile;
-  lower.tileSizes = llvm::to_vector(options.tileSizes);
-  lower.threadTile = llvm::to_vector(options.threadTile);
+#define EVO_KNOB_COPY(name, cpp, kind, arg, doc) detail::copyOption(lower.cpp, options.cpp);
+  EVO_KNOB_LIST(EVO_KNOB_COPY)
+#undef EVO_KNOB_COPY
   lower.fuseElementwise = options.fuseElementwise;
   pm.addPass(createEvoLowerToGPUPass(lower));
 

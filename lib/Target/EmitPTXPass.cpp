@@ -40,7 +40,7 @@ struct EvoEmitPTXPass final : evo::impl::EvoEmitPTXPassBase<EvoEmitPTXPass> {
 struct PendingModule {
   std::string symName;
   Location loc;
-  DictionaryAttr planAttr;
+  evo::PlanAttr planAttr;
   evo::ManifestInfo info;
 };
 } // namespace
@@ -94,9 +94,9 @@ void EvoEmitPTXPass::runOnOperation() {
     if (failed(evo::checkKernelModule(gm)))
       return signalPassFailure();
     PendingModule p{gm.getSymName().str(), gm.getLoc(), {}, {}};
-    p.planAttr = gm->getAttrOfType<DictionaryAttr>(evo::kPlanAttrName);
+    p.planAttr = gm->getAttrOfType<evo::PlanAttr>(evo::kPlanAttrName);
     if (!p.planAttr && gm->hasAttr(evo::kPlanAttrName)) {
-      gm.emitError() << "evo-emit-ptx: '" << evo::kPlanAttrName << "' must be a dictionary";
+      gm.emitError() << "evo-emit-ptx: '" << evo::kPlanAttrName << "' must be a #evo.plan attribute";
       return signalPassFailure();
     }
     if (p.planAttr) {
@@ -128,7 +128,7 @@ void EvoEmitPTXPass::runOnOperation() {
           return signalPassFailure();
         sig.params.push_back(cast<MemRefType>(t));
       }
-      sig.knobs = func->getAttrOfType<DictionaryAttr>(evo::kKnobsAttrName);
+      sig.knobs = func->getAttr(evo::kKnobsAttrName);
       p.info.kernels.push_back(std::move(sig));
     }
     if (p.info.kernels.empty()) {

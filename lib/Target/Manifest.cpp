@@ -24,6 +24,8 @@ std::string sha256Hex(StringRef data) {
 json::Value attrToJson(Attribute attr) {
   if (!attr)
     return nullptr;
+  if (auto knobs = dyn_cast<KnobsAttr>(attr))
+    return knobs.toJson();
   if (auto i = dyn_cast<IntegerAttr>(attr))
     return i.getType().isInteger(1) ? json::Value(i.getValue().getBoolValue())
                                     : json::Value(i.getInt());

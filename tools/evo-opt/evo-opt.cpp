@@ -9,6 +9,7 @@
 #include "Personalities.h"
 
 #include "evo/Conversion/Passes.h"
+#include "evo/Dialect/Evo/IR/EvoDialect.h"
 #include "evo/Evaluation/Passes.h"
 #include "evo/Evolution/Passes.h"
 #include "evo/Evolution/RunStore.h"
@@ -40,9 +41,11 @@
 #include "llvm/Support/WithColor.h"
 #include <pthread.h>
 
-static int optMain(int argc, char **argv) {
+/// `paused` is set when evo-evolve paused (a checkpoint, not an error: exit status 75).
+static int optMain(int argc, char **argv, bool &paused) {
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
+  registry.insert<evo::EvoDialect>();
   mlir::registerAllExtensions(registry);
   mlir::registerAllToLLVMIRTranslations(registry);
   mlir::registerAllPasses();

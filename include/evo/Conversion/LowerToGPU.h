@@ -13,8 +13,8 @@
 #ifndef EVO_CONVERSION_LOWERTOGPU_H
 #define EVO_CONVERSION_LOWERTOGPU_H
 
-#include "evo/Conversion/Knobs.h"
-#include "evo/Conversion/LaunchPlan.h"
+#include "evo/Dialect/Evo/IR/Knobs.h"
+#include "evo/Dialect/Evo/IR/LaunchPlan.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
@@ -40,7 +40,7 @@ struct Task {
 /// then its results, then `scratch`.
 struct LoweredTask {
   TaskFamily family;
-  mlir::DictionaryAttr knobs;
+  KnobsAttr knobs;
   llvm::SmallVector<KernelLaunch> launches;
   llvm::SmallVector<BufferDesc> scratch;
 };
@@ -69,6 +69,11 @@ void loadLoweringDialects(mlir::MLIRContext *ctx);
 
 /// Prints an op in a form that parses back on its own (used for task and function sources).
 std::string printSource(mlir::Operation *op);
+
+/// Builds `func.func @<plan.funcName>(inputs..., outputs...)` that allocates the scratch buffers,
+/// launches the plan's kernels in order and frees the scratch (HostFunction.cpp).
+mlir::func::FuncOp buildHostFunction(mlir::OpBuilder &builder, mlir::Location loc,
+                                     const LaunchPlan &plan, mlir::gpu::GPUModuleOp module);
 
 } // namespace evo
 

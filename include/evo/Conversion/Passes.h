@@ -3,6 +3,7 @@
 #ifndef EVO_CONVERSION_PASSES_H
 #define EVO_CONVERSION_PASSES_H
 
+#include "evo/Dialect/Evo/IR/Knobs.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

@@ -10,7 +10,7 @@
 #ifndef EVO_EVOLUTION_GENOME_H
 #define EVO_EVOLUTION_GENOME_H
 
-#include "evo/Conversion/Knobs.h"
+#include "evo/Dialect/Evo/IR/Knobs.h"
 #include "evo/Conversion/LowerToGPU.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/JSON.h"

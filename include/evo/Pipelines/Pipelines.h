@@ -3,6 +3,7 @@
 #ifndef EVO_PIPELINES_PIPELINES_H
 #define EVO_PIPELINES_PIPELINES_H
 
+#include "evo/Dialect/Evo/IR/Knobs.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
@@ -10,34 +11,19 @@ namespace evo {
 
 /// Options of --evo-pipeline: the union of evo-lower-to-gpu's and evo-emit-ptx's.
 struct EvoPipelineOptions : public mlir::PassPipelineOptions<EvoPipelineOptions> {
-  Option<int64_t> blockSize{*this, "block-size", llvm::cl::desc("Threads per block"),
-                            llvm::cl::init(256)};
-  Option<int64_t> elementsPerThread{*this, "elements-per-thread",
-                                    llvm::cl::desc("Elementwise: groups per thread"),
-                                    llvm::cl::init(1)};
-  Option<int64_t> vectorWidth{*this, "vector-width",
-                              llvm::cl::desc("Elements per memory access"), llvm::cl::init(1)};
-  Option<std::string> reductionStrategy{*this, "reduction-strategy",
-                                        llvm::cl::desc("thread, warp or block"),
-                                        llvm::cl::init("thread")};
-  Option<int64_t> accumulators{*this, "accumulators",
-                               llvm::cl::desc("Reductions: partial accumulators per thread"),
-                               llvm::cl::init(1)};
-  Option<int64_t> transposeTile{*this, "transpose-tile",
-                                llvm::cl::desc("Elementwise: shared-memory transpose tile (0: off)"),
-                                llvm::cl::init(0)};
-  Option<int64_t> split{*this, "split",
-                        llvm::cl::desc("Reductions: parallel slices combined by a second kernel"),
-                        llvm::cl::init(1)};
-  Option<bool> cacheRow{*this, "cache-row",
-                        llvm::cl::desc("Row programs: keep each thread's part of the row in registers"),
-                        llvm::cl::init(false)};
-  Option<bool> prefetch{*this, "prefetch",
-                        llvm::cl::desc("Tiled matmul: prefetch the next K tile into registers"),
-                        llvm::cl::init(false)};
-  ListOption<int64_t> tileSizes{*this, "tile-sizes", llvm::cl::desc("Matmul block tile M,N,K")};
-  ListOption<int64_t> threadTile{*this, "thread-tile",
-                                 llvm::cl::desc("Matmul register tile M,N")};
+  // The knobs, from the knob list (EvoKnobs.td), with evo-lower-to-gpu's spellings.
+#define EVO_PIPELINE_OPTION_Int(cpp, arg, doc)                                                    \
+  Option<int64_t> cpp{*this, arg, llvm::cl::desc(doc), llvm::cl::init(ScheduleKnobs().cpp)};
+#define EVO_PIPELINE_OPTION_Bool(cpp, arg, doc)                                                   \
+  Option<bool> cpp{*this, arg, llvm::cl::desc(doc), llvm::cl::init(ScheduleKnobs().cpp)};
+#define EVO_PIPELINE_OPTION_Strategy(cpp, arg, doc)                                               \
+  Option<ReductionStrategy> cpp{*this, arg, llvm::cl::desc(doc),                                  \
+                                llvm::cl::init(ScheduleKnobs().cpp),                              \
+                                EVO_REDUCTION_STRATEGY_CL_VALUES};
+#define EVO_PIPELINE_OPTION_List(cpp, arg, doc) ListOption<int64_t> cpp{*this, arg, llvm::cl::desc(doc)};
+#define EVO_PIPELINE_KNOB_OPTION(name, cpp, kind, arg, doc) EVO_PIPELINE_OPTION_##kind(cpp, arg, doc)
+  EVO_KNOB_LIST(EVO_PIPELINE_KNOB_OPTION)
+#undef EVO_PIPELINE_KNOB_OPTION
   Option<bool> fuseElementwise{*this, "fuse-elementwise",
                                llvm::cl::desc("Fuse elementwise producers"), llvm::cl::init(true)};
   Option<std::string> chip{*this, "chip", llvm::cl::desc("Target SM"), llvm::cl::init("sm_90")};

@@ -21,7 +21,7 @@ inline constexpr llvm::StringLiteral kManifestFormat = "evo-manifest/1";
 struct KernelSignature {
   std::string name;
   llvm::SmallVector<mlir::MemRefType> params;
-  mlir::DictionaryAttr knobs; // may be null
+  mlir::Attribute knobs; // #evo.knobs (or another knob set); may be null
 };
 
 struct ManifestInfo {

@@ -1,0 +1,226 @@
+//===- EvoKnobs.td - the schedule knobs, listed once ---------*- tablegen -*-===//
+//
+// The schedule knobs are the search space of the built-in mutators. This file is the only place
+// they are listed: the #evo.knobs attribute's parameters, the C++ `ScheduleKnobs` fields, the
+// value checks, which knobs a kernel of each family records, the evo-lower-to-gpu pass options,
+// the --evo-pipeline options and the mutators' candidate values are all generated from it.
+// Adding a knob: one `def` here (and in the family's list below), its emitter, its test.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EVO_DIALECT_EVO_IR_EVOKNOBS_TD
+#define EVO_DIALECT_EVO_IR_EVOKNOBS_TD
+
+include "evo/Dialect/Evo/IR/EvoEnums.td"
+include "mlir/Pass/PassBase.td"
+
+/// kind: Int (int64_t), Bool, Strategy (ReductionStrategy) or List (a short list of int64_t).
+class Evo_Knob<string knobName, string cppName, string optionArg, string kind, string summary> {
+  string name = knobName;   // key in #evo.knobs, `evo.knobs` dictionaries and JSON
+  string cpp = cppName;     // ScheduleKnobs member and pass-option member
+  string arg = optionArg;   // pass-option spelling
+  string knobKind = kind;
+  string doc = summary;
+  string cppDefault = "";   // C++ value of a default-constructed ScheduleKnobs
+  // C++ statements over `k` (ScheduleKnobs) and `emitError`: diagnose an illegal value.
+  code check = "";
+  // C++ expression over `f` (TaskFamily) and `k`: a kernel of family f records this knob.
+  code recorded = "false";
+  // The values the mutators propose (as int64_t lists; enums and bools by their value).
+  list<list<int>> search = [];
+}
+
+def Evo_BlockSize : Evo_Knob<"block_size", "blockSize", "block-size", "Int",
+    "Threads per block (a multiple of 32, at most 1024)"> {
+  let cppDefault = "256";
+  let check = [{
+    if (k.blockSize < 32 || k.blockSize > 1024 || k.blockSize % 32 != 0)
+      return emitError() << "block_size must be a multiple of 32 in [32, 1024], got " << k.blockSize;
+  }];
+  let recorded = "f != TaskFamily::Matmul || k.tileSizes.empty()";
+  let search = [[64], [128], [256], [512], [1024]];
+}
+
+def Evo_ElementsPerThread : Evo_Knob<"elements_per_thread", "elementsPerThread",
+    "elements-per-thread", "Int", "Elementwise: vector groups each thread computes (1-16)"> {
+  let cppDefault = "1";
+  let check = [{
+    if (k.elementsPerThread < 1 || k.elementsPerThread > 16)
+      return emitError() << "elements_per_thread must be in [1, 16], got " << k.elementsPerThread;
+  }];
+  let recorded = "f == TaskFamily::Elementwise";
+  let search = [[1], [2], [4], [8]];
+}
+
+def Evo_VectorWidth : Evo_Knob<"vector_width", "vectorWidth", "vector-width", "Int",
+    "Elements per memory access along the innermost dimension (1, 2, 4 or 8; at most 16 bytes)"> {
+  let cppDefault = "1";
+  let check = [{
+    if (!isPowerOf2(k.vectorWidth) || k.vectorWidth > 8)
+      return emitError() << "vector_width must be 1, 2, 4 or 8, got " << k.vectorWidth;
+  }];
+  // Tiled matmuls record it only when set: 128-bit shared-memory fragments (EmitMatmul.cpp).
+  let recorded = "f != TaskFamily::Matmul || (!k.tileSizes.empty() && k.vectorWidth != 1)";
+  let search = [[1], [2], [4], [8]];
+}
+
+def Evo_Reduction : Evo_Knob<"reduction", "reduction", "reduction-strategy", "Strategy",
+    "Reductions and softmax: 'thread' (one thread per output), 'warp' (one warp per output, "
+    "shuffles) or 'block' (one block per output, shuffles + shared memory)"> {
+  let cppDefault = "ReductionStrategy::Thread";
+  let recorded = "f == TaskFamily::Reduction || f == TaskFamily::Softmax || f == TaskFamily::Rows";
+  let search = [[0], [1], [2]];
+}
+
+def Evo_Accumulators : Evo_Knob<"accumulators", "accumulators", "accumulators", "Int",
+    "Reductions: independent partial accumulators per thread (1, 2, 4 or 8)"> {
+  let cppDefault = "1";
+  let check = [{
+    if (!isPowerOf2(k.accumulators) || k.accumulators > 8)
+      return emitError() << "accumulators must be 1, 2, 4 or 8, got " << k.accumulators;
+  }];
+  let recorded = "f == TaskFamily::Reduction || (f == TaskFamily::Matmul && k.tileSizes.empty())";
+  let search = [[1], [2], [4], [8]];
+}
+
+def Evo_TileSizes : Evo_Knob<"tile_sizes", "tileSizes", "tile-sizes", "List",
+    "Matmul: block tile M,N,K staged in shared memory (empty: one thread per output)"> {
+  let check = [{
+    if (!k.tileSizes.empty()) {
+      if (k.tileSizes.size() != 3)
+        return emitError() << "tile_sizes must have 3 entries (M, N, K), got " << k.tileSizes.size();
+      for (int64_t t : k.tileSizes)
+        if (t < 1 || t > 512)
+          return emitError() << "tile_sizes entries must be in [1, 512], got " << t;
+    }
+  }];
+  let recorded = "f == TaskFamily::Matmul && !k.tileSizes.empty()";
+  // The naive schedule, then M, N in {32, 64, 128} and K in {8, 16, 32}.
+  let search = !listconcat([[]], !listflatten(!foreach(m, [32, 64, 128],
+      !listflatten(!foreach(n, [32, 64, 128], !foreach(kk, [8, 16, 32], [m, n, kk]))))));
+}
+
+def Evo_ThreadTile : Evo_Knob<"thread_tile", "threadTile", "thread-tile", "List",
+    "Matmul: register tile M,N computed by each thread (with tile-sizes; default 1,1)"> {
+  let cppDefault = "{1, 1}";
+  let check = [{
+    if (k.threadTile.size() != 2)
+      return emitError() << "thread_tile must have 2 entries (M, N), got " << k.threadTile.size();
+    for (int64_t t : k.threadTile)
+      if (t < 1 || t > 16)
+        return emitError() << "thread_tile entries must be in [1, 16], got " << t;
+  }];
+  let recorded = "f == TaskFamily::Matmul && !k.tileSizes.empty()";
+  let search = !listflatten(!foreach(m, [1, 2, 4, 8], !foreach(n, [1, 2, 4, 8], [m, n])));
+}
+
+def Evo_TransposeTile : Evo_Knob<"transpose_tile", "transposeTile", "transpose-tile", "Int",
+    "Elementwise: stage transposed inputs through shared memory in tiles of 16, 32 or 64 "
+    "(0: off)"> {
+  let cppDefault = "0";
+  let check = [{
+    if (k.transposeTile != 0 && k.transposeTile != 16 && k.transposeTile != 32 &&
+        k.transposeTile != 64)
+      return emitError() << "transpose_tile must be 0 (off), 16, 32 or 64, got " << k.transposeTile;
+  }];
+  let recorded = "f == TaskFamily::Elementwise";
+  let search = [[0], [32], [64]];
+}
+
+def Evo_Split : Evo_Knob<"split", "split", "split", "Int",
+    "Reductions: slices of the reduction reduced in parallel, then combined by a second "
+    "kernel (power of 2, at most 256)"> {
+  let cppDefault = "1";
+  let check = [{
+    if (!isPowerOf2(k.split) || k.split > 256)
+      return emitError() << "split must be a power of 2 in [1, 256], got " << k.split;
+  }];
+  let recorded = "f == TaskFamily::Reduction";
+  let search = [[1], [2], [4], [8], [16], [32], [64]];
+}
+
+def Evo_CacheRow : Evo_Knob<"cache_row", "cacheRow", "cache-row", "Bool",
+    "Row programs: keep each thread's part of the row in registers across passes"> {
+  let cppDefault = "false";
+  let recorded = "f == TaskFamily::Rows";
+  let search = [[0], [1]];
+}
+
+def Evo_Prefetch : Evo_Knob<"prefetch", "prefetch", "prefetch", "Bool",
+    "Tiled matmul: load the next K tile into registers while computing the current one"> {
+  let cppDefault = "false";
+  let recorded = "f == TaskFamily::Matmul && !k.tileSizes.empty() && k.prefetch";
+  let search = [[0], [1]];
+}
+
+/// Every knob, in the order #evo.knobs prints them.
+defvar Evo_AllKnobs = [Evo_BlockSize, Evo_ElementsPerThread, Evo_VectorWidth, Evo_Reduction,
+                       Evo_Accumulators, Evo_TileSizes, Evo_ThreadTile, Evo_TransposeTile,
+                       Evo_Split, Evo_CacheRow, Evo_Prefetch];
+
+/// The knob set of each family: what the mutators change, in the order they draw from.
+class Evo_FamilyKnobs<string familyCase, list<Evo_Knob> familyKnobs> {
+  string family = familyCase;
+  list<Evo_Knob> knobs = familyKnobs;
+}
+defvar Evo_FamilyKnobSets = [
+  Evo_FamilyKnobs<"Elementwise", [Evo_BlockSize, Evo_VectorWidth, Evo_ElementsPerThread,
+                                  Evo_TransposeTile]>,
+  Evo_FamilyKnobs<"Reduction", [Evo_BlockSize, Evo_VectorWidth, Evo_Reduction, Evo_Accumulators,
+                                Evo_Split]>,
+  Evo_FamilyKnobs<"Softmax", [Evo_BlockSize, Evo_VectorWidth, Evo_Reduction]>,
+  Evo_FamilyKnobs<"Matmul", [Evo_TileSizes, Evo_ThreadTile, Evo_BlockSize, Evo_Accumulators,
+                             Evo_VectorWidth, Evo_Prefetch]>,
+  Evo_FamilyKnobs<"Rows", [Evo_BlockSize, Evo_VectorWidth, Evo_Reduction, Evo_CacheRow]>
+];
+
+//===----------------------------------------------------------------------===//
+// What is generated from the list
+//===----------------------------------------------------------------------===//
+
+/// The pass options of the knobs (evo-lower-to-gpu).
+defvar Evo_KnobPassOptions = !foreach(k, Evo_AllKnobs,
+    !cond(!eq(k.knobKind, "Int") : Option<k.cpp, k.arg, "int64_t", k.cppDefault, k.doc>,
+          !eq(k.knobKind, "Bool") : Option<k.cpp, k.arg, "bool", k.cppDefault, k.doc>,
+          !eq(k.knobKind, "Strategy") :
+              Option<k.cpp, k.arg, "::evo::ReductionStrategy", "::evo::" # k.cppDefault, k.doc,
+                     Evo_ClValues<Evo_ReductionStrategy>.values>,
+          true : ListOption<k.cpp, k.arg, "int64_t", k.doc>));
+
+/// `EVO_KNOB_LIST(X)`: X(name, cppMember, Kind, "option-arg", "summary") for every knob.
+defvar Evo_KnobListMacro = "#define EVO_KNOB_LIST(X) \\\n" # !interleave(!foreach(k, Evo_AllKnobs,
+    "  X(" # k.name # ", " # k.cpp # ", " # k.knobKind # ", \"" # k.arg # "\", \"" # k.doc #
+    "\")"), " \\\n") # "\n" #
+    "#define EVO_REDUCTION_STRATEGY_CL_VALUES " # Evo_ClValues<Evo_ReductionStrategy>.values # "\n";
+
+/// The C++ bodies of the functions Knobs.h declares.
+defvar Evo_KnobFunctions =
+  "ScheduleKnobs::ScheduleKnobs() {\n" #
+  !interleave(!foreach(k, !filter(k, Evo_AllKnobs, !not(!empty(k.cppDefault))), 
+      "  " # k.cpp # " = " # k.cppDefault # ";"), "\n") # "\n}\n\n" #
+  "::mlir::LogicalResult ScheduleKnobs::verify(\n" #
+  "    ::llvm::function_ref<::mlir::InFlightDiagnostic()> emitError) const {\n" #
+  "  const ScheduleKnobs &k = *this;\n" #
+  !interleave(!foreach(k, Evo_AllKnobs, "  {" # k.check # "  }"), "\n") #
+  "\n  return ::mlir::success();\n}\n\n" #
+  "bool isKnobRecorded(KnobId id, TaskFamily f, const ScheduleKnobs &k) {\n" #
+  "  switch (id) {\n" #
+  !interleave(!foreach(k, Evo_AllKnobs, "  case KnobId::" # k.name # ":\n    return " #
+      k.recorded # ";"), "\n") #
+  "\n  }\n  return false;\n}\n\n" #
+  "::llvm::ArrayRef<::llvm::SmallVector<int64_t, 3>> knobSearchValues(KnobId id) {\n" #
+  "  switch (id) {\n" #
+  !interleave(!foreach(k, Evo_AllKnobs, "  case KnobId::" # k.name # ": {\n" #
+      "    static const ::llvm::SmallVector<int64_t, 3> v[] = {" #
+      !interleave(!foreach(l, k.search, "{" # !interleave(l, ", ") # "}"), ", ") # "};\n" #
+      "    return v;\n  }"), "\n") #
+  "\n  }\n  return {};\n}\n\n" #
+  "::llvm::ArrayRef<KnobId> familyKnobs(TaskFamily f) {\n" #
+  "  switch (f) {\n" #
+  !interleave(!foreach(s, Evo_FamilyKnobSets, "  case TaskFamily::" # s.family # ": {\n" #
+      "    static const KnobId ids[] = {" #
+      !interleave(!foreach(k, s.knobs, "KnobId::" # k.name), ", ") # "};\n" #
+      "    return ids;\n  }"), "\n") #
+  "\n  }\n  return {};\n}\n";
+
+#endif // EVO_DIALECT_EVO_IR_EVOKNOBS_TD

@@ -1,0 +1,97 @@
+//===- LaunchPlan.h - the contract between kernels and their host --------*- C++ -*-===//
+//
+// A lowered function is a gpu.module of kernels plus a launch plan: the function's buffers
+// (inputs and outputs in signature order, then scratch), its tasks (the compute ops it was split
+// into, with their source text and knobs) and the ordered kernel launches. The plan is stored on
+// the gpu.module as `evo.plan`; the host function, the manifest and the evaluator are all derived
+// from it, so LLM- or mutator-written variants only ever replace device code. The attribute form is
+// #evo.plan (EvoAttrs.td, checked when built or parsed); this is its mutable C++ form.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EVO_DIALECT_EVO_IR_LAUNCHPLAN_H
+#define EVO_DIALECT_EVO_IR_LAUNCHPLAN_H
+
+#include "evo/Dialect/Evo/IR/Knobs.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/JSON.h"
+#include <array>
+#include <string>
+
+namespace evo {
+
+/// Name of the gpu.module attribute holding the plan.
+inline constexpr llvm::StringLiteral kPlanAttrName = "evo.plan";
+/// Names of the attributes put on each kernel.
+inline constexpr llvm::StringLiteral kKnobsAttrName = "evo.knobs";
+inline constexpr llvm::StringLiteral kFamilyAttrName = "evo.family";
+inline constexpr llvm::StringLiteral kTaskAttrName = "evo.task";
+
+struct BufferDesc {
+  std::string name;
+  BufferRole role;
+  mlir::MemRefType type;
+  /// Scratch buffers a kernel accumulates into atomically must start at zero.
+  bool zeroInit = false;
+  int64_t sizeInBytes() const;
+};
+
+struct TaskDesc {
+  std::string name;
+  TaskFamily family;
+  /// The task as a self-contained func.func on tensors (printed IR), re-loweable with other knobs.
+  std::string source;
+  KnobsAttr knobs;
+  /// Plan buffers bound to the task's arguments then its results (then its own scratch).
+  llvm::SmallVector<unsigned> buffers;
+};
+
+struct KernelLaunch {
+  std::string kernel;
+  unsigned task = 0;
+  std::array<int64_t, 3> grid = {1, 1, 1};
+  std::array<int64_t, 3> block = {1, 1, 1};
+  int64_t dynamicSharedMemory = 0;
+  /// Plan buffer indices, in the kernel's parameter order.
+  llvm::SmallVector<unsigned> args;
+};
+
+struct LaunchPlan {
+  std::string funcName;
+  /// The original function (printed IR), for the oracle and for reports.
+  std::string source;
+  llvm::SmallVector<BufferDesc> buffers;
+  llvm::SmallVector<TaskDesc> tasks;
+  llvm::SmallVector<KernelLaunch> launches;
+
+  /// The #evo.plan of this plan; the checked form diagnoses through `emitError` and returns
+  /// null when the plan is not valid (names, indices, launch limits).
+  PlanAttr toAttr(mlir::MLIRContext *ctx) const;
+  PlanAttr toAttr(mlir::MLIRContext *ctx,
+                  llvm::function_ref<mlir::InFlightDiagnostic()> emitError) const;
+  static LaunchPlan fromAttr(PlanAttr attr);
+
+  /// Reads `evo.plan` from a gpu.module, with diagnostics at the module.
+  static mlir::FailureOr<LaunchPlan> fromModule(mlir::gpu::GPUModuleOp module);
+
+  /// Checks that every launch names a kernel of `module` whose parameters match its buffers.
+  mlir::LogicalResult verifyAgainst(mlir::gpu::GPUModuleOp module) const;
+};
+
+/// The element type name used in manifests ("f32", "f16", "bf16", "i32", ...).
+std::string elementTypeName(mlir::Type type);
+
+/// The JSON form of a launch, spelled alike in the manifest, the worker request and the run
+/// store: {"kernel", "task", "grid": [x, y, z], "block": [x, y, z], "dynamic_shared_memory",
+/// "args": [buffer indices]}. fromJSON needs "kernel", "grid", "block" and "args"; "task" and
+/// "dynamic_shared_memory" default to 0 (worker requests and older run stores leave "task" out).
+/// Every number must fit its field: grid and block dimensions and the shared memory as unsigned
+/// 32-bit values (dimensions at least 1), task and args as non-negative 32-bit indices.
+llvm::json::Value toJSON(const KernelLaunch &launch);
+bool fromJSON(const llvm::json::Value &value, KernelLaunch &launch, llvm::json::Path path);
+
+} // namespace evo
+
+#endif // EVO_DIALECT_EVO_IR_LAUNCHPLAN_H

@@ -1,0 +1,213 @@
+//===- LaunchPlan.cpp - a plan's C++ form, and its checks against a gpu.module --===//
+
+#include "evo/Dialect/Evo/IR/LaunchPlan.h"
+#include <limits>
+
+using namespace mlir;
+
+namespace evo {
+
+int64_t BufferDesc::sizeInBytes() const {
+  int64_t bits = type.getElementTypeBitWidth();
+  return type.getNumElements() * ((bits + 7) / 8);
+}
+
+std::string elementTypeName(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  type.print(os);
+  return s;
+}
+
+static SmallVector<int64_t> widen(ArrayRef<unsigned> values) {
+  return SmallVector<int64_t>(values.begin(), values.end());
+}
+
+/// Builds each attribute with `get` or, given `emitError`, with `getChecked` (null on failure).
+template <typename AttrT, typename... Args>
+static AttrT build(function_ref<InFlightDiagnostic()> emitError, MLIRContext *ctx, Args &&...args) {
+  if (emitError)
+    return AttrT::getChecked(emitError, ctx, std::forward<Args>(args)...);
+  return AttrT::get(ctx, std::forward<Args>(args)...);
+}
+
+static PlanAttr toPlanAttr(const LaunchPlan &plan, MLIRContext *ctx,
+                           function_ref<InFlightDiagnostic()> emitError) {
+  SmallVector<BufferAttr> bufferAttrs;
+  SmallVector<TaskAttr> taskAttrs;
+  SmallVector<LaunchAttr> launchAttrs;
+  for (const BufferDesc &buf : plan.buffers) {
+    bufferAttrs.push_back(build<BufferAttr>(emitError, ctx, StringRef(buf.name), buf.role,
+                                            buf.type, buf.zeroInit));
+    if (!bufferAttrs.back())
+      return {};
+  }
+  for (const TaskDesc &task : plan.tasks) {
+    KnobsAttr knobs = task.knobs ? task.knobs : KnobsAttr::get(ctx, ScheduleKnobs(), task.family);
+    taskAttrs.push_back(build<TaskAttr>(emitError, ctx, StringRef(task.name), task.family,
+                                        StringRef(task.source), knobs,
+                                        ArrayRef<int64_t>(widen(task.buffers))));
+    if (!taskAttrs.back())
+      return {};
+  }
+  for (const KernelLaunch &launch : plan.launches) {
+    launchAttrs.push_back(build<LaunchAttr>(
+        emitError, ctx, StringRef(launch.kernel), static_cast<int64_t>(launch.task),
+        ArrayRef<int64_t>(launch.grid), ArrayRef<int64_t>(launch.block),
+        launch.dynamicSharedMemory, ArrayRef<int64_t>(widen(launch.args))));
+    if (!launchAttrs.back())
+      return {};
+  }
+  return build<PlanAttr>(emitError, ctx, StringRef(plan.funcName), StringRef(plan.source),
+                         ArrayRef<BufferAttr>(bufferAttrs), ArrayRef<TaskAttr>(taskAttrs),
+                         ArrayRef<LaunchAttr>(launchAttrs));
+}
+
+PlanAttr LaunchPlan::toAttr(MLIRContext *ctx) const { return toPlanAttr(*this, ctx, nullptr); }
+
+PlanAttr LaunchPlan::toAttr(MLIRContext *ctx,
+                            function_ref<InFlightDiagnostic()> emitError) const {
+  return toPlanAttr(*this, ctx, emitError);
+}
+
+static SmallVector<unsigned> narrow(ArrayRef<int64_t> values) {
+  return SmallVector<unsigned>(values.begin(), values.end());
+}
+
+LaunchPlan LaunchPlan::fromAttr(PlanAttr attr) {
+  LaunchPlan plan;
+  plan.funcName = attr.getFunc().str();
+  plan.source = attr.getSource().str();
+  for (BufferAttr b : attr.getBuffers())
+    plan.buffers.push_back({b.getName().str(), b.getRole(), b.getType(), b.getZeroInit()});
+  for (TaskAttr t : attr.getTasks())
+    plan.tasks.push_back({t.getName().str(), t.getFamily(), t.getSource().str(), t.getKnobs(),
+                          narrow(t.getBuffers())});
+  for (LaunchAttr l : attr.getLaunches()) {
+    KernelLaunch launch;
+    launch.kernel = l.getKernel().str();
+    launch.task = static_cast<unsigned>(l.getTask());
+    llvm::copy(l.getGrid(), launch.grid.begin());
+    llvm::copy(l.getBlock(), launch.block.begin());
+    launch.dynamicSharedMemory = l.getDynamicSharedMemory();
+    launch.args = narrow(l.getArgs());
+    plan.launches.push_back(std::move(launch));
+  }
+  return plan;
+}
+
+FailureOr<LaunchPlan> LaunchPlan::fromModule(gpu::GPUModuleOp module) {
+  Attribute attr = module->getAttr(kPlanAttrName);
+  if (!attr)
+    return module.emitError() << "gpu.module has no '" << kPlanAttrName << "' attribute";
+  auto plan = dyn_cast<PlanAttr>(attr);
+  if (!plan)
+    return module.emitError() << "'" << kPlanAttrName << "' must be a #evo.plan attribute";
+  return fromAttr(plan);
+}
+
+LogicalResult LaunchPlan::verifyAgainst(gpu::GPUModuleOp module) const {
+  for (const KernelLaunch &launch : launches) {
+    auto kernel = module.lookupSymbol<gpu::GPUFuncOp>(launch.kernel);
+    if (!kernel || !kernel.isKernel())
+      return module.emitError() << "evo.plan launches '" << launch.kernel
+                                << "', which is not a kernel of this gpu.module";
+    ArrayRef<Type> params = kernel.getFunctionType().getInputs();
+    if (params.size() != launch.args.size())
+      return kernel.emitError() << "takes " << params.size() << " parameters but evo.plan passes "
+                                << launch.args.size() << " buffers";
+    for (auto [i, param, buf] : llvm::enumerate(params, launch.args))
+      if (param != buffers[buf].type)
+        return kernel.emitError() << "parameter " << i << " has type " << param
+                                  << " but evo.plan passes buffer '" << buffers[buf].name
+                                  << "' of type " << buffers[buf].type;
+  }
+  // A scratch buffer no launch uses would be allocated for nothing (e.g. left over after a task
+  // was re-lowered).
+  for (auto [i, buf] : llvm::enumerate(buffers))
+    if (buf.role == BufferRole::Scratch &&
+        llvm::none_of(launches, [&](const KernelLaunch &l) { return llvm::is_contained(l.args, i); }))
+      return module.emitError() << "evo.plan's scratch buffer '" << buf.name
+                                << "' is not passed to any launch";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// JSON form of a launch
+//===----------------------------------------------------------------------===//
+
+llvm::json::Value toJSON(const KernelLaunch &launch) {
+  return llvm::json::Object{{"kernel", launch.kernel},
+                            {"task", static_cast<int64_t>(launch.task)},
+                            {"grid", llvm::json::Array(launch.grid)},
+                            {"block", llvm::json::Array(launch.block)},
+                            {"dynamic_shared_memory", launch.dynamicSharedMemory},
+                            {"args", llvm::json::Array(launch.args)}};
+}
+
+/// An integer in [min, 2^32) (min is 0 or 1).
+static bool fromJSONUInt32(const llvm::json::Value &value, int64_t &out, int64_t min,
+                           llvm::json::Path path) {
+  std::optional<int64_t> v = value.getAsInteger();
+  if (!v || *v < min || *v > std::numeric_limits<uint32_t>::max()) {
+    if (min)
+      path.report("expected an integer in [1, 2^32)");
+    else
+      path.report("expected an integer in [0, 2^32)");
+    return false;
+  }
+  out = *v;
+  return true;
+}
+
+/// An array of integers in [min, 2^32), of `size` elements unless `size` is 0.
+static bool fromJSONUInt32s(const llvm::json::Value *value, llvm::SmallVectorImpl<int64_t> &out,
+                            int64_t min, size_t size, llvm::json::Path path) {
+  if (!value) {
+    path.report("missing value");
+    return false;
+  }
+  const llvm::json::Array *a = value->getAsArray();
+  if (!a || (size && a->size() != size)) {
+    if (size)
+      path.report("expected an array of 3 integers");
+    else
+      path.report("expected an array of integers");
+    return false;
+  }
+  out.assign(a->size(), 0);
+  for (auto [i, element] : llvm::enumerate(*a))
+    if (!fromJSONUInt32(element, out[i], min, path.index(i)))
+      return false;
+  return true;
+}
+
+bool fromJSON(const llvm::json::Value &value, KernelLaunch &launch, llvm::json::Path path) {
+  llvm::json::ObjectMapper mapper(value, path);
+  if (!mapper || !mapper.map("kernel", launch.kernel))
+    return false;
+  const llvm::json::Object &o = *value.getAsObject();
+  int64_t task = 0, smem = 0;
+  if (const llvm::json::Value *v = o.get("task"))
+    if (!fromJSONUInt32(*v, task, 0, path.field("task")))
+      return false;
+  if (const llvm::json::Value *v = o.get("dynamic_shared_memory"))
+    if (!fromJSONUInt32(*v, smem, 0, path.field("dynamic_shared_memory")))
+      return false;
+  SmallVector<int64_t, 3> grid, block;
+  SmallVector<int64_t> args;
+  if (!fromJSONUInt32s(o.get("grid"), grid, 1, 3, path.field("grid")) ||
+      !fromJSONUInt32s(o.get("block"), block, 1, 3, path.field("block")) ||
+      !fromJSONUInt32s(o.get("args"), args, 0, 0, path.field("args")))
+    return false;
+  launch.task = static_cast<unsigned>(task);
+  llvm::copy(grid, launch.grid.begin());
+  llvm::copy(block, launch.block.begin());
+  launch.dynamicSharedMemory = smem;
+  launch.args.clear();
+  for (int64_t a : args)
+    launch.args.push_back(static_cast<unsigned>(a));
+  return true;
+}
+
+} // namespace evo
