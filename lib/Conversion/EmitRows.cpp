@@ -210,6 +210,11 @@ private:
   SmallVector<Value> full(Value v, Chunk &c);
   Value rowValue(Value v);
   SmallVector<Value> colLanes(Value v, Chunk &c);
+  /// Clones `g`'s payload once per lane of chunk `c`: inputs read by their role (full, column or
+  /// row values), outputs bound to zeros the payload never reads, the ops in `skip` left out;
+  /// `use(map)` after each lane.
+  void clonePerLane(linalg::GenericOp g, Chunk &c, ArrayRef<Operation *> skip,
+                    llvm::function_ref<void(IRMapping &)> use);
   SmallVector<Value> ivsAt(Value col);
   /// Folds produce(chunk) (vw values each) over this thread's chunks of the row with
   /// `combineFn`, then across the threads of the row; the result is uniform.
@@ -310,37 +315,11 @@ SmallVector<Value> RowEmitter::full(Value v, Chunk &c) {
       lanes.push_back(castTo(kb->b, loc, arith::MulFOp::create(kb->b, e, inv), elt));
     }
   } else if (auto g = v.getDefiningOp<linalg::GenericOp>()) {
-    SmallVector<AffineMap> maps = g.getIndexingMapsArray();
-    SmallVector<SmallVector<Value>> operands;
-    for (auto [i, in] : llvm::enumerate(g.getDpsInputs())) {
-      switch (roleOf(maps[i], n, false)) {
-      case Role::Full:
-        operands.push_back(full(in, c));
-        break;
-      case Role::Row:
-        operands.push_back(SmallVector<Value>(vw, rowValue(in)));
-        break;
-      case Role::Col:
-        operands.push_back(colLanes(in, c));
-        break;
-      default:
-        operands.push_back(SmallVector<Value>(vw, rowValue(in)));
-        break;
-      }
-    }
     SmallVector<SmallVector<Value>> results(g.getNumResults());
-    for (int64_t l = 0; l < vw; ++l) {
-      SmallVector<Value> args;
-      for (auto &o : operands)
-        args.push_back(o[l]);
-      for (Value init : g.getDpsInits())
-        args.push_back(kb->constant(cast<TypedAttr>(
-            kb->b.getZeroAttr(getElementTypeOrSelf(init.getType()))))); // never read
-      IRMapping map;
-      clonePayload(kb->b, g, args, {}, {}, map);
+    clonePerLane(g, c, {}, [&](IRMapping &map) {
       for (auto [r, y] : llvm::enumerate(payloadResults(g, map)))
         results[r].push_back(y);
-    }
+    });
     for (auto [r, res] : llvm::enumerate(g.getResults()))
       c.memo[res] = results[r];
     return c.memo[v];
@@ -349,6 +328,33 @@ SmallVector<Value> RowEmitter::full(Value v, Chunk &c) {
   }
   c.memo[v] = lanes;
   return lanes;
+}
+
+void RowEmitter::clonePerLane(linalg::GenericOp g, Chunk &c, ArrayRef<Operation *> skip,
+                              llvm::function_ref<void(IRMapping &)> use) {
+  unsigned n = shape.rowDims.size() + 1;
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  SmallVector<SmallVector<Value>> operands;
+  for (auto [i, in] : llvm::enumerate(g.getDpsInputs())) {
+    Role r = roleOf(maps[i], n, false);
+    if (r == Role::Full)
+      operands.push_back(full(in, c));
+    else if (r == Role::Col)
+      operands.push_back(colLanes(in, c));
+    else
+      operands.push_back(SmallVector<Value>(vw, rowValue(in)));
+  }
+  for (int64_t l = 0; l < vw; ++l) {
+    SmallVector<Value> args;
+    for (auto &o : operands)
+      args.push_back(o[l]);
+    for (Value init : g.getDpsInits())
+      args.push_back(kb->constant(cast<TypedAttr>(
+          kb->b.getZeroAttr(getElementTypeOrSelf(init.getType()))))); // never read
+    IRMapping map;
+    clonePayload(kb->b, g, args, {}, skip, map);
+    use(map);
+  }
 }
 
 void RowEmitter::forEachChunk(llvm::function_ref<void(Chunk &)> body) {
@@ -429,7 +435,6 @@ LogicalResult RowEmitter::visit(Operation &op) {
   }());
   if (*kind == OpKind::FullParallel)
     return success(); // computed on demand
-  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
   if (*kind == OpKind::RowParallel) {
     SmallVector<Value> args;
     for (Value in : g.getDpsInputs())
@@ -460,28 +465,10 @@ LogicalResult RowEmitter::visit(Operation &op) {
     Value identity = combinerIdentity(kb->b, loc, comb, acc);
     auto fn = [&](Value a, Value b) { return combine(kb->b, loc, comb, a, b); };
     Value total = reduceRow(acc, identity, fn, [&](Chunk &c) {
-      SmallVector<SmallVector<Value>> operands;
-      for (auto [i, in] : llvm::enumerate(g.getDpsInputs())) {
-        Role r = roleOf(maps[i], n, false);
-        if (r == Role::Full)
-          operands.push_back(full(in, c));
-        else if (r == Role::Col)
-          operands.push_back(colLanes(in, c));
-        else
-          operands.push_back(SmallVector<Value>(vw, rowValue(in)));
-      }
       SmallVector<Value> xs;
-      for (int64_t l = 0; l < vw; ++l) {
-        SmallVector<Value> args;
-        for (auto &ops : operands)
-          args.push_back(ops[l]);
-        for (Value init : g.getDpsInits())
-          args.push_back(kb->constant(cast<TypedAttr>(
-              kb->b.getZeroAttr(getElementTypeOrSelf(init.getType())))));
-        IRMapping map;
-        clonePayload(kb->b, g, args, {}, {comb}, map);
+      clonePerLane(g, c, {comb}, [&](IRMapping &map) {
         xs.push_back(map.lookupOrDefault(comb->getOperand(valueOperand)));
-      }
+      });
       return xs;
     });
     Value init = castTo(kb->b, loc, rowValue(g.getDpsInits()[o]), acc);
