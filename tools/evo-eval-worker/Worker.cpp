@@ -717,22 +717,23 @@ struct Evaluator {
   void poisonAt(CUdeviceptr p, const BufferSpec &s) {
     if (s.elements == 0)
       return;
+    auto d32 = [&](uint32_t v) {
+      check(D->cuMemsetD32Async(p, v, s.elements, gStream), "cuMemsetD32Async");
+    };
+    auto d16 = [&](uint16_t v) {
+      check(D->cuMemsetD16Async(p, v, s.elements, gStream), "cuMemsetD16Async");
+    };
     switch (s.kind) {
     case ElementKind::F32:
-      check(D->cuMemsetD32Async(p, contract::kPoisonF32, s.elements, gStream), "cuMemsetD32Async");
-      return;
+      return d32(contract::kPoisonF32);
     case ElementKind::I32:
-      check(D->cuMemsetD32Async(p, contract::kPoisonI32, s.elements, gStream), "cuMemsetD32Async");
-      return;
+      return d32(contract::kPoisonI32);
     case ElementKind::F16:
-      check(D->cuMemsetD16Async(p, contract::kPoisonF16, s.elements, gStream), "cuMemsetD16Async");
-      return;
+      return d16(contract::kPoisonF16);
     case ElementKind::BF16:
-      check(D->cuMemsetD16Async(p, contract::kPoisonBF16, s.elements, gStream), "cuMemsetD16Async");
-      return;
+      return d16(contract::kPoisonBF16);
     case ElementKind::I16:
-      check(D->cuMemsetD16Async(p, contract::kPoisonI16, s.elements, gStream), "cuMemsetD16Async");
-      return;
+      return d16(contract::kPoisonI16);
     case ElementKind::I8:
       check(D->cuMemsetD8Async(p, contract::kPoisonI8, s.elements, gStream), "cuMemsetD8Async");
       return;
