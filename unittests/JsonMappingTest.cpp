@@ -12,9 +12,11 @@
 #include "evo/Evaluation/Supervisor.h"
 #include "evo/Evaluation/Verifier.h"
 #include "evo/LLM/Backend.h"
+#include "evo/LLM/Prompt.h"
 #include "evo/Support/EnumNames.h"
 #include "llvm/Support/JSON.h"
 #include "gtest/gtest.h"
+#include <cmath>
 
 using namespace evo;
 using evo::llm::splitCommand;
@@ -172,6 +174,76 @@ TEST(JsonMappingTest, CeilingsRoundTripAndRejection) {
   EXPECT_DOUBLE_EQ(partial.l2Bytes, 7);
   EXPECT_NE(errorOf<Ceilings>(R"({"copy_gbps":"fast"})").find("copy_gbps"), std::string::npos);
   EXPECT_NE(errorOf<Ceilings>(R"({"uuid":1})").find("uuid"), std::string::npos);
+}
+
+TEST(JsonMappingTest, LLMUsageKeepsTheCacheForm) {
+  llm::Usage u{120, 30, 0.25, true};
+  EXPECT_EQ(print(toJSON(u)),
+            R"({"completion_tokens":30,"cost":0.25,"prompt_tokens":120,"reported":true})");
+  llvm::Expected<llm::Usage> back = parseAs<llm::Usage>(print(toJSON(u)));
+  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(back->promptTokens, 120);
+  EXPECT_EQ(back->completionTokens, 30);
+  EXPECT_DOUBLE_EQ(back->cost, 0.25);
+  EXPECT_TRUE(back->reported);
+  // A mailbox sidecar's usage: no "reported", extra keys.
+  llvm::Expected<llm::Usage> side =
+      parseAs<llm::Usage>(R"({"prompt_tokens":5,"completion_tokens":6,"cost":0,"model":"m"})");
+  ASSERT_TRUE(static_cast<bool>(side)) << llvm::toString(side.takeError());
+  EXPECT_EQ(side->completionTokens, 6);
+  EXPECT_FALSE(side->reported);
+  EXPECT_NE(errorOf<llm::Usage>(R"({"prompt_tokens":"5"})").find("prompt_tokens"),
+            std::string::npos);
+  EXPECT_NE(errorOf<llm::Usage>(R"({"prompt_tokens":1.5})").find("prompt_tokens"),
+            std::string::npos);
+  EXPECT_NE(errorOf<llm::Usage>(R"({"reported":"yes"})").find("reported"), std::string::npos);
+}
+
+TEST(JsonMappingTest, PromptContextRoundTripAndRejection) {
+  llm::PromptContext c;
+  c.taskName = "relu_t0";
+  c.family = "elementwise";
+  c.currentKernel = "gpu.module @k {}";
+  c.currentMs = 0.5;
+  c.solutions = {{7, "gpu.module @a {}", 0.25, "vectorized"}, {8, "gpu.module @b {}", NAN, ""}};
+  c.thoughts = {"t1"};
+  c.failures = {"f1", "f2"};
+  json::Value v = toJSON(c);
+  const json::Object *o = v.getAsObject();
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->get("baseline_ms")->kind(), json::Value::Null); // NaN is stored as null
+  EXPECT_EQ(print(*(*o->getArray("solutions"))[1].getAsObject()->get("ms")), "null");
+  llvm::Expected<llm::PromptContext> back = llm::PromptContext::fromJson(v);
+  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(back->taskName, c.taskName);
+  EXPECT_EQ(back->family, c.family);
+  EXPECT_EQ(back->currentKernel, c.currentKernel);
+  EXPECT_DOUBLE_EQ(back->currentMs, 0.5);
+  EXPECT_TRUE(std::isnan(back->baselineMs));
+  ASSERT_EQ(back->solutions.size(), 2u);
+  EXPECT_EQ(back->solutions[0].id, 7);
+  EXPECT_EQ(back->solutions[0].thought, "vectorized");
+  EXPECT_TRUE(std::isnan(back->solutions[1].ms));
+  EXPECT_EQ(back->thoughts, c.thoughts);
+  EXPECT_EQ(back->failures, c.failures);
+  EXPECT_EQ(print(toJSON(*back)), print(v));
+  // Every key is optional; a present one has its type.
+  llvm::Expected<llm::PromptContext> empty = llm::PromptContext::fromJson(json::Object{});
+  ASSERT_TRUE(static_cast<bool>(empty)) << llvm::toString(empty.takeError());
+  EXPECT_TRUE(std::isnan(empty->currentMs));
+  for (const char *bad : {R"({"current_ms":"fast"})", R"({"solutions":[3]})",
+                          R"({"solutions":[{"id":"7"}]})", R"({"thoughts":"one"})",
+                          R"({"task_name":1})"}) {
+    llvm::Expected<json::Value> parsed = json::parse(bad);
+    ASSERT_TRUE(static_cast<bool>(parsed));
+    llvm::Expected<llm::PromptContext> r = llm::PromptContext::fromJson(*parsed);
+    EXPECT_FALSE(static_cast<bool>(r)) << bad;
+    if (!r)
+      llvm::consumeError(r.takeError());
+  }
+  llvm::Expected<llm::PromptContext> notObject = llm::PromptContext::fromJson(json::Array{});
+  ASSERT_FALSE(static_cast<bool>(notObject));
+  EXPECT_EQ(llvm::toString(notObject.takeError()), "a prompt context must be a JSON object");
 }
 
 enum class Color { Red, Green, Blue };

@@ -127,9 +127,6 @@ private:
   llvm::Error post(const Layout &box, const Request &r) {
     if (box.pending.kind(r.key + ".json") != SafeDir::Kind::Missing)
       return llvm::Error::success(); // already posted (a resumed run asking again)
-    json::Array parents;
-    for (int64_t p : r.parents)
-      parents.push_back(p);
     json::Object side{{"format", "evo-mailbox/1"},
                       {"key", r.key},
                       {"system", r.system},
@@ -139,7 +136,7 @@ private:
                       {"task", r.task},
                       {"strategy", r.strategy},
                       {"operator", r.op},
-                      {"parents", std::move(parents)}};
+                      {"parents", r.parents}};
     // The prompt first, the sidecar last: a sidecar means the prompt is complete.
     if (llvm::Error e = box.pending.writeAtomically(r.key + ".prompt.md", r.prompt))
       return e;

@@ -167,62 +167,70 @@ llvm::Expected<std::string> Templates::expand(StringRef name,
 // Context
 //===----------------------------------------------------------------------===//
 
-json::Object PromptContext::toJson() const {
-  json::Array sols;
-  for (const Solution &s : solutions)
-    sols.push_back(json::Object{{"id", s.id},
-                                {"ir", s.ir},
-                                {"ms", std::isfinite(s.ms) ? json::Value(s.ms) : json::Value(nullptr)},
-                                {"thought", s.thought}});
-  json::Array th, fa;
-  for (const std::string &t : thoughts)
-    th.push_back(t);
-  for (const std::string &f : failures)
-    fa.push_back(f);
-  auto num = [](double x) { return std::isfinite(x) ? json::Value(x) : json::Value(nullptr); };
-  return json::Object{{"task_name", taskName},       {"family", family},
-                      {"gpu", gpu},                  {"chip", chip},
-                      {"task_source", taskSource},   {"contract", contract},
-                      {"launch", launch},            {"roofline", roofline},
-                      {"current_kernel", currentKernel}, {"current_ms", num(currentMs)},
-                      {"baseline_ms", num(baselineMs)},  {"solutions", std::move(sols)},
-                      {"best_thought", bestThought},  {"profile", profile},
-                      {"thoughts", std::move(th)},    {"failures", std::move(fa)}};
+static json::Value finiteOrNull(double x) {
+  return std::isfinite(x) ? json::Value(x) : json::Value(nullptr);
 }
 
+/// A time: a number, or null (or absent) for none (NaN).
+static bool mapTime(json::ObjectMapper &m, llvm::StringLiteral key, double &out) {
+  std::optional<double> v;
+  if (!m.map(key, v))
+    return false;
+  out = v.value_or(NAN);
+  return true;
+}
+
+json::Value toJSON(const Solution &s) {
+  return json::Object{{"id", s.id}, {"ir", s.ir}, {"ms", finiteOrNull(s.ms)}, {"thought", s.thought}};
+}
+
+bool fromJSON(const json::Value &value, Solution &s, json::Path path) {
+  json::ObjectMapper m(value, path);
+  return m && m.mapOptional("id", s.id) && m.mapOptional("ir", s.ir) && mapTime(m, "ms", s.ms) &&
+         m.mapOptional("thought", s.thought);
+}
+
+json::Value toJSON(const PromptContext &c) {
+  return json::Object{{"task_name", c.taskName},
+                      {"family", c.family},
+                      {"gpu", c.gpu},
+                      {"chip", c.chip},
+                      {"task_source", c.taskSource},
+                      {"contract", c.contract},
+                      {"launch", c.launch},
+                      {"roofline", c.roofline},
+                      {"current_kernel", c.currentKernel},
+                      {"current_ms", finiteOrNull(c.currentMs)},
+                      {"baseline_ms", finiteOrNull(c.baselineMs)},
+                      {"solutions", c.solutions},
+                      {"best_thought", c.bestThought},
+                      {"profile", c.profile},
+                      {"thoughts", c.thoughts},
+                      {"failures", c.failures}};
+}
+
+bool fromJSON(const json::Value &value, PromptContext &c, json::Path path) {
+  json::ObjectMapper m(value, path);
+  return m && m.mapOptional("task_name", c.taskName) && m.mapOptional("family", c.family) &&
+         m.mapOptional("gpu", c.gpu) && m.mapOptional("chip", c.chip) &&
+         m.mapOptional("task_source", c.taskSource) && m.mapOptional("contract", c.contract) &&
+         m.mapOptional("launch", c.launch) && m.mapOptional("roofline", c.roofline) &&
+         m.mapOptional("current_kernel", c.currentKernel) &&
+         mapTime(m, "current_ms", c.currentMs) && mapTime(m, "baseline_ms", c.baselineMs) &&
+         m.mapOptional("solutions", c.solutions) && m.mapOptional("best_thought", c.bestThought) &&
+         m.mapOptional("profile", c.profile) && m.mapOptional("thoughts", c.thoughts) &&
+         m.mapOptional("failures", c.failures);
+}
+
+json::Object PromptContext::toJson() const { return std::move(*toJSON(*this).getAsObject()); }
+
 llvm::Expected<PromptContext> PromptContext::fromJson(const json::Value &v) {
-  const json::Object *o = v.getAsObject();
-  if (!o)
+  if (!v.getAsObject())
     return llvm::createStringError("a prompt context must be a JSON object");
   PromptContext c;
-  auto str = [&](StringRef k) { return o->getString(k).value_or("").str(); };
-  auto num = [&](StringRef k) { return o->getNumber(k).value_or(NAN); };
-  c.taskName = str("task_name");
-  c.family = str("family");
-  c.gpu = str("gpu");
-  c.chip = str("chip");
-  c.taskSource = str("task_source");
-  c.contract = str("contract");
-  c.launch = str("launch");
-  c.roofline = str("roofline");
-  c.currentKernel = str("current_kernel");
-  c.currentMs = num("current_ms");
-  c.baselineMs = num("baseline_ms");
-  c.bestThought = str("best_thought");
-  c.profile = str("profile");
-  if (const json::Array *a = o->getArray("solutions"))
-    for (const json::Value &s : *a)
-      if (const json::Object *so = s.getAsObject())
-        c.solutions.push_back({so->getInteger("id").value_or(-1),
-                               so->getString("ir").value_or("").str(),
-                               so->getNumber("ms").value_or(NAN),
-                               so->getString("thought").value_or("").str()});
-  for (auto [key, out] : {std::pair<StringRef, std::vector<std::string> *>{"thoughts", &c.thoughts},
-                          {"failures", &c.failures}})
-    if (const json::Array *a = o->getArray(key))
-      for (const json::Value &s : *a)
-        if (std::optional<StringRef> t = s.getAsString())
-          out->push_back(t->str());
+  json::Path::Root root("context");
+  if (!fromJSON(v, c, root))
+    return llvm::createStringError("a prompt context: " + llvm::toString(root.getError()));
   return c;
 }
 

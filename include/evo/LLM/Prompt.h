@@ -65,9 +65,19 @@ struct PromptContext {
   std::string bestThought, profile;
   std::vector<std::string> thoughts, failures;
 
+  /// toJSON / fromJSON below, for callers that want an object or an error.
   llvm::json::Object toJson() const;
   static llvm::Expected<PromptContext> fromJson(const llvm::json::Value &v);
 };
+
+/// {"id", "ir", "ms" (null when not finite), "thought"}.
+llvm::json::Value toJSON(const Solution &s);
+bool fromJSON(const llvm::json::Value &value, Solution &s, llvm::json::Path path);
+/// The context as the run store keeps it (the "context" of a candidate's llm_request) and
+/// `evo-opt llm-prompt` reads it: snake_case keys of the fields, times null when not finite.
+/// Every key is optional (missing: empty, NaN); a present key must have its type.
+llvm::json::Value toJSON(const PromptContext &c);
+bool fromJSON(const llvm::json::Value &value, PromptContext &c, llvm::json::Path path);
 
 struct RenderedPrompt {
   std::string system, user, templateName;
