@@ -12,9 +12,10 @@
 // CHECK-COUNT-1: gpu.launch_func @layernorm_kernels::@layernorm_k0 blocks in (%c4, %c1, %c1) threads in (%c256, %c1, %c1)
 // CHECK-NOT:     gpu.launch_func
 // CHECK:         gpu.module @layernorm_kernels
-// CHECK-SAME:      tasks = [{buffers = array<i64: 0, 1, 2, 3, 4>, family = "rows"
+// CHECK-SAME:      tasks = [#evo.task<name = "layernorm_t0", family = rows,
+// CHECK-SAME:      buffers = [0, 1, 2, 3, 4]>]
 // CHECK:         gpu.func @layernorm_k0(%[[X:.*]]: memref<999x256xf32>, %[[W:.*]]: memref<256xf32>, %[[B:.*]]: memref<256xf32>, %[[Y:.*]]: memref<999x256xf32>, %[[MEAN:.*]]: memref<999xf32>)
-// CHECK-SAME:      evo.family = "rows", evo.knobs = {block_size = 256 : i64, cache_row = 0 : i64, reduction = "thread", vector_width = 1 : i64}
+// CHECK-SAME:      evo.family = #evo.family<rows>, evo.knobs = #evo.knobs<block_size = 256, vector_width = 1, reduction = thread, cache_row = false>
 // CHECK:           %[[ROW:.*]] = arith.addi
 // CHECK:           scf.if
 // CHECK:             %[[SUM:.*]] = scf.for
@@ -36,7 +37,7 @@
 
 // CACHE-LABEL: func.func @layernorm
 // CACHE:         gpu.func @layernorm_k0(%[[X:.*]]: memref<999x256xf32>, %{{.*}}: memref<256xf32>, %{{.*}}: memref<256xf32>, %[[Y:.*]]: memref<999x256xf32>, %[[MEAN:.*]]: memref<999xf32>)
-// CACHE-SAME:      evo.knobs = {block_size = 128 : i64, cache_row = 1 : i64, reduction = "warp", vector_width = 4 : i64}
+// CACHE-SAME:      evo.knobs = #evo.knobs<block_size = 128, vector_width = 4, reduction = warp, cache_row = true>
 // CACHE-NOT:       scf.for
 // CACHE-COUNT-2:   vector.load %[[X]]
 // CACHE-NOT:       memref.load %[[X]]
@@ -100,12 +101,12 @@ func.func @layernorm(%x: tensor<999x256xf32>, %w: tensor<256xf32>, %b: tensor<25
 // CHECK:         gpu.launch_func @pinned_kernels::@pinned_k0
 // CHECK:         gpu.launch_func @pinned_kernels::@pinned_k1
 // CHECK:         gpu.func @pinned_k0
-// CHECK-SAME:      evo.family = "reduction", evo.knobs = {accumulators = 1 : i64, block_size = 64 : i64
+// CHECK-SAME:      evo.family = #evo.family<reduction>, evo.knobs = #evo.knobs<block_size = 64, {{.*}}accumulators = 1,
 // CHECK:         gpu.func @pinned_k1
-// CHECK-SAME:      evo.family = "elementwise"
+// CHECK-SAME:      evo.family = #evo.family<elementwise>
 // CACHE-LABEL: func.func @pinned
 // CACHE:         gpu.func @pinned_k0
-// CACHE-SAME:      evo.family = "reduction"
+// CACHE-SAME:      evo.family = #evo.family<reduction>
 func.func @pinned(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
   %zero = arith.constant 0.0 : f32
   %er = tensor.empty() : tensor<64xf32>
@@ -136,7 +137,7 @@ func.func @pinned(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
 // CHECK-COUNT-1: gpu.launch_func
 // CHECK-NOT:     gpu.launch_func
 // CHECK:         gpu.func @scaled_softmax_k0(%[[X:[^:]*]]: memref<64x100xf32>
-// CHECK-SAME:      evo.family = "rows"
+// CHECK-SAME:      evo.family = #evo.family<rows>
 // CHECK:           scf.for
 // CHECK:             %[[V:.*]] = memref.load %[[X]]
 // CHECK:             %[[S:.*]] = arith.mulf %[[V]], %{{.*}} : f32

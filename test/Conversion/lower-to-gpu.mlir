@@ -10,10 +10,13 @@
 // CHECK-DAG:     %[[BLOCK:.*]] = arith.constant 256 : index
 // CHECK:         gpu.launch_func @relu_kernels::@relu_k0 blocks in (%[[GRID]], %[[ONE]], %[[ONE]]) threads in (%[[BLOCK]], %[[ONE]], %[[ONE]]) args(%[[X]] : memref<1000x1024xf32>, %[[Y]] : memref<1000x1024xf32>)
 // CHECK-NEXT:    return
-// CHECK:       gpu.module @relu_kernels attributes {evo.plan = {buffers = [{name = "arg0", role = "input", type = memref<1000x1024xf32>}, {name = "result0", role = "output", type = memref<1000x1024xf32>}], func = "relu", launches = [{args = array<i64: 0, 1>, block = array<i64: 256, 1, 1>, dynamic_shared_memory = 0 : i64, grid = array<i64: 4000, 1, 1>, kernel = "relu_k0", task = 0 : i64}]
-// CHECK-SAME:    tasks = [{buffers = array<i64: 0, 1>, family = "elementwise", knobs = {block_size = 256 : i64, elements_per_thread = 1 : i64, transpose_tile = 0 : i64, vector_width = 1 : i64}, name = "relu_t0"
+// CHECK:       gpu.module @relu_kernels attributes {evo.plan = #evo.plan<func = "relu", source = "func.func @relu(
+// CHECK-SAME:    buffers = [#evo.buffer<name = "arg0", role = input, type = memref<1000x1024xf32>>, #evo.buffer<name = "result0", role = output, type = memref<1000x1024xf32>>]
+// CHECK-SAME:    tasks = [#evo.task<name = "relu_t0", family = elementwise, source = "func.func @relu_t0(
+// CHECK-SAME:    knobs = <block_size = 256, elements_per_thread = 1, vector_width = 1, transpose_tile = 0>, buffers = [0, 1]>]
+// CHECK-SAME:    launches = [#evo.launch<kernel = "relu_k0", task = 0, grid = [4000, 1, 1], block = [256, 1, 1], args = [0, 1]>]>}
 // CHECK:         gpu.func @relu_k0(%[[A:.*]]: memref<1000x1024xf32>, %[[B:.*]]: memref<1000x1024xf32>) kernel
-// CHECK-SAME:      evo.family = "elementwise", evo.knobs = {block_size = 256 : i64, elements_per_thread = 1 : i64, transpose_tile = 0 : i64, vector_width = 1 : i64}, evo.task = 0 : i64, known_block_size = array<i32: 256, 1, 1>
+// CHECK-SAME:      evo.family = #evo.family<elementwise>, evo.knobs = #evo.knobs<block_size = 256, elements_per_thread = 1, vector_width = 1, transpose_tile = 0>, evo.task = 0 : i64, known_block_size = array<i32: 256, 1, 1>
 // CHECK:           %[[TID:.*]] = gpu.thread_id x
 // CHECK:           %[[BID:.*]] = gpu.block_id x
 // CHECK:           %[[LIN:.*]] = arith.addi %{{.*}}, %[[TID]] : index
@@ -27,7 +30,7 @@
 
 // KNOBS-LABEL: func.func @relu
 // KNOBS:         gpu.func @relu_k0
-// KNOBS-SAME:      evo.knobs = {block_size = 128 : i64, elements_per_thread = 2 : i64, transpose_tile = 0 : i64, vector_width = 1 : i64}
+// KNOBS-SAME:      evo.knobs = #evo.knobs<block_size = 128, elements_per_thread = 2, vector_width = 1, transpose_tile = 0>
 // KNOBS-SAME:      known_block_size = array<i32: 128, 1, 1>
 // KNOBS-COUNT-2:   memref.store
 // KNOBS-NOT:       memref.store
@@ -83,7 +86,7 @@ func.func @chain(%a: tensor<64x128xf32>, %b: tensor<64x128xf32>, %bias: tensor<1
 
 // CHECK-LABEL: func.func @vec_add
 // CHECK:         gpu.func @vec_add_k0(%[[A:.*]]: memref<1000x1024xf16>, %[[B:.*]]: memref<1024xf16>, %[[C:.*]]: memref<1000x1024xf16>)
-// CHECK-SAME:      evo.knobs = {block_size = 64 : i64, elements_per_thread = 1 : i64, transpose_tile = 0 : i64, vector_width = 8 : i64}
+// CHECK-SAME:      evo.knobs = #evo.knobs<block_size = 64, elements_per_thread = 1, vector_width = 8, transpose_tile = 0>
 // CHECK:           %[[VA:.*]] = vector.load %[[A]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<1000x1024xf16>, vector<8xf16>
 // CHECK:           %[[VB:.*]] = vector.load %[[B]][%{{.*}}] {alignment = 16 : i64} : memref<1024xf16>, vector<8xf16>
 // CHECK-COUNT-8:   arith.addf %{{.*}}, %{{.*}} : f16
@@ -126,7 +129,7 @@ func.func @tail(%x: tensor<3x333xf32>) -> tensor<3x333xf32> {
 // CHECK-LABEL: func.func @row_sum
 // CHECK:         gpu.launch_func @row_sum_kernels::@row_sum_k0 blocks in (%c2, %c1, %c1) threads in (%c256, %c1, %c1)
 // CHECK:         gpu.func @row_sum_k0(%[[X:.*]]: memref<512x300xf32>, %[[Y:.*]]: memref<512xf32>)
-// CHECK-SAME:      evo.family = "reduction", evo.knobs = {accumulators = 1 : i64, block_size = 256 : i64, reduction = "thread", split = 1 : i64, vector_width = 1 : i64}
+// CHECK-SAME:      evo.family = #evo.family<reduction>, evo.knobs = #evo.knobs<block_size = 256, vector_width = 1, reduction = thread, accumulators = 1, split = 1>
 // CHECK:           %[[ROW:.*]] = arith.addi
 // CHECK:           %[[SUM:.*]] = scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
 // CHECK:             %[[V:.*]] = memref.load %[[X]][%[[ROW]], %[[K]]]
@@ -153,7 +156,7 @@ func.func @row_sum(%x: tensor<512x300xf32>) -> tensor<512xf32> {
 // CHECK-LABEL: func.func @row_max_warp
 // CHECK:         gpu.launch_func @row_max_warp_kernels::@row_max_warp_k0 blocks in (%c64, %c1, %c1) threads in (%c256, %c1, %c1)
 // CHECK:         gpu.func @row_max_warp_k0
-// CHECK-SAME:      reduction = "warp", split = 1 : i64, vector_width = 4
+// CHECK-SAME:      vector_width = 4, reduction = warp, accumulators = 1, split = 1>
 // CHECK:           scf.for
 // CHECK:             vector.load %{{.*}} {alignment = 16 : i64} : memref<512x1024xf32>, vector<4xf32>
 // CHECK-COUNT-4:     arith.maxnumf
@@ -263,7 +266,7 @@ func.func @sum_sq(%x: tensor<64x256xf32>) -> tensor<64xf32> {
 // CHECK-LABEL: func.func @softmax
 // CHECK:         gpu.launch_func @softmax_kernels::@softmax_k0 blocks in (%c4, %c1, %c1) threads in (%c256, %c1, %c1)
 // CHECK:         gpu.func @softmax_k0(%[[X:.*]]: memref<1000x77xf32>, %[[Y:.*]]: memref<1000x77xf32>)
-// CHECK-SAME:      evo.family = "rows", evo.knobs = {block_size = 256 : i64, cache_row = 0 : i64, reduction = "thread", vector_width = 1 : i64}
+// CHECK-SAME:      evo.family = #evo.family<rows>, evo.knobs = #evo.knobs<block_size = 256, vector_width = 1, reduction = thread, cache_row = false>
 // CHECK:           scf.if
 // CHECK:             %[[MAX:.*]] = scf.for
 // CHECK:               arith.maximumf
@@ -306,7 +309,7 @@ func.func @softmax_dim0(%x: tensor<512x64xf32>) -> tensor<512x64xf32> {
 // CHECK-LABEL: func.func @matmul
 // CHECK:         gpu.launch_func @matmul_kernels::@matmul_k0 blocks in (%c192, %c1, %c1) threads in (%c256, %c1, %c1)
 // CHECK:         gpu.func @matmul_k0(%[[A:.*]]: memref<256x128xf32>, %[[B:.*]]: memref<128x192xf32>, %[[C:.*]]: memref<256x192xf32>)
-// CHECK-SAME:      evo.family = "matmul", evo.knobs = {accumulators = 1 : i64, block_size = 256 : i64}
+// CHECK-SAME:      evo.family = #evo.family<matmul>, evo.knobs = #evo.knobs<block_size = 256, accumulators = 1>
 // CHECK-DAG:       %[[N:.*]] = arith.remui
 // CHECK-DAG:       %[[M:.*]] = arith.divui
 // CHECK:           scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32)
@@ -331,7 +334,7 @@ func.func @matmul(%a: tensor<256x128xf32>, %b: tensor<128x192xf32>) -> tensor<25
 // CHECK-LABEL: func.func @bmm_f16
 // CHECK:         gpu.launch_func @bmm_f16_kernels::@bmm_f16_k0 blocks in (%c4, %c2, %c8) threads in (%c256, %c1, %c1)
 // CHECK:         gpu.func @bmm_f16_k0({{.*}}) workgroup(%[[AS:.*]] : memref<2048xf16, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<2048xf16, #gpu.address_space<workgroup>>) kernel
-// CHECK-SAME:      evo.knobs = {thread_tile = array<i64: 4, 4>, tile_sizes = array<i64: 64, 64, 32>}
+// CHECK-SAME:      evo.knobs = #evo.knobs<tile_sizes = [64, 64, 32], thread_tile = [4, 4]>
 // CHECK:           gpu.block_id z
 // CHECK:           scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
 // CHECK:             memref.store %{{.*}}, %[[AS]]
@@ -362,7 +365,7 @@ func.func @bmm_f16(%a: tensor<8x128x256xf16>, %b: tensor<8x256x256xf16>) -> tens
 // CHECK-LABEL: func.func @matmul_vec
 // CHECK:         gpu.launch_func @matmul_vec_kernels::@matmul_vec_k0 blocks in (%c2, %c2, %c1) threads in (%c64, %c1, %c1)
 // CHECK:         gpu.func @matmul_vec_k0(%[[A:.*]]: memref<128x64xf32>, %[[B:.*]]: memref<64x128xf32>, %{{.*}}: memref<128x128xf32>) workgroup(%[[AS:.*]] : memref<272xf32, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<256xf32, #gpu.address_space<workgroup>>) kernel
-// CHECK-SAME:      evo.knobs = {thread_tile = array<i64: 8, 8>, tile_sizes = array<i64: 64, 64, 4>, vector_width = 4 : i64}
+// CHECK-SAME:      evo.knobs = #evo.knobs<vector_width = 4, tile_sizes = [64, 64, 4], thread_tile = [8, 8]>
 // CHECK:           scf.for
 // CHECK:             vector.load %[[A]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<128x64xf32>, vector<4xf32>
 // CHECK:             vector.load %[[B]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<64x128xf32>, vector<4xf32>
@@ -392,7 +395,7 @@ func.func @matmul_vec(%a: tensor<128x64xf32>, %b: tensor<64x128xf32>) -> tensor<
 
 // CHECK-LABEL: func.func @matmul_prefetch
 // CHECK:         gpu.func @matmul_prefetch_k0(%[[A:.*]]: memref<128x64xf32>, %[[B:.*]]: memref<64x128xf32>, %{{.*}}: memref<128x128xf32>) workgroup(%[[AS:.*]] : {{.*}}, %[[BS:.*]] : {{.*}}) kernel
-// CHECK-SAME:      prefetch = 1 : i64
+// CHECK-SAME:      prefetch = true>
 // CHECK:           %[[C4:.*]] = arith.constant 4 : index
 // CHECK:           vector.load %[[A]]
 // CHECK:           gpu.barrier
@@ -430,12 +433,12 @@ func.func @matmul_prefetch(%a: tensor<128x64xf32>, %b: tensor<64x128xf32>) -> te
 // CHECK:         %[[T2:.*]] = gpu.wait async
 // CHECK:         %[[T3:.*]] = gpu.dealloc async [%[[T2]]] %[[TMP]] : memref<64x64xf32>
 // CHECK:         gpu.wait [%[[T3]]]
-// CHECK:       gpu.module @mm_relu_kernels attributes {evo.plan = {buffers = [{{.*}}{name = "tmp0", role = "scratch", type = memref<64x64xf32>}]
+// CHECK:       gpu.module @mm_relu_kernels attributes {evo.plan = #evo.plan<{{.*}}buffers = [{{.*}}#evo.buffer<name = "tmp0", role = scratch, type = memref<64x64xf32>>]
 // CHECK:         gpu.func @mm_relu_k0
-// CHECK-SAME:      evo.family = "matmul"
+// CHECK-SAME:      evo.family = #evo.family<matmul>
 // CHECK-SAME:      evo.task = 0
 // CHECK:         gpu.func @mm_relu_k1
-// CHECK-SAME:      evo.family = "elementwise"
+// CHECK-SAME:      evo.family = #evo.family<elementwise>
 // CHECK-SAME:      evo.task = 1
 func.func @mm_relu(%a: tensor<64x32xf32>, %b: tensor<32x64xf32>) -> tensor<64x64xf32> {
   %zero = arith.constant 0.0 : f32
@@ -476,7 +479,7 @@ func.func @max_select(%x: tensor<16x64xf32>, %init: tensor<16xf32>) -> tensor<16
 
 // CHECK-LABEL: func.func @conv
 // CHECK:         gpu.func @conv_k0(%[[X:.*]]: memref<2x8x18x18xf32>, %[[W:.*]]: memref<16x8x3x3xf32>, %{{.*}}: memref<2x16x16x16xf32>)
-// CHECK-SAME:      evo.family = "matmul"
+// CHECK-SAME:      evo.family = #evo.family<matmul>
 // CHECK:           scf.for
 // CHECK:             arith.addi
 // CHECK:             memref.load %[[X]]
@@ -500,7 +503,7 @@ func.func @conv(%x: tensor<2x8x18x18xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<2
 // CHECK-LABEL: func.func @conv_tiled
 // CHECK:         gpu.launch_func @conv_tiled_kernels::@conv_tiled_k0 blocks in (%c8, %c1, %c1) threads in (%c64, %c1, %c1)
 // CHECK:         gpu.func @conv_tiled_k0(%[[X:.*]]: memref<2x8x18x18xf32>, %[[W:.*]]: memref<16x8x3x3xf32>, %[[Y:.*]]: memref<2x16x16x16xf32>) workgroup(%[[AS:.*]] : memref<160xf32, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<512xf32, #gpu.address_space<workgroup>>)
-// CHECK-SAME:      evo.family = "matmul", evo.knobs = {thread_tile = array<i64: 4, 4>, tile_sizes = array<i64: 16, 64, 8>, vector_width = 4 : i64}
+// CHECK-SAME:      evo.family = #evo.family<matmul>, evo.knobs = #evo.knobs<vector_width = 4, tile_sizes = [16, 64, 8], thread_tile = [4, 4]>
 // CHECK:           scf.for
 // CHECK:             memref.load %[[W]]
 // CHECK:             memref.load %[[X]]
@@ -691,7 +694,7 @@ func.func @returns_arg(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
 // CHECK-NEXT:    gpu.launch_func @col_sum_split_kernels::@col_sum_split_k0_combine blocks in (%c8, %c1, %c1) threads in (%c256, %c1, %c1) args(%{{.*}} : memref<4096x2048xf32>, %{{.*}} : memref<2048xf32>, %[[P]] : memref<8x2048xf32>)
 // CHECK:         gpu.dealloc async [%{{.*}}] %[[P]]
 // CHECK:         gpu.func @col_sum_split_k0(%[[X:.*]]: memref<4096x2048xf32>, %{{.*}}: memref<2048xf32>, %[[PART:.*]]: memref<8x2048xf32>)
-// CHECK-SAME:      split = 8 : i64
+// CHECK-SAME:      split = 8>
 // CHECK:           %[[COL:.*]] = arith.addi
 // CHECK:           %[[SLICE:.*]] = gpu.block_id y
 // CHECK:           %[[LO:.*]] = arith.muli %[[SLICE]], %c512
@@ -738,7 +741,7 @@ func.func @split_does_not_divide(%x: tensor<100x64xf32>) -> tensor<64xf32> {
 // CHECK-LABEL: func.func @transpose_tiled
 // CHECK:         gpu.launch_func @transpose_tiled_kernels::@transpose_tiled_k0 blocks in (%c128, %c1, %c1) threads in (%c256, %c1, %c1)
 // CHECK:         gpu.func @transpose_tiled_k0(%[[X:.*]]: memref<256x512xf32>, %[[Y:.*]]: memref<512x256xf32>) workgroup(%[[TILE:.*]] : memref<1056xf32, #gpu.address_space<workgroup>>)
-// CHECK-SAME:      transpose_tile = 32 : i64
+// CHECK-SAME:      transpose_tile = 32>
 // CHECK:           %[[TX:.*]] = arith.remui %{{.*}}, %c32
 // CHECK:           %[[TY:.*]] = arith.divui %{{.*}}, %c32
 // CHECK-COUNT-4:   memref.store %{{.*}}, %[[TILE]]

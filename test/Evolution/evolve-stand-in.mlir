@@ -28,7 +28,7 @@
 // CHECK:         gpu.module @col_sum_kernels attributes {evo.evolved = [{baseline_ms = {{.*}}, best_candidate = {{[0-9]+}} : i64, best_ms = {{.*}}, speedup = {{.*}}, task = "col_sum_t0"}]
 // CHECK-NOT:     gpu.func @k0
 // CHECK:         gpu.func @col_sum_k0(
-// CHECK-SAME:      evo.family = "reduction"
+// CHECK-SAME:      evo.family = #evo.family<reduction>
 // CHECK-NOT:     gpu.func @k0
 
 // REMARK: remark: evo-evolve: col_sum_t0: {{[0-9.]+}} ms -> {{[0-9.]+}} ms ({{[0-9.]+}}x), {{[0-9]+}} candidates evaluated, {{[0-9]+}} valid

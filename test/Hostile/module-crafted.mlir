@@ -170,7 +170,7 @@ func.func @index_elt(%x: tensor<16xindex>) -> tensor<16xindex> {
 
 func.func @knobs_not_a_dictionary(%x: tensor<16xf32>) -> tensor<16xf32> {
   %e = tensor.empty() : tensor<16xf32>
-  // expected-error @+1 {{'evo.knobs' must be a dictionary}}
+  // expected-error @+1 {{'evo.knobs' must be a dictionary or an #evo.knobs attribute}}
   %r = linalg.exp {evo.knobs = 3 : i64} ins(%x : tensor<16xf32>) outs(%e : tensor<16xf32>) -> tensor<16xf32>
   return %r : tensor<16xf32>
 }
@@ -186,8 +186,9 @@ func.func @knobs_out_of_range(%x: tensor<16xf32>) -> tensor<16xf32> {
 
 // -----
 
+// The dialect's verifier rejects a plan that is not a #evo.plan when the module is parsed.
 module attributes {gpu.container_module} {
-  // expected-error @+1 {{evo-emit-ptx: 'evo.plan' must be a dictionary}}
+  // expected-error @+1 {{'evo.plan' must be a #evo.plan attribute}}
   gpu.module @m attributes {evo.plan = "not a dictionary"} {
     gpu.func @k(%x: memref<16xf32>) kernel { gpu.return }
   }
@@ -195,12 +196,10 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// A plan without its source, buffers, tasks and launches does not parse.
 module attributes {gpu.container_module} {
-  // expected-error @+4 {{evo.plan: plan needs a valid 'source' field}}
-  // expected-error @+3 {{evo.plan: plan needs a valid 'buffers' field}}
-  // expected-error @+2 {{evo.plan: plan needs a valid 'tasks' field}}
-  // expected-error @+1 {{evo.plan: plan needs a valid 'launches' field}}
-  gpu.module @m attributes {evo.plan = {func = "m"}} {
+  // expected-error @+1 {{expected ','}}
+  gpu.module @m attributes {evo.plan = #evo.plan<func = "m">} {
     gpu.func @k(%x: memref<16xf32>) kernel { gpu.return }
   }
 }

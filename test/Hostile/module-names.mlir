@@ -1,7 +1,8 @@
 // Names that become file names or PTX symbols (docs/reliability.md, "Input modules and output
 // files"): a function, gpu.module, kernel, symbol or evo.plan name with '/', '..', '-', '.',
-// control or non-UTF-8 bytes, or too long, is a diagnostic at the op. Nothing is ever written
-// outside output-dir, and NVPTX never sees such a name (it aborts with "LLVM ERROR: Symbol name
+// control or non-UTF-8 bytes, or too long, is a diagnostic at the op (a name in an #evo.plan: at
+// the attribute, when the module is parsed; the parser then adds "failed to parse Evo_PlanAttr
+// parameter ..."). Nothing is ever written outside output-dir, and NVPTX never sees such a name (it aborts with "LLVM ERROR: Symbol name
 // with unsupported characters").
 //
 // RUN: rm -rf %t && mkdir -p %t/a/b/c/out
@@ -140,25 +141,27 @@ module attributes {gpu.container_module} {
 
 // expected-error @+2 {{evo.plan: function name "../../../x" cannot be a PTX symbol or a file name}}
 module attributes {gpu.container_module} {
-  gpu.module @m attributes {evo.plan = {func = "../../../x", source = "", buffers = [{name = "arg0", role = "input", type = memref<16xf32>}], tasks = [{name = "t", family = "elementwise", source = "", knobs = {}, buffers = array<i64: 0>}], launches = [{kernel = "k", task = 0, grid = array<i64: 1, 1, 1>, block = array<i64: 16, 1, 1>, dynamic_shared_memory = 0, args = array<i64: 0>}]}} {
+  gpu.module @m attributes {evo.plan = #evo.plan<func = "../../../x", source = "", buffers = [#evo.buffer<name = "arg0", role = input, type = memref<16xf32>>], tasks = [#evo.task<name = "t", family = elementwise, source = "", knobs = #evo.knobs<>, buffers = [0]>], launches = [#evo.launch<kernel = "k", task = 0, grid = [1, 1, 1], block = [16, 1, 1], args = [0]>]>} {
     gpu.func @k(%x: memref<16xf32>) kernel { gpu.return }
   }
 }
 
 // -----
 
-// expected-error @+2 {{evo.plan: task name "../t" cannot be a PTX symbol or a file name}}
+// expected-error @+3 {{evo.plan: task name "../t" cannot be a PTX symbol or a file name}}
+// expected-error @+2 {{failed to parse Evo_PlanAttr parameter 'tasks'}}
 module attributes {gpu.container_module} {
-  gpu.module @m attributes {evo.plan = {func = "m", source = "", buffers = [{name = "arg0", role = "input", type = memref<16xf32>}], tasks = [{name = "../t", family = "elementwise", source = "", knobs = {}, buffers = array<i64: 0>}], launches = [{kernel = "k", task = 0, grid = array<i64: 1, 1, 1>, block = array<i64: 16, 1, 1>, dynamic_shared_memory = 0, args = array<i64: 0>}]}} {
+  gpu.module @m attributes {evo.plan = #evo.plan<func = "m", source = "", buffers = [#evo.buffer<name = "arg0", role = input, type = memref<16xf32>>], tasks = [#evo.task<name = "../t", family = elementwise, source = "", knobs = #evo.knobs<>, buffers = [0]>], launches = [#evo.launch<kernel = "k", task = 0, grid = [1, 1, 1], block = [16, 1, 1], args = [0]>]>} {
     gpu.func @k(%x: memref<16xf32>) kernel { gpu.return }
   }
 }
 
 // -----
 
-// expected-error @+2 {{evo.plan: kernel name "../k" cannot be a PTX symbol or a file name}}
+// expected-error @+3 {{evo.plan: kernel name "../k" cannot be a PTX symbol or a file name}}
+// expected-error @+2 {{failed to parse Evo_PlanAttr parameter 'launches'}}
 module attributes {gpu.container_module} {
-  gpu.module @m attributes {evo.plan = {func = "m", source = "", buffers = [{name = "arg0", role = "input", type = memref<16xf32>}], tasks = [{name = "t", family = "elementwise", source = "", knobs = {}, buffers = array<i64: 0>}], launches = [{kernel = "../k", task = 0, grid = array<i64: 1, 1, 1>, block = array<i64: 16, 1, 1>, dynamic_shared_memory = 0, args = array<i64: 0>}]}} {
+  gpu.module @m attributes {evo.plan = #evo.plan<func = "m", source = "", buffers = [#evo.buffer<name = "arg0", role = input, type = memref<16xf32>>], tasks = [#evo.task<name = "t", family = elementwise, source = "", knobs = #evo.knobs<>, buffers = [0]>], launches = [#evo.launch<kernel = "../k", task = 0, grid = [1, 1, 1], block = [16, 1, 1], args = [0]>]>} {
     gpu.func @k(%x: memref<16xf32>) kernel { gpu.return }
   }
 }

@@ -1,8 +1,9 @@
 // Shapes and types a GPU cannot run (docs/reliability.md, "Input modules and output files"):
 // empty dimensions, sizes whose element count or byte size wraps int64 or exceeds 1 TiB, tensor
 // encodings (sparse), dynamic shapes, element types NVPTX cannot compute on, launches beyond
-// CUDA's limits and kernels of the wrong ABI are diagnostics at the op, never an exit 0 with a
-// grid of 0 or a negative size, and never an LLVM ERROR.
+// CUDA's limits and kernels of the wrong ABI are diagnostics at the op (in an #evo.plan: at the
+// attribute, when the module is parsed), never an exit 0 with a grid of 0 or a negative size, and
+// never an LLVM ERROR.
 //
 // RUN: rm -rf %t && mkdir -p %t/out
 // RUN: evo-opt %s -split-input-file -verify-diagnostics --evo-pipeline="output-dir=%t/out ptxas=none" -o /dev/null
@@ -162,72 +163,80 @@ func.func @f8(%x: tensor<16xf8E4M3FN>) -> tensor<16xf8E4M3FN> {
 
 // -----
 
-// expected-error @+2 {{evo.plan: launch of 'k' exceeds CUDA's launch limits: grid larger than 2^31-1 x 65535 x 65535 (grid 2147483648x1x1, block 16x1x1, 0 bytes of dynamic shared memory)}}
+// expected-error @+3 {{evo.plan: launch of 'k' exceeds CUDA's launch limits: grid larger than 2^31-1 x 65535 x 65535 (grid 2147483648x1x1, block 16x1x1, 0 bytes of dynamic shared memory)}}
+// expected-error @+2 {{failed to parse Evo_PlanAttr parameter 'launches'}}
 module attributes {gpu.container_module} {
-  gpu.module @m attributes {evo.plan = {func = "m", source = "", buffers = [{name = "arg0", role = "input", type = memref<16xf32>}], tasks = [{name = "t", family = "elementwise", source = "", knobs = {}, buffers = array<i64: 0>}], launches = [{kernel = "k", task = 0, grid = array<i64: 2147483648, 1, 1>, block = array<i64: 16, 1, 1>, dynamic_shared_memory = 0, args = array<i64: 0>}]}} {
+  gpu.module @m attributes {evo.plan = #evo.plan<func = "m", source = "", buffers = [#evo.buffer<name = "arg0", role = input, type = memref<16xf32>>], tasks = [#evo.task<name = "t", family = elementwise, source = "", knobs = #evo.knobs<>, buffers = [0]>], launches = [#evo.launch<kernel = "k", task = 0, grid = [2147483648, 1, 1], block = [16, 1, 1], args = [0]>]>} {
     gpu.func @k(%x: memref<16xf32>) kernel { gpu.return }
   }
 }
 
 // -----
 
-// expected-error @+2 {{evo.plan: launch of 'k' exceeds CUDA's launch limits: grid larger}}
+// expected-error @+3 {{evo.plan: launch of 'k' exceeds CUDA's launch limits: grid larger}}
+// expected-error @+2 {{failed to parse Evo_PlanAttr parameter 'launches'}}
 module attributes {gpu.container_module} {
-  gpu.module @m attributes {evo.plan = {func = "m", source = "", buffers = [{name = "arg0", role = "input", type = memref<16xf32>}], tasks = [{name = "t", family = "elementwise", source = "", knobs = {}, buffers = array<i64: 0>}], launches = [{kernel = "k", task = 0, grid = array<i64: 1, 1, 65536>, block = array<i64: 16, 1, 1>, dynamic_shared_memory = 0, args = array<i64: 0>}]}} {
+  gpu.module @m attributes {evo.plan = #evo.plan<func = "m", source = "", buffers = [#evo.buffer<name = "arg0", role = input, type = memref<16xf32>>], tasks = [#evo.task<name = "t", family = elementwise, source = "", knobs = #evo.knobs<>, buffers = [0]>], launches = [#evo.launch<kernel = "k", task = 0, grid = [1, 1, 65536], block = [16, 1, 1], args = [0]>]>} {
     gpu.func @k(%x: memref<16xf32>) kernel { gpu.return }
   }
 }
 
 // -----
 
-// expected-error @+2 {{evo.plan: launch 'grid' must be 3 positive sizes}}
+// expected-error @+3 {{evo.plan: launch 'grid' must be 3 positive sizes}}
+// expected-error @+2 {{failed to parse Evo_PlanAttr parameter 'launches'}}
 module attributes {gpu.container_module} {
-  gpu.module @m attributes {evo.plan = {func = "m", source = "", buffers = [{name = "arg0", role = "input", type = memref<16xf32>}], tasks = [{name = "t", family = "elementwise", source = "", knobs = {}, buffers = array<i64: 0>}], launches = [{kernel = "k", task = 0, grid = array<i64: -1, 1, 1>, block = array<i64: 16, 1, 1>, dynamic_shared_memory = 0, args = array<i64: 0>}]}} {
+  gpu.module @m attributes {evo.plan = #evo.plan<func = "m", source = "", buffers = [#evo.buffer<name = "arg0", role = input, type = memref<16xf32>>], tasks = [#evo.task<name = "t", family = elementwise, source = "", knobs = #evo.knobs<>, buffers = [0]>], launches = [#evo.launch<kernel = "k", task = 0, grid = [-1, 1, 1], block = [16, 1, 1], args = [0]>]>} {
     gpu.func @k(%x: memref<16xf32>) kernel { gpu.return }
   }
 }
 
 // -----
 
-// expected-error @+2 {{evo.plan: launch of 'k' exceeds CUDA's launch limits: block larger than 1024 threads}}
+// expected-error @+3 {{evo.plan: launch of 'k' exceeds CUDA's launch limits: block larger than 1024 threads}}
+// expected-error @+2 {{failed to parse Evo_PlanAttr parameter 'launches'}}
 module attributes {gpu.container_module} {
-  gpu.module @m attributes {evo.plan = {func = "m", source = "", buffers = [{name = "arg0", role = "input", type = memref<16xf32>}], tasks = [{name = "t", family = "elementwise", source = "", knobs = {}, buffers = array<i64: 0>}], launches = [{kernel = "k", task = 0, grid = array<i64: 1, 1, 1>, block = array<i64: 64, 32, 1>, dynamic_shared_memory = 0, args = array<i64: 0>}]}} {
+  gpu.module @m attributes {evo.plan = #evo.plan<func = "m", source = "", buffers = [#evo.buffer<name = "arg0", role = input, type = memref<16xf32>>], tasks = [#evo.task<name = "t", family = elementwise, source = "", knobs = #evo.knobs<>, buffers = [0]>], launches = [#evo.launch<kernel = "k", task = 0, grid = [1, 1, 1], block = [64, 32, 1], args = [0]>]>} {
     gpu.func @k(%x: memref<16xf32>) kernel { gpu.return }
   }
 }
 
 // -----
 
-// expected-error @+2 {{evo.plan: launch of 'k' exceeds CUDA's launch limits: dynamic shared memory outside [0, 227 KiB]}}
+// expected-error @+3 {{evo.plan: launch of 'k' exceeds CUDA's launch limits: dynamic shared memory outside [0, 227 KiB]}}
+// expected-error @+2 {{failed to parse Evo_PlanAttr parameter 'launches'}}
 module attributes {gpu.container_module} {
-  gpu.module @m attributes {evo.plan = {func = "m", source = "", buffers = [{name = "arg0", role = "input", type = memref<16xf32>}], tasks = [{name = "t", family = "elementwise", source = "", knobs = {}, buffers = array<i64: 0>}], launches = [{kernel = "k", task = 0, grid = array<i64: 1, 1, 1>, block = array<i64: 16, 1, 1>, dynamic_shared_memory = 232449, args = array<i64: 0>}]}} {
+  gpu.module @m attributes {evo.plan = #evo.plan<func = "m", source = "", buffers = [#evo.buffer<name = "arg0", role = input, type = memref<16xf32>>], tasks = [#evo.task<name = "t", family = elementwise, source = "", knobs = #evo.knobs<>, buffers = [0]>], launches = [#evo.launch<kernel = "k", task = 0, grid = [1, 1, 1], block = [16, 1, 1], dynamic_shared_memory = 232449, args = [0]>]>} {
     gpu.func @k(%x: memref<16xf32>) kernel { gpu.return }
   }
 }
 
 // -----
 
-// expected-error @+2 {{evo.plan: launch of 'k' exceeds CUDA's launch limits: dynamic shared memory outside [0, 227 KiB]}}
+// expected-error @+3 {{evo.plan: launch of 'k' exceeds CUDA's launch limits: dynamic shared memory outside [0, 227 KiB]}}
+// expected-error @+2 {{failed to parse Evo_PlanAttr parameter 'launches'}}
 module attributes {gpu.container_module} {
-  gpu.module @m attributes {evo.plan = {func = "m", source = "", buffers = [{name = "arg0", role = "input", type = memref<16xf32>}], tasks = [{name = "t", family = "elementwise", source = "", knobs = {}, buffers = array<i64: 0>}], launches = [{kernel = "k", task = 0, grid = array<i64: 1, 1, 1>, block = array<i64: 16, 1, 1>, dynamic_shared_memory = -1, args = array<i64: 0>}]}} {
+  gpu.module @m attributes {evo.plan = #evo.plan<func = "m", source = "", buffers = [#evo.buffer<name = "arg0", role = input, type = memref<16xf32>>], tasks = [#evo.task<name = "t", family = elementwise, source = "", knobs = #evo.knobs<>, buffers = [0]>], launches = [#evo.launch<kernel = "k", task = 0, grid = [1, 1, 1], block = [16, 1, 1], dynamic_shared_memory = -1, args = [0]>]>} {
     gpu.func @k(%x: memref<16xf32>) kernel { gpu.return }
   }
 }
 
 // -----
 
-// expected-error @+2 {{evo.plan: buffer 'arg0': needs every dimension to be at least 1}}
+// expected-error @+3 {{evo.plan: buffer 'arg0': needs every dimension to be at least 1}}
+// expected-error @+2 {{failed to parse Evo_PlanAttr parameter 'buffers'}}
 module attributes {gpu.container_module} {
-  gpu.module @m attributes {evo.plan = {func = "m", source = "", buffers = [{name = "arg0", role = "input", type = memref<0x16xf32>}], tasks = [{name = "t", family = "elementwise", source = "", knobs = {}, buffers = array<i64: 0>}], launches = [{kernel = "k", task = 0, grid = array<i64: 1, 1, 1>, block = array<i64: 16, 1, 1>, dynamic_shared_memory = 0, args = array<i64: 0>}]}} {
+  gpu.module @m attributes {evo.plan = #evo.plan<func = "m", source = "", buffers = [#evo.buffer<name = "arg0", role = input, type = memref<0x16xf32>>], tasks = [#evo.task<name = "t", family = elementwise, source = "", knobs = #evo.knobs<>, buffers = [0]>], launches = [#evo.launch<kernel = "k", task = 0, grid = [1, 1, 1], block = [16, 1, 1], args = [0]>]>} {
     gpu.func @k(%x: memref<0x16xf32>) kernel { gpu.return }
   }
 }
 
 // -----
 
-// expected-error @+2 {{evo.plan: buffer 'arg0': supports buffers of at most 1 TiB}}
+// expected-error @+3 {{evo.plan: buffer 'arg0': supports buffers of at most 1 TiB}}
+// expected-error @+2 {{failed to parse Evo_PlanAttr parameter 'buffers'}}
 module attributes {gpu.container_module} {
-  gpu.module @m attributes {evo.plan = {func = "m", source = "", buffers = [{name = "arg0", role = "input", type = memref<9223372036854775807x2xf32>}], tasks = [{name = "t", family = "elementwise", source = "", knobs = {}, buffers = array<i64: 0>}], launches = [{kernel = "k", task = 0, grid = array<i64: 1, 1, 1>, block = array<i64: 16, 1, 1>, dynamic_shared_memory = 0, args = array<i64: 0>}]}} {
+  gpu.module @m attributes {evo.plan = #evo.plan<func = "m", source = "", buffers = [#evo.buffer<name = "arg0", role = input, type = memref<9223372036854775807x2xf32>>], tasks = [#evo.task<name = "t", family = elementwise, source = "", knobs = #evo.knobs<>, buffers = [0]>], launches = [#evo.launch<kernel = "k", task = 0, grid = [1, 1, 1], block = [16, 1, 1], args = [0]>]>} {
     gpu.func @k(%x: memref<9223372036854775807x2xf32>) kernel { gpu.return }
   }
 }

@@ -13,7 +13,7 @@
 
 // CHECK-LABEL: func.func @relu
 // CHECK:         gpu.launch_func @relu_kernels::@relu_k0
-// CHECK:       gpu.binary @relu_kernels {evo.plan = {{.*}}func = "relu"
+// CHECK:       gpu.binary @relu_kernels {evo.plan = #evo.plan<func = "relu", source = "func.func @relu(
 // CHECK-SAME:    [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">
 // CHECK-SAME:    assembly = "
 // CHECK-NOT:   gpu.module
