@@ -93,7 +93,7 @@ LaunchPlan unary(MLIRContext &ctx, OwningOpRef<ModuleOp> &m, const char *op, con
 void load(MLIRContext &ctx) {
   ctx.loadDialect<func::FuncDialect, arith::ArithDialect, linalg::LinalgDialect,
                   tensor::TensorDialect, math::MathDialect, gpu::GPUDialect, scf::SCFDialect,
-                  memref::MemRefDialect, vector::VectorDialect>();
+                  memref::MemRefDialect, vector::VectorDialect, EvoDialect>();
 }
 } // namespace
 
