@@ -8,8 +8,10 @@ valid; a cheat judged valid is a false accept, an honest kernel judged anything 
 reject. The emitted module must come from an honest kernel or the baseline (evo-evolve
 re-verifies it before writing; its PTX is checked here against torch.tanh on wide-range inputs).
 
-With --extra "worker=... stand-in-worker=true" it runs without a GPU (a dry run: the stand-in
-judges every kernel valid, so only the contract's rejections are real there).
+With --extra "worker=build/test/tools/evo-fake-worker/evo-fake-worker" and the environment
+variable EVO_TEST_STAND_IN_WORKER naming that same executable, an evo-opt built with the tests
+runs it without a GPU (a dry run: the stand-in judges every kernel valid, so only the
+contract's rejections are real there).
 Writes $OUT/adversarial_llm.json.
 """
 

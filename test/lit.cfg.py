@@ -45,11 +45,15 @@ for _var in ["EVO_LIBCUDA", "CUDA_VISIBLE_DEVICES"]:
 config.substitutions.append(("%scripted_llm", os.path.join(config.evo_src_root, "scripts", "scripted-llm")))
 config.environment["EVO_OPT"] = os.path.join(config.evo_tools_dir, "evo-opt")
 
-# The stand-in worker (unittests/FakeWorker.cpp) lets evo-evolve run end to end without a GPU.
+# The stand-in worker (test/tools/evo-fake-worker) lets evo-evolve run end to end without a GPU:
+# EVO_TEST_STAND_IN_WORKER names it, and evo-evolve built with the tests (EVO_TEST_HOOKS) then
+# trusts `worker=` that executable without a GPU (no driver check, no roofline). Any other worker
+# (the real one, on a GPU host) is treated as usual.
 _fake = getattr(config, "evo_fake_worker", "")
 if _fake and os.access(_fake, os.X_OK):
     config.available_features.add("stand-in-worker")
     config.substitutions.append(("%evo_fake_worker", _fake))
+    config.environment["EVO_TEST_STAND_IN_WORKER"] = _fake
 else:
     lit_config.note("no stand-in worker (unit tests not built): evolution tests are UNSUPPORTED")
 

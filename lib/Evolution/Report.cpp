@@ -5,6 +5,10 @@
 // with no scripts and no external resources: it is safe to open from an untrusted run directory,
 // and everything taken from the store (reasons, IR, thoughts written by an LLM) is escaped.
 //
+// Why one file of ~830 lines: both reports are views of one analysis (analyzeTask), and the
+// HTML page's escaping and inline SVG charts are only used here; splitting the renderers would
+// make the analysis structs and the escaping an internal header for no other reader.
+//
 //===----------------------------------------------------------------------===//
 
 #include "evo/Evolution/RunStore.h"

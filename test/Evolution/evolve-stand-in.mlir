@@ -1,20 +1,20 @@
-// evo-evolve end to end without a GPU: the stand-in worker (unittests/FakeWorker.cpp) says every
+// evo-evolve end to end without a GPU: the stand-in worker (test/tools/evo-fake-worker/FakeWorker.cpp) says every
 // candidate is valid and times it from a hash of its code, so the search, the store, the splice
 // of the winner into the module and plan, the reports and resume are all exercised in CI.
 //
 // REQUIRES: stand-in-worker
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: evo-opt %s --evo-lower-to-gpu --evo-evolve="worker=%evo_fake_worker stand-in-worker=true run-dir=%t/run max-candidates=24 quiet=true seed=2" -o %t/out.mlir 2>%t/err
+// RUN: evo-opt %s --evo-lower-to-gpu --evo-evolve="worker=%evo_fake_worker run-dir=%t/run max-candidates=24 quiet=true seed=2" -o %t/out.mlir 2>%t/err
 // RUN: FileCheck %s --input-file=%t/out.mlir
 // RUN: FileCheck %s --input-file=%t/err --check-prefix=REMARK
 // RUN: FileCheck %s --input-file=%t/run/report.json --check-prefix=REPORT
 //
 // Resuming the finished run needs no worker and reproduces the module.
-// RUN: evo-opt %s --evo-lower-to-gpu --evo-evolve="worker=%evo_fake_worker stand-in-worker=true run-dir=%t/run max-candidates=24 quiet=true seed=2 resume=true" -o %t/resumed.mlir
+// RUN: evo-opt %s --evo-lower-to-gpu --evo-evolve="worker=%evo_fake_worker run-dir=%t/run max-candidates=24 quiet=true seed=2 resume=true" -o %t/resumed.mlir
 // RUN: diff %t/out.mlir %t/resumed.mlir
 //
 // A run directory is never silently reused.
-// RUN: not evo-opt %s --evo-lower-to-gpu --evo-evolve="worker=%evo_fake_worker stand-in-worker=true run-dir=%t/run quiet=true" -o %t/x.mlir 2>&1 | FileCheck %s --check-prefix=EXISTS
+// RUN: not evo-opt %s --evo-lower-to-gpu --evo-evolve="worker=%evo_fake_worker run-dir=%t/run quiet=true" -o %t/x.mlir 2>&1 | FileCheck %s --check-prefix=EXISTS
 //
 // The report is rebuilt from the store alone.
 // RUN: evo-opt report %t/run %t/again

@@ -1,5 +1,5 @@
 // Nothing unchecked wins and nothing invalid is emitted, with the stand-in worker's cheats
-// (unittests/FakeWorker.cpp reads markers in the name of the constant table the LLM reply's
+// (test/tools/evo-fake-worker/FakeWorker.cpp reads markers in the name of the constant table the LLM reply's
 // kernel reads, test/Evolution/Inputs/fixed-llm):
 //  * a finalist-only cheat (valid and fast while searching, invalid when the finalists are
 //    re-measured) is recorded invalid and the baseline wins;
@@ -9,7 +9,7 @@
 //    valid candidate (here the baseline), verifies it and writes the module.
 //
 // REQUIRES: stand-in-worker
-// DEFINE: %{evolve} = evo-opt %s --evo-lower-to-gpu --evo-evolve="worker=%evo_fake_worker stand-in-worker=true quiet=true strategy=free llm=cmd:%S/Inputs/fixed-llm max-candidates=2 samples=1
+// DEFINE: %{evolve} = evo-opt %s --evo-lower-to-gpu --evo-evolve="worker=%evo_fake_worker quiet=true strategy=free llm=cmd:%S/Inputs/fixed-llm max-candidates=2 samples=1
 // DEFINE: %{llm} = env FIXED_LLM_REPLY=%S/Inputs/relu_table.reply
 // RUN: rm -rf %t && mkdir -p %t
 //

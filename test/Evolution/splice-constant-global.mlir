@@ -10,7 +10,7 @@
 // DEFINE: %{llm} = env FIXED_LLM_REPLY=%S/Inputs/matmul_table.reply FIXED_LLM_TABLE=evo_stand_in_fast
 // DEFINE: %{opts} = quiet=true strategy=free llm=cmd:%S/Inputs/fixed-llm max-candidates=2 samples=1
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: %{llm} evo-opt %s --evo-lower-to-gpu --evo-evolve="worker=%evo_fake_worker stand-in-worker=true run-dir=%t/run %{opts}" -o %t/out.mlir 2>%t/err
+// RUN: %{llm} evo-opt %s --evo-lower-to-gpu --evo-evolve="worker=%evo_fake_worker run-dir=%t/run %{opts}" -o %t/out.mlir 2>%t/err
 // RUN: FileCheck %s --input-file=%t/out.mlir
 // RUN: FileCheck %s --input-file=%t/err --check-prefix=REMARK
 // RUN: evo-opt %t/out.mlir --evo-emit-ptx="output-dir=%t/ptx ptxas=none" -o %t/bin.mlir
@@ -24,10 +24,10 @@
 // alone to name the culprit: only mm2_t1's winner (whose table is named so that the stand-in
 // judges it invalid outside the search) is blamed and recorded invalid; nothing is written, and
 // resume=true keeps mm2_t0's winner and gives mm2_t1 its next valid candidate (the baseline).
-// RUN: not %{llm} FIXED_LLM_TABLE_mm2_t1=evo_stand_in_fast__evo_stand_in_invalid_final evo-opt %s --evo-lower-to-gpu --evo-evolve="worker=%evo_fake_worker stand-in-worker=true run-dir=%t/one %{opts}" -o %t/one.mlir 2>%t/one.err
+// RUN: not %{llm} FIXED_LLM_TABLE_mm2_t1=evo_stand_in_fast__evo_stand_in_invalid_final evo-opt %s --evo-lower-to-gpu --evo-evolve="worker=%evo_fake_worker run-dir=%t/one %{opts}" -o %t/one.mlir 2>%t/one.err
 // RUN: FileCheck %s --input-file=%t/one.err --check-prefix=ONE
 // RUN: not test -e %t/one.mlir
-// RUN: %{llm} FIXED_LLM_TABLE_mm2_t1=evo_stand_in_fast__evo_stand_in_invalid_final evo-opt %s --evo-lower-to-gpu --evo-evolve="worker=%evo_fake_worker stand-in-worker=true run-dir=%t/one %{opts} resume=true" -o %t/one.mlir 2>%t/one2.err
+// RUN: %{llm} FIXED_LLM_TABLE_mm2_t1=evo_stand_in_fast__evo_stand_in_invalid_final evo-opt %s --evo-lower-to-gpu --evo-evolve="worker=%evo_fake_worker run-dir=%t/one %{opts} resume=true" -o %t/one.mlir 2>%t/one2.err
 // RUN: FileCheck %s --input-file=%t/one.mlir --check-prefix=ONE-OUT
 
 // CHECK-LABEL: gpu.module @mm2_kernels

@@ -22,6 +22,7 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "evo/LLM/Mailbox.h"
 #include "evo/LLM/Prompt.h"
@@ -30,7 +31,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
-#include "evo/Conversion/InputChecks.h"
+#include "evo/Dialect/Evo/IR/InputChecks.h"
 #include "evo/Target/OutputFiles.h"
 #include "mlir/Bytecode/BytecodeReader.h"
 #include "mlir/Support/FileUtilities.h"
@@ -68,6 +69,14 @@ static int optMain(int argc, char **argv, bool &paused) {
   mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
   if (config.shouldListPasses())
     return mlir::asMainReturnCode(mlir::MlirOptMain(argc, argv, inputFile, outputFile, registry));
+  // evo-evolve's result: a pause marks the module before the pass fails (Passes.h).
+  config.setPassPipelineSetupFn(
+      [pipeline = config, &paused](mlir::PassManager &pm) -> mlir::LogicalResult {
+        if (mlir::failed(pipeline.setupPassPipeline(pm)))
+          return mlir::failure();
+        pm.addInstrumentation(evo::createPausedObserver(paused));
+        return mlir::success();
+      });
 
   // What upstream's MlirOptMain(argc, argv, ...) does, plus: the input's nesting is bounded
   // before the parser recurses into it, the -o file's directory is created, and every output
@@ -428,9 +437,10 @@ static int dispatch(int argc, char **argv) {
     return promptMain(argc, argv);
   if (tool == "FileCheck")
     return evo::fileCheckMain(argc, argv);
-  int rc = optMain(argc, argv);
+  bool paused = false;
+  int rc = optMain(argc, argv, paused);
   // evo-evolve paused with LLM prompts waiting in a mailbox: a checkpoint, not an error.
-  if (rc != 0 && evo::llm::pausedExitRequested())
+  if (rc != 0 && paused)
     return evo::llm::kPausedExitCode;
   return rc;
 }

@@ -1,11 +1,10 @@
-//===- Engine.h - the evolutionary search over a task's kernel variants -*- C++ -*-===//
+//===- Engine.h - the evolutionary search's settings, inputs and results -*- C++ -*-===//
 //
-// For one task (a compute op of the input, as a func on tensors): the naive baseline seeds the
-// population and is validated against the oracle; variants made by the mutators are compiled to
-// PTX/cubin on CPU threads while an evo-eval-worker session measures the previous ones on the GPU
-// (a steady stream: the GPU does not wait for the compiler when work is queued); every
-// candidate and outcome goes to the run store as it happens; the best few are re-measured
-// interleaved before the winner is chosen. docs/evolution.md.
+// What a caller of the search (the evo-evolve pass, tests) needs: the search settings
+// (EvolveOptions), one task to evolve (TaskInput), what comes out (TaskResult, PausedError) and
+// evolveTask, which runs a TaskSearch (TaskSearch.h) for one task. Compiling variants is in
+// VariantCompiler.h (included here for callers), the proposers in Proposers.h.
+// docs/evolution.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,10 +15,9 @@
 #include "evo/Evaluation/Verifier.h"
 #include "evo/Evolution/Genome.h"
 #include "evo/Evolution/RunStore.h"
+#include "evo/Evolution/VariantCompiler.h"
 #include "evo/Target/Compile.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/DialectRegistry.h"
 
 namespace evo {
 
@@ -62,54 +60,10 @@ struct TaskInput {
   TaskFamily family;
   std::string source;   // func.func on tensors
   ScheduleKnobs baselineKnobs;
+  /// `source`, already parsed in the search's context (its module must outlive the search);
+  /// null: the search parses it. Either way the source is parsed once per task.
+  mlir::func::FuncOp func = nullptr;
 };
-
-/// A compiled variant.
-/// A scratch buffer without MLIR types: variants are lowered in other (per-thread) contexts.
-struct ScratchSpec {
-  std::string name;
-  llvm::SmallVector<int64_t> shape;
-  std::string elementType; // "f32", "bf16", "i32", ...
-  bool zeroInit = false;
-  int64_t numElements() const;
-};
-
-struct CompiledVariant {
-  bool ok = false;
-  std::string diagnostics;
-  std::string ir;    // the gpu.module
-  std::string ptx, cubin, ptxHash;
-  llvm::SmallVector<KernelLaunch> launches; // over the task's buffers, then `scratch`
-  llvm::SmallVector<ScratchSpec> scratch;
-  int registers = -1, spills = -1;
-  /// The task's input buffers: launch arguments below this index are read-only (-1: unknown).
-  int numInputs = -1;
-};
-
-/// The calling thread's MLIR context for compiling variants (one per thread).
-mlir::MLIRContext &compileContext(const mlir::DialectRegistry &registry);
-/// Prints `gm` into `out.ir` and compiles `module` (which holds it) to PTX, then to a cubin when
-/// `ptxasPath` is given; sets `out.ok` on success.
-void compileVariantModule(mlir::ModuleOp module, mlir::gpu::GPUModuleOp gm, const PTXOptions &ptx,
-                          llvm::StringRef ptxasPath, CompiledVariant &out);
-
-/// Compiles a gpu.module given as text (with every symbol its kernels use) to PTX, then to a
-/// cubin when `ptxasPath` is given, the way evo-emit-ptx does. Thread-safe (its own context).
-CompiledVariant compileGpuModule(const mlir::DialectRegistry &registry, llvm::StringRef text,
-                                 const PTXOptions &ptx, llvm::StringRef ptxasPath);
-
-/// Lowers `genome` for the task in `source` and compiles it (PTX, then cubin with ptxas when
-/// available). Thread-safe: uses its own MLIR context built from `registry`.
-CompiledVariant compileVariant(const mlir::DialectRegistry &registry, llvm::StringRef source,
-                               TaskFamily family, const Genome &genome, const PTXOptions &ptx,
-                               llvm::StringRef ptxasPath);
-
-/// Compiles a stored candidate again: from its genome, or (LLM candidates) from its stored IR
-/// on top of its rebuilt first parent, whose launches it inherits unless its IR says otherwise.
-llvm::Expected<CompiledVariant> rebuildCandidate(const RunStore &store, int64_t id,
-                                                 const mlir::DialectRegistry &registry,
-                                                 llvm::StringRef taskSource, TaskFamily family,
-                                                 const PTXOptions &ptx, llvm::StringRef ptxasPath);
 
 struct TaskResult {
   std::string task;
@@ -138,6 +92,7 @@ public:
 };
 
 /// Evolves one task; resumes from the store when it already holds candidates of this task.
+/// A thin wrapper of TaskSearch::run.
 llvm::Expected<TaskResult> evolveTask(const TaskInput &task, mlir::MLIRContext *ctx,
                                       RunStore &store, const EvolveOptions &options,
                                       const Ceilings *ceilings, ProgressLine &progress);

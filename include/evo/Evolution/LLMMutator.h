@@ -7,14 +7,19 @@
 // device helper functions, and may contain no host code; it is then compiled to PTX and run by
 // the isolated worker like any other candidate. docs/llm.md.
 //
+// This header holds the LLM settings, the operators and the device-code contract; it includes
+// neither Engine.h nor VariantCompiler.h (compileLLMVariant, in VariantCompiler.h, uses the
+// contract), so the search, the compiler and the LLM code do not form a cycle.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef EVO_EVOLUTION_LLMMUTATOR_H
 #define EVO_EVOLUTION_LLMMUTATOR_H
 
-#include "evo/Evolution/Engine.h"
+#include "evo/Conversion/LaunchPlan.h"
 #include "evo/LLM/Client.h"
 #include "evo/LLM/Prompt.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 namespace evo {
 
@@ -30,19 +35,6 @@ struct LLMSettings {
   /// Share of children made by the built-in mutators instead (0: LLM only).
   double mix = 0;
   std::string gpuName, chip;
-};
-
-/// Where a variant's kernels come from and how they are launched.
-struct VariantInfo {
-  std::string ir; // the gpu.module
-  llvm::SmallVector<KernelLaunch> launches;
-  llvm::SmallVector<ScratchSpec> scratch;
-  /// The task's input buffers (launch arguments below this index are read-only); -1: unknown,
-  /// which the contract check refuses.
-  int numInputs = -1;
-  static VariantInfo of(const CompiledVariant &v) {
-    return {v.ir, v.launches, v.scratch, v.numInputs};
-  }
 };
 
 /// The device-code part of the kernel contract, for an LLM's kernels (and any other untrusted
@@ -67,13 +59,6 @@ struct VariantInfo {
 /// Returns the reason, in words fit to send back to the LLM, or "" when the code complies.
 std::string checkDeviceCode(mlir::gpu::GPUModuleOp module, llvm::ArrayRef<KernelLaunch> launches,
                             int numInputs);
-
-/// Checks an LLM's code against the parent's kernels and compiles it. Thread-safe (its own
-/// MLIR context). On failure `ok` is false and `diagnostics` says why, in words fit to send
-/// back to the LLM.
-CompiledVariant compileLLMVariant(const mlir::DialectRegistry &registry, llvm::StringRef code,
-                                  const VariantInfo &parent, const PTXOptions &ptx,
-                                  llvm::StringRef ptxasPath);
 
 /// The template an operator uses for a strategy: "free", "insight", "full_init",
 /// "full_mutation", "full_crossover", "eoh_e1", "eoh_e2", "eoh_m1", "eoh_m2", "funsearch".

@@ -99,9 +99,6 @@ def EvoEvolvePass : Pass<"evo-evolve", "mlir::ModuleOp"> {
            "Repair requests after an unusable reply (diagnostics sent back)">,
     Option<"llmMix", "llm-mix", "double", /*default=*/"0",
            "Share of children made by the built-in mutators in an LLM strategy">,
-    Option<"standInWorker", "stand-in-worker", "bool", /*default=*/"false",
-           "Tests only: `worker` is a stand-in that needs no GPU (no driver check, no roofline); "
-           "its verdicts and times are whatever it reports">,
   ];
 }
 

@@ -14,7 +14,7 @@ from fake_openai import FakeOpenAI  # noqa: E402
 
 evo, worker, scripted, source, work = sys.argv[1:6]
 run_dir, mailbox = os.path.join(work, "run"), os.path.join(work, "mb")
-opts = (f"worker={worker} stand-in-worker=true run-dir={run_dir} max-candidates=6 quiet=true "
+opts = (f"worker={worker} run-dir={run_dir} max-candidates=6 quiet=true "
         f"strategy=full llm=mailbox:{mailbox} llm-repairs=0")
 
 
@@ -98,7 +98,7 @@ print(f"tokens recorded for the relayed prompt: {tokens[0]} / {tokens[1]}")
 # With llm-repairs=1, a reply that cannot be used after a resume is asked again with its
 # diagnostics: the prompt context travels with the stored request.
 run_dir, mailbox = os.path.join(work, "run-repair"), os.path.join(work, "mb-repair")
-opts = (f"worker={worker} stand-in-worker=true run-dir={run_dir} max-candidates=2 quiet=true "
+opts = (f"worker={worker} run-dir={run_dir} max-candidates=2 quiet=true "
         f"strategy=full llm=mailbox:{mailbox} llm-repairs=1")
 os.remove(os.path.join(work, "out.mlir"))
 evolve()

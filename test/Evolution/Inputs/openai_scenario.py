@@ -21,7 +21,7 @@ env = dict(os.environ, EVO_TEST_OPENAI_KEY=SECRET)
 faults = ["429", None, "500", None, "malformed", None, "truncated", None, "empty"]
 with FakeOpenAI(scripted, faults) as server:
     r = subprocess.run([evo, source, "--evo-lower-to-gpu",
-                        f"--evo-evolve=worker={worker} stand-in-worker=true run-dir={run} "
+                        f"--evo-evolve=worker={worker} run-dir={run} "
                         f"max-candidates=8 samples=2 quiet=true strategy=full llm=openai "
                         f"llm-base-url={server.base_url} llm-model=fake-model "
                         f"llm-key-env=EVO_TEST_OPENAI_KEY llm-timeout=20 llm-parallel=2",

@@ -40,7 +40,7 @@ for f in (log,):
     if os.path.exists(f):
         os.remove(f)
 env = dict(os.environ, EVO_FAKE_WORKER_DELAY_MS="15", EVO_FAKE_WORKER_LOG=log)
-evolve = ("worker={w} stand-in-worker=true run-dir={r} max-candidates={m} quiet=true seed=3"
+evolve = ("worker={w} run-dir={r} max-candidates={m} quiet=true seed=3"
           .format(w=args.worker, r=run_dir, m=args.max_candidates))
 
 

@@ -61,7 +61,7 @@ def max_rss_mib():
 
 
 def evolve(run_dir, llm, extra="", timeout=90, env=None):
-    opts = (f"worker={worker} stand-in-worker=true run-dir={run_dir} quiet=true strategy=full "
+    opts = (f"worker={worker} run-dir={run_dir} quiet=true strategy=full "
             f"llm={llm} llm-repairs=0 {extra}")
     out = os.path.join(work, "out.mlir")
     if os.path.exists(out):

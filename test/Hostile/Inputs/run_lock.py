@@ -16,7 +16,7 @@ import time
 evo_opt, worker, inp, work = sys.argv[1:5]
 run_dir = os.path.join(work, "run")
 env = dict(os.environ, EVO_FAKE_WORKER_DELAY_MS="40")
-base = ("worker={} stand-in-worker=true run-dir={} max-candidates=30 quiet=true seed=5"
+base = ("worker={} run-dir={} max-candidates=30 quiet=true seed=5"
         .format(worker, run_dir))
 
 

@@ -1,0 +1,622 @@
+//===- TaskSearch.cpp - the evolutionary search over one task's variants -------===//
+//
+// The search loop and its state: the baseline, the populations, the compile pool, the GPU
+// session, resume from the store. What to try next is the proposers' business
+// (BuiltinProposer.cpp, LLMProposer.cpp, ReplayProposer.cpp), the re-measurement at the end is
+// Finalists.cpp's, compiling is VariantCompiler.cpp's. docs/evolution.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "evo/Evolution/TaskSearch.h"
+#include "evo/Evolution/Finalists.h"
+#include "evo/Evolution/Proposers.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include <cmath>
+#include <thread>
+
+using namespace mlir;
+namespace json = llvm::json;
+
+namespace evo {
+
+char PausedError::ID = 0;
+void PausedError::log(llvm::raw_ostream &os) const {
+  os << pending << " LLM prompt(s) wait for replies in the mailbox";
+}
+
+Proposer::~Proposer() = default;
+
+llvm::Error Proposer::compileFailed(CandidateRecord &c, const std::string &,
+                                    std::unique_ptr<ProposalState>) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "internal: candidate " + llvm::Twine(c.id) +
+                                     " came back to a proposer that keeps no state");
+}
+
+llvm::Expected<TaskResult> evolveTask(const TaskInput &task, MLIRContext *ctx, RunStore &store,
+                                      const EvolveOptions &opts, const Ceilings *ceilings,
+                                      ProgressLine &progress) {
+  TaskSearch search(task, ctx, store, opts, ceilings, progress);
+  return search.run();
+}
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+std::string firstLine(StringRef s) { return s.trim().split('\n').first.str(); }
+
+/// The task's own plan: its arguments and results are the buffers (scratch travels with each
+/// candidate, since variants may need different scratch).
+FailureOr<LaunchPlan> planOfTask(func::FuncOp f, StringRef source) {
+  LaunchPlan plan;
+  plan.funcName = f.getSymName().str();
+  plan.source = source.str();
+  for (auto [i, t] : llvm::enumerate(f.getArgumentTypes())) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    if (!tensor)
+      return failure();
+    plan.buffers.push_back({"arg" + std::to_string(i), BufferRole::Input,
+                            MemRefType::get(tensor.getShape(), tensor.getElementType())});
+  }
+  for (auto [i, t] : llvm::enumerate(f.getResultTypes())) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    if (!tensor)
+      return failure();
+    plan.buffers.push_back({"result" + std::to_string(i), BufferRole::Output,
+                            MemRefType::get(tensor.getShape(), tensor.getElementType())});
+  }
+  return plan;
+}
+} // namespace
+
+TaskSearch::TaskSearch(const TaskInput &task, MLIRContext *ctx, RunStore &store,
+                       const EvolveOptions &options, const Ceilings *ceilings,
+                       ProgressLine &progress)
+    : taskIn(task), ctx(ctx), runStore(store), opts(options), ceilings(ceilings),
+      progress(progress) {}
+
+TaskSearch::~TaskSearch() = default;
+
+const TaskCost &TaskSearch::cost() const { return verifier->getCost(); }
+
+llvm::Error TaskSearch::error(const llvm::Twine &msg) const {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "task '" + taskIn.name + "': " + msg);
+}
+
+bool TaskSearch::seen(const Genome &g) const { return seenKeys.count(g.key(taskIn.family)); }
+
+void TaskSearch::addGenome(int64_t id, const Genome &g) {
+  genomeOf[id] = g;
+  seenKeys.insert(g.key(taskIn.family));
+}
+
+void TaskSearch::noteFailure(const CandidateRecord &c) {
+  if (c.verdict == "valid" || c.verdict == "pending" || c.verdict == "not-run")
+    return;
+  failures.push_back(c.verdict + ": " + firstLine(c.reason));
+  if (failures.size() > 3)
+    failures.pop_front();
+}
+
+double TaskSearch::elapsed() const {
+  return std::chrono::duration<double>(Clock::now() - started).count();
+}
+
+bool TaskSearch::timeUp() const {
+  return !opts.replay && opts.timeBudgetSeconds > 0 && elapsed() > opts.timeBudgetSeconds;
+}
+
+std::shared_future<CompiledVariant> TaskSearch::startCompile(const Genome &g) {
+  const DialectRegistry *registry = &ctx->getDialectRegistry();
+  const TaskInput *task = &taskIn;
+  const EvolveOptions *o = &opts;
+  return pool->async([registry, task, o, g] {
+    return compileVariant(*registry, task->source, task->family, g, o->ptx, o->ptxasPath);
+  });
+}
+
+void TaskSearch::compileGenome(int64_t id, const Genome &g) {
+  compiling.push_back({id, startCompile(g), nullptr, nullptr});
+}
+
+void TaskSearch::compileCode(int64_t id, std::string code, VariantInfo parent, Proposer *owner,
+                             std::unique_ptr<ProposalState> state) {
+  const DialectRegistry *registry = &ctx->getDialectRegistry();
+  const EvolveOptions *o = &opts;
+  auto future = pool->async([registry, o, code = std::move(code), parent = std::move(parent)] {
+    return compileLLMVariant(*registry, code, parent, o->ptx, o->ptxasPath);
+  });
+  compiling.push_back({id, future, owner, std::move(state)});
+}
+
+bool TaskSearch::inFlight(int64_t id) const {
+  return llvm::any_of(compiling, [&](const Pending &p) { return p.id == id; }) ||
+         (llm && llm->holds(id));
+}
+
+std::optional<VariantInfo> TaskSearch::infoFor(int64_t id) {
+  auto it = infos.find(id);
+  if (it != infos.end())
+    return it->second;
+  std::optional<CandidateRecord> c = runStore.getCandidate(id);
+  if (!c || c->ir.empty())
+    return std::nullopt;
+  if (genomeOf.count(id)) {
+    CompiledVariant v = startCompile(genomeOf[id]).get();
+    if (!v.ok)
+      return std::nullopt;
+    compiledById[id] = v;
+    return infos[id] = VariantInfo::of(v);
+  }
+  if (c->parents.empty())
+    return std::nullopt;
+  std::optional<VariantInfo> p = infoFor(c->parents.front());
+  if (!p)
+    return std::nullopt;
+  // Compiled again from its stored IR: its launches are the parent's, changed by any
+  // evo.launch the IR carries.
+  CompiledVariant v =
+      compileLLMVariant(ctx->getDialectRegistry(), c->ir, *p, opts.ptx, opts.ptxasPath);
+  if (!v.ok)
+    return std::nullopt;
+  compiledById[id] = v;
+  return infos[id] = VariantInfo::of(v);
+}
+
+llvm::Expected<json::Object> TaskSearch::writeBinary(int64_t id, const CompiledVariant &v) {
+  SmallString<256> file(workDir);
+  bool cubin = !v.cubin.empty();
+  llvm::sys::path::append(file, std::to_string(id) + (cubin ? ".cubin" : ".ptx"));
+  if (llvm::Error e = llvm::writeToOutput(file, [&](llvm::raw_ostream &os) {
+        os << (cubin ? v.cubin : v.ptx);
+        return llvm::Error::success();
+      }))
+    return std::move(e);
+  return json::Object{{"id", "#" + std::to_string(id)},
+                      {cubin ? "cubin_file" : "ptx_file", file.str().str()},
+                      {"ptx_sha256", v.ptxHash},
+                      {"launches", launchesJson(v.launches)},
+                      {"scratch", scratchJson(v.scratch)}};
+}
+
+/// Records an outcome, judging its time against the roofline.
+llvm::Error TaskSearch::recordOutcome(CandidateRecord &c, const CandidateOutcome &o) {
+  c.verdict = stringifyVerdict(o.verdict).str();
+  c.reason = o.reason;
+  if (const json::Object *t = o.result.getObject("timing")) {
+    c.timing = llvm::formatv("{0}", json::Value(json::Object(*t))).str();
+    c.medianMs = t->getNumber("median_ms").value_or(NAN);
+    if (ceilings && o.verdict == Verdict::Valid) {
+      RooflineVerdict r = judge(cost(), *ceilings, c.medianMs, opts.verify.floorSlack);
+      c.roofline = llvm::formatv("{0}", json::Value(r.toJson())).str();
+      if (r.belowFloor) {
+        c.verdict = "invalid";
+        c.reason = llvm::formatv("{0:f4} ms is below the roofline floor of {1:f4} ms: a "
+                                 "measurement or correctness bug, not a speedup",
+                                 c.medianMs, r.floorMs)
+                       .str();
+      }
+    }
+  }
+  return runStore.recordResult(c);
+}
+
+/// The task's source (parsed once), plan and verifier; the task is marked running.
+llvm::Error TaskSearch::prepare() {
+  func = taskIn.func;
+  if (!func) {
+    parsed = parseSourceString<ModuleOp>(taskIn.source, ParserConfig(ctx));
+    if (!parsed || parsed->getOps<func::FuncOp>().empty())
+      return error("its source does not parse");
+    func = *parsed->getOps<func::FuncOp>().begin();
+  }
+  FailureOr<LaunchPlan> p = planOfTask(func, taskIn.source);
+  if (failed(p))
+    return error("its signature is not all tensors");
+  plan = std::move(*p);
+  FailureOr<std::unique_ptr<FunctionVerifier>> v =
+      FunctionVerifier::create(plan, ctx, func.getLoc(), opts.verify);
+  if (failed(v))
+    return error("the verifier cannot be prepared (see the diagnostics)");
+  verifier = std::move(*v);
+
+  if (std::optional<TaskRecord> existing = runStore.getTask(taskIn.name))
+    record = *existing;
+  record.name = taskIn.name;
+  record.function = taskIn.function;
+  record.family = stringifyTaskFamily(taskIn.family).str();
+  record.source = taskIn.source;
+  record.status = "running";
+  if (llvm::Error e = runStore.upsertTask(record))
+    return e;
+
+  workDir = runStore.getPath();
+  llvm::sys::path::remove_filename(workDir);
+  llvm::sys::path::append(workDir, "work", taskIn.name);
+  if (std::error_code ec = llvm::sys::fs::create_directories(workDir))
+    return llvm::errorCodeToError(ec);
+  threads = opts.compileThreads ? opts.compileThreads
+                                : llvm::hardware_concurrency().compute_thread_count();
+  pool = std::make_unique<llvm::DefaultThreadPool>(llvm::hardware_concurrency(threads));
+  return llvm::Error::success();
+}
+
+/// The baseline: the naive lowering, the reference of every comparison, stored (once) and
+/// measured by the worker session the search then keeps.
+llvm::Error TaskSearch::startBaseline() {
+  for (const CandidateRecord &c : runStore.getCandidates(taskIn.name))
+    if (c.op == "baseline")
+      baseline = c;
+  baseGenome = Genome{taskIn.baselineKnobs, {}};
+  baseCompiled = startCompile(baseGenome).get();
+  if (!baseCompiled.ok)
+    return error("the baseline does not compile:\n" + baseCompiled.diagnostics);
+  if (!baseline) {
+    CandidateRecord c;
+    c.task = taskIn.name;
+    c.op = "baseline";
+    c.knobs = llvm::formatv("{0}", json::Value(baseGenome.knobsJson(taskIn.family))).str();
+    c.rewrites = "[]";
+    c.ir = baseCompiled.ir;
+    c.ptxHash = baseCompiled.ptxHash;
+    c.registers = baseCompiled.registers;
+    c.spills = baseCompiled.spills;
+    if (llvm::Error e = runStore.addCandidate(c))
+      return e;
+    baseline = c;
+  }
+  llvm::Expected<json::Object> refJson = writeBinary(baseline->id, baseCompiled);
+  if (!refJson)
+    return refJson.takeError();
+  (*refJson)["reference"] = true;
+
+  request = verifier->getRequestTemplate();
+  worker = opts.verify.worker;
+  worker.workDir = workDir.str().str();
+  llvm::Expected<std::unique_ptr<EvaluationSession>> s =
+      EvaluationSession::start(request, *refJson, worker);
+  if (!s)
+    return s.takeError();
+  session = std::move(*s);
+  llvm::Expected<CandidateOutcome> ref = session->referenceOutcome();
+  if (!ref)
+    return ref.takeError();
+  if (baseline->verdict == "pending")
+    if (llvm::Error e = recordOutcome(*baseline, *ref))
+      return e;
+  if (ref->verdict != Verdict::Valid)
+    return error("its naive baseline is not valid (" +
+                 std::string(stringifyVerdict(ref->verdict)) + "): " + ref->reason);
+  baselineTime = baseline->medianMs;
+  return llvm::Error::success();
+}
+
+/// Populations (one per island) seeded with the baseline and rebuilt from the store when
+/// resuming; candidates left pending are collected to be compiled or asked again.
+llvm::Error TaskSearch::restore() {
+  numIslands = opts.strategy == "islands" ? std::max(1u, opts.islands) : 1;
+  unsigned popSize = opts.strategy == "single-best" ? 1 : std::max(1u, opts.population);
+  pops.assign(numIslands, Population(popSize));
+  genomeOf[baseline->id] = baseGenome;
+  seenKeys.insert(baseGenome.key(taskIn.family));
+  seenHashes[baseCompiled.ptxHash] = baseline->id;
+  for (Population &p : pops)
+    p.add({baseline->id, baselineTime, true, order++});
+  infos[baseline->id] = VariantInfo::of(baseCompiled);
+  compiledById[baseline->id] = baseCompiled;
+  for (CandidateRecord &c : runStore.getCandidates(taskIn.name)) {
+    if (c.op == "baseline")
+      continue;
+    ++created;
+    if (StringRef(c.op).starts_with("llm-")) {
+      if (!c.thought.empty() && llm)
+        llm->noteThought(c.id, c.thought);
+      if (c.verdict == "pending") {
+        reask.push_back(c); // the same request again: the cache or mailbox answers it
+        continue;
+      }
+    } else {
+      FailureOr<Genome> g = Genome::fromJson(c.knobs, c.rewrites, ctx);
+      if (succeeded(g))
+        addGenome(c.id, *g);
+    }
+    noteFailure(c);
+    if (c.verdict == "pending") {
+      resubmit.push_back(c);
+      continue;
+    }
+    if (!c.ptxHash.empty())
+      seenHashes.emplace(c.ptxHash, c.id);
+    if (c.verdict == "not-run" || c.verdict == "compile-error")
+      continue;
+    ++evaluated;
+    bool ok = c.verdict == "valid";
+    valid += ok;
+    pops[c.island % numIslands].add({c.id, ok ? c.medianMs : 0, ok, order++});
+  }
+  return llvm::Error::success();
+}
+
+/// Resumed candidates without a verdict: built-in ones are compiled again, LLM ones asked
+/// again with their stored request (the cache or the mailbox answers).
+llvm::Error TaskSearch::resumePending() {
+  for (CandidateRecord &c : resubmit)
+    if (genomeOf.count(c.id))
+      compileGenome(c.id, genomeOf[c.id]);
+  for (CandidateRecord &c : reask) {
+    std::optional<VariantInfo> parent =
+        c.parents.empty() ? std::nullopt : infoFor(c.parents.front());
+    std::optional<StoredRequest> sr = LLMProposer::storedRequest(c, taskIn.name);
+    if (!llm || !parent || !sr) {
+      c.verdict = "not-run";
+      c.reason = llm ? "LLM: the stored request cannot be asked again"
+                     : "LLM: interrupted, and this run has no LLM configured";
+      if (llvm::Error e = runStore.recordResult(c))
+        return e;
+      continue;
+    }
+    // The prompt's context lets a reply that cannot be used be repaired after a resume too.
+    std::optional<unsigned> repairs = replay ? replay->repairsOf(c.id) : std::nullopt;
+    llm->ask(c.id, std::move(*sr), *parent, repairs.value_or(opts.llm->repairs));
+  }
+  return llvm::Error::success();
+}
+
+/// Keeps the compiler and the GPU busy: proposes while fewer than `depth` are in flight.
+llvm::Error TaskSearch::generate() {
+  auto waitingOnLLM = [&] { return llm ? llm->waiting() : 0; };
+  while (!exhausted && created < budget && !timeUp() &&
+         compiling.size() + waitingOnLLM() + session->pending() < depth) {
+    using Outcome = Proposer::Outcome;
+    if (replay) {
+      llvm::Expected<Outcome> made = replay->propose(0, 0);
+      if (!made)
+        return made.takeError();
+      if (*made == Outcome::Exhausted)
+        exhausted = true;
+      if (*made != Outcome::Made)
+        break; // or its parent is still compiling: after the next poll
+      ++created;
+      continue;
+    }
+    unsigned island = created % numIslands;
+    int generation = created / std::max(1u, opts.samples) + 1;
+    if (numIslands > 1 && opts.migrateEvery && created % (opts.samples * opts.migrateEvery) == 0 &&
+        created > 0)
+      for (unsigned i = 0; i < numIslands; ++i)
+        if (std::optional<Member> m = pops[i].best())
+          pops[(i + 1) % numIslands].add(*m);
+    if (llm && llm->wantsNext()) {
+      llvm::Expected<Outcome> made = llm->propose(island, generation);
+      if (!made)
+        return made.takeError();
+      if (*made == Outcome::Made) {
+        ++created;
+        continue;
+      }
+    }
+    if (llm && llm->exclusive()) {
+      // LLM only: nothing to do until replies come back (or the LLM budget stopped it).
+      if (llm->stopped())
+        exhausted = true;
+      break;
+    }
+    llvm::Expected<Outcome> made = builtin->propose(island, generation);
+    if (!made)
+      return made.takeError();
+    if (*made != Outcome::Made) {
+      exhausted = true;
+      break;
+    }
+    ++created;
+  }
+  return llvm::Error::success();
+}
+
+/// Compiled variants go to the GPU (or are settled here: compile errors, duplicates).
+llvm::Error TaskSearch::takeCompiled() {
+  for (size_t i = 0; i < compiling.size();) {
+    if (compiling[i].compiled.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      ++i;
+      continue;
+    }
+    Pending p = std::move(compiling[i]);
+    compiling.erase(compiling.begin() + i);
+    const CompiledVariant &v = p.compiled.get();
+    std::optional<CandidateRecord> c = runStore.getCandidate(p.id);
+    if (!c)
+      return error("candidate " + llvm::Twine(p.id) + " vanished from the store");
+    if (!v.ok && p.state) {
+      if (llvm::Error e = p.owner->compileFailed(*c, v.diagnostics, std::move(p.state)))
+        return e;
+      continue;
+    }
+    c->ir = v.ir;
+    c->ptxHash = v.ptxHash;
+    c->compileDiagnostics = v.diagnostics;
+    c->registers = v.registers;
+    c->spills = v.spills;
+    if (!v.ok) {
+      c->verdict = "compile-error";
+      c->reason = StringRef(v.diagnostics).split('\n').first.str();
+      if (llvm::Error e = runStore.recordResult(*c))
+        return e;
+      continue;
+    }
+    infos[p.id] = VariantInfo::of(v);
+    compiledById[p.id] = v;
+    auto dup = seenHashes.find(v.ptxHash);
+    if (dup != seenHashes.end()) {
+      c->verdict = "not-run";
+      c->reason = "identical PTX to candidate " + std::to_string(dup->second);
+      if (llvm::Error e = runStore.recordResult(*c))
+        return e;
+      continue;
+    }
+    seenHashes[v.ptxHash] = p.id;
+    if (llvm::Error e = runStore.recordResult(*c)) // still pending: IR and hash are now known
+      return e;
+    llvm::Expected<json::Object> cj = writeBinary(p.id, v);
+    if (!cj)
+      return cj.takeError();
+    size_t ticket = session->submit(std::move(*cj));
+    submitted[ticket] = {p.id, v};
+  }
+  return llvm::Error::success();
+}
+
+/// The worker's verdicts: recorded, and the candidates join their island's population.
+llvm::Error TaskSearch::takeOutcomes(std::vector<std::pair<size_t, CandidateOutcome>> &done) {
+  for (auto &[ticket, outcome] : done) {
+    auto it = submitted.find(ticket);
+    if (it == submitted.end())
+      continue;
+    std::optional<CandidateRecord> c = runStore.getCandidate(it->second.first);
+    if (!c)
+      continue;
+    if (llvm::Error e = recordOutcome(*c, outcome))
+      return e;
+    ++evaluated;
+    bool ok = c->verdict == "valid";
+    valid += ok;
+    noteFailure(*c);
+    pops[c->island % numIslands].add({c->id, ok ? c->medianMs : 0, ok, order++});
+    submitted.erase(it);
+  }
+  return llvm::Error::success();
+}
+
+void TaskSearch::report() {
+  double best = baselineTime;
+  for (Population &p : pops)
+    if (std::optional<Member> m = p.best())
+      best = std::min(best, m->ms);
+  double speedup = best > 0 ? baselineTime / best : 1.0;
+  unsigned gen = created / std::max(1u, opts.samples);
+  double rate = evaluated ? elapsed() / evaluated : 0;
+  progress.update(taskIn.name, gen, budget / std::max(1u, opts.samples), evaluated, valid,
+                  speedup, rate * (budget > created ? budget - created : 0));
+}
+
+llvm::Expected<TaskResult> TaskSearch::run() {
+  if (llvm::Error e = prepare())
+    return std::move(e);
+  if (llvm::Error e = startBaseline())
+    return std::move(e);
+  if (opts.llm && opts.llm->client && opts.llm->templates)
+    llm = std::make_unique<LLMProposer>(*this, *opts.llm);
+  if (llvm::Error e = restore())
+    return std::move(e);
+  if (opts.replay)
+    replay = std::make_unique<ReplayProposer>(*this, *opts.replay, llm.get());
+  budget = replay                ? replay->size()
+           : opts.maxCandidates ? opts.maxCandidates
+                                : opts.generations * std::max(1u, opts.samples);
+  depth = std::max(2 * opts.samples, threads);
+  random = std::mt19937_64(opts.seed * 0x9E3779B97F4A7C15ull +
+                           std::hash<std::string>()(taskIn.name) + created);
+  builtin = std::make_unique<BuiltinProposer>(*this, /*withSeeds=*/!opts.replay);
+  started = Clock::now();
+  if (llvm::Error e = resumePending())
+    return std::move(e);
+
+  while (true) {
+    if (llvm::Error e = generate())
+      return std::move(e);
+    // LLM replies: parse, then compile on the pool (or ask for a repair, or record why not).
+    if (llm)
+      if (llvm::Error e = llm->collect())
+        return std::move(e);
+    if (llvm::Error e = takeCompiled())
+      return std::move(e);
+    size_t asking = llm ? llm->waiting() : 0;
+    bool idle = compiling.empty() && asking == 0 && session->pending() == 0;
+    bool generating = !exhausted && created < budget && !timeUp();
+    if (idle && !generating)
+      break;
+    // LLM-only runs whose replies are all in and that cannot make more: done.
+    if (idle && llm && llm->exclusive() && llm->stopped())
+      break;
+    // Nothing on the worker: poll() returns at once, and the pool's futures are deferred ones
+    // (wait_for returns at once too), so sleep a little instead of spinning while LLM replies
+    // (a mailbox's llm-wait can keep them out for minutes) or compiles are awaited.
+    if (session->pending() == 0 && (asking || !compiling.empty()))
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    auto done = session->poll(compiling.empty() && asking == 0 ? 0.5 : 0.02);
+    if (!done)
+      return done.takeError();
+    if (llvm::Error e = takeOutcomes(*done))
+      return std::move(e);
+    report();
+  }
+  session.reset(); // ends the worker (its destructor sends "end")
+  if (llm && llm->pausedPrompts()) {
+    progress.finish();
+    return llvm::make_error<PausedError>(llm->pausedPrompts());
+  }
+  return finish();
+}
+
+/// Finalists: the best few, re-measured interleaved with the baseline; the winner is recorded.
+llvm::Expected<TaskResult> TaskSearch::finish() {
+  std::vector<CandidateRecord> finalists =
+      pickFinalists(runStore, taskIn.name, baseline->id, opts.finalists);
+  std::map<int64_t, CompiledVariant> binaries;
+  binaries[baseline->id] = baseCompiled;
+  if (finalists.size() > 1) {
+    auto binary = [&](const CandidateRecord &f) -> llvm::Expected<json::Object> {
+      if (!binaries.count(f.id) && compiledById.count(f.id))
+        binaries[f.id] = compiledById[f.id];
+      if (!binaries.count(f.id)) {
+        // From an earlier session: compiled again (LLM code from its stored IR).
+        if (!infoFor(f.id) || !compiledById.count(f.id))
+          return error("finalist " + llvm::Twine(f.id) + " no longer compiles");
+        binaries[f.id] = compiledById[f.id];
+      }
+      return writeBinary(f.id, binaries[f.id]);
+    };
+    llvm::Expected<RemeasureResult> r = remeasureFinalists(
+        std::move(finalists), binary, request, worker, opts, cost(), ceilings, runStore);
+    if (!r)
+      return r.takeError();
+    if (!r->baselineFailure.empty())
+      return error("its naive baseline failed the finalists' re-measurement: " +
+                   r->baselineFailure);
+    valid -= std::min(valid, r->failed);
+    finalists = std::move(r->passed);
+  }
+  // The winner: the lowest re-measured time (exploration time when there were no finalists).
+  const CandidateRecord &best = chooseWinner(finalists);
+  if (!binaries.count(best.id))
+    return error("the winner has no binary");
+
+  record.status = "done";
+  record.baselineId = baseline->id;
+  record.bestId = best.id;
+  record.generationsDone = created / std::max(1u, opts.samples);
+  if (llvm::Error e = runStore.upsertTask(record))
+    return std::move(e);
+  progress.finish();
+
+  TaskResult result;
+  result.task = taskIn.name;
+  result.baselineId = baseline->id;
+  result.bestId = best.id;
+  result.baselineMs = finalTime(finalists.front());
+  result.bestMs = finalTime(best);
+  result.bestIr = binaries[best.id].ir;
+  result.bestLaunches = binaries[best.id].launches;
+  result.bestScratch = binaries[best.id].scratch;
+  result.bestKnobs = best.knobs;
+  result.evaluated = evaluated;
+  result.valid = valid;
+  if (replay)
+    replay->summarize(result);
+  return result;
+}
+
+} // namespace evo
