@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "evo/Conversion/InputChecks.h"
+#include "evo/Dialect/Evo/IR/InputChecks.h"
 #include "evo/Evolution/Engine.h"
 #include "evo/Evolution/LLMMutator.h"
 #include "mlir/InitAllDialects.h"

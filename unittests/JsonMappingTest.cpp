@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "evo/Conversion/LaunchPlan.h"
+#include "evo/Dialect/Evo/IR/LaunchPlan.h"
 #include "evo/Evaluation/Roofline.h"
 #include "evo/Evaluation/Supervisor.h"
 #include "evo/Evaluation/Verifier.h"

@@ -10,7 +10,7 @@
 #define EVO_LIB_CONVERSION_KERNELBUILDER_H
 
 #include "TaskAnalysis.h"
-#include "evo/Conversion/Knobs.h"
+#include "evo/Dialect/Evo/IR/Knobs.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/IRMapping.h"

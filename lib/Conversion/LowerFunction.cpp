@@ -2,7 +2,7 @@
 
 #include "Emitters.h"
 #include "TaskAnalysis.h"
-#include "evo/Conversion/InputChecks.h"
+#include "evo/Dialect/Evo/IR/InputChecks.h"
 #include "evo/Conversion/LowerToGPU.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"

@@ -1,7 +1,7 @@
 //===- TaskAnalysis.cpp - resolving a task's operands -----------------------===//
 
 #include "TaskAnalysis.h"
-#include "evo/Conversion/InputChecks.h"
+#include "evo/Dialect/Evo/IR/InputChecks.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"

@@ -1,6 +1,6 @@
 //===- VerifyPass.cpp - the evo-verify pass --------------------------------===//
 
-#include "evo/Conversion/LaunchPlan.h"
+#include "evo/Dialect/Evo/IR/LaunchPlan.h"
 #include "evo/Evaluation/Passes.h"
 #include "evo/Evaluation/LaunchSelection.h"
 #include "evo/Evaluation/Verifier.h"

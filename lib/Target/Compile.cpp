@@ -2,7 +2,7 @@
 
 #include "evo/Target/Compile.h"
 #include "evo/Target/PTXAssembler.h"
-#include "evo/Conversion/InputChecks.h"
+#include "evo/Dialect/Evo/IR/InputChecks.h"
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/Passes.h"

@@ -1,7 +1,7 @@
 //===- EmitPTXPass.cpp - the evo-emit-ptx pass ---------------------------------===//
 
-#include "evo/Conversion/InputChecks.h"
-#include "evo/Conversion/LaunchPlan.h"
+#include "evo/Dialect/Evo/IR/InputChecks.h"
+#include "evo/Dialect/Evo/IR/LaunchPlan.h"
 #include "evo/Target/Compile.h"
 #include "evo/Target/Manifest.h"
 #include "evo/Target/OutputFiles.h"

@@ -12,7 +12,7 @@
 #ifndef EVO_EVALUATION_ROOFLINE_H
 #define EVO_EVALUATION_ROOFLINE_H
 
-#include "evo/Conversion/LaunchPlan.h"
+#include "evo/Dialect/Evo/IR/LaunchPlan.h"
 #include "evo/Evaluation/Supervisor.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/JSON.h"

@@ -19,7 +19,7 @@
 #ifndef EVO_EVALUATION_VERIFIER_H
 #define EVO_EVALUATION_VERIFIER_H
 
-#include "evo/Conversion/LaunchPlan.h"
+#include "evo/Dialect/Evo/IR/LaunchPlan.h"
 #include "evo/Evaluation/Oracle.h"
 #include "evo/Evaluation/Roofline.h"
 #include "evo/Evaluation/Supervisor.h"

@@ -9,7 +9,7 @@
 #ifndef EVO_TARGET_MANIFEST_H
 #define EVO_TARGET_MANIFEST_H
 
-#include "evo/Conversion/LaunchPlan.h"
+#include "evo/Dialect/Evo/IR/LaunchPlan.h"
 #include "evo/Target/PTXAssembler.h"
 #include "llvm/Support/JSON.h"
 #include <optional>

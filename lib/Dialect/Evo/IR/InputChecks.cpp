@@ -1,6 +1,6 @@
 //===- InputChecks.cpp - limits on what an input module may ask for ---------===//
 
-#include "evo/Conversion/InputChecks.h"
+#include "evo/Dialect/Evo/IR/InputChecks.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
 

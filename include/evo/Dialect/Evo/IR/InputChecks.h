@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef EVO_CONVERSION_INPUTCHECKS_H
-#define EVO_CONVERSION_INPUTCHECKS_H
+#ifndef EVO_DIALECT_EVO_IR_INPUTCHECKS_H
+#define EVO_DIALECT_EVO_IR_INPUTCHECKS_H
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -78,4 +78,4 @@ std::optional<size_t> findExcessiveNesting(llvm::StringRef text, unsigned limit)
 
 } // namespace evo
 
-#endif // EVO_CONVERSION_INPUTCHECKS_H
+#endif // EVO_DIALECT_EVO_IR_INPUTCHECKS_H
