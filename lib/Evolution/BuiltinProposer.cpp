@@ -40,7 +40,7 @@ std::optional<BuiltinProposer::Child> BuiltinProposer::fromPopulation(const Popu
   TaskFamily family = search.task().family;
   const std::map<int64_t, Genome> &genomes = search.genomes();
   std::mt19937_64 &rng = search.rng();
-  bool singleBest = opts.strategy == "single-best";
+  bool singleBest = opts.strategy == SearchStrategy::SingleBest;
   for (int attempt = 0; attempt < 30; ++attempt) {
     std::optional<Member> p1 = singleBest ? pop.best() : pop.select(rng);
     if (!p1)

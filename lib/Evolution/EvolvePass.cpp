@@ -80,7 +80,7 @@ struct EvoEvolvePass final : evo::impl::EvoEvolvePassBase<EvoEvolvePass> {
   /// The search settings that must match for `resume` to continue a run.
   std::string configJson() const {
     json::Object o;
-    o["strategy"] = std::string(strategy);
+    o["strategy"] = evo::stringifySearchStrategy(strategy);
     o["population"] = static_cast<int64_t>(population);
     o["samples"] = static_cast<int64_t>(samples);
     o["generations"] = static_cast<int64_t>(generations);
@@ -165,12 +165,9 @@ LogicalResult EvolveDriver::validate() {
       targets.push_back(gm);
   if (targets.empty())
     return emitError(loc, "evo-evolve: no gpu.module with an evo.plan; run evo-lower-to-gpu first");
-  const std::string &strategy = p.strategy;
+  // An enum option: llvm::cl already refused names that are not strategies.
+  StringRef strategy = evo::stringifySearchStrategy(p.strategy);
   llmStrategy = evo::llm::parseStrategy(strategy);
-  if (strategy != "evo" && strategy != "single-best" && strategy != "islands" && !llmStrategy)
-    return emitError(loc) << "evo-evolve: strategy must be evo, single-best, islands, free, "
-                             "insight, full, eoh or funsearch, got '"
-                          << strategy << "'";
   if (llmStrategy && p.llm.empty())
     return emitError(loc) << "evo-evolve: strategy=" << strategy
                           << " asks an LLM: set llm=openai, llm=anthropic or llm=cmd:<program>";
@@ -254,11 +251,11 @@ LogicalResult EvolveDriver::searchOptions() {
   if (llmStrategy) {
     // The population mechanics of each method: Free and Insight improve the single best, Full
     // and EoH keep an elitist population, FunSearch runs islands (5 unless set).
-    opts.strategy = *llmStrategy == evo::llm::Strategy::FunSearch ? "islands"
+    opts.strategy = *llmStrategy == evo::llm::Strategy::FunSearch ? evo::SearchStrategy::Islands
                     : (*llmStrategy == evo::llm::Strategy::Free ||
                        *llmStrategy == evo::llm::Strategy::Insight)
-                        ? "single-best"
-                        : "evo";
+                        ? evo::SearchStrategy::SingleBest
+                        : evo::SearchStrategy::Evo;
     opts.llm = &llmRun->settings;
   }
   opts.population = p.population;

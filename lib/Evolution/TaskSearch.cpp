@@ -298,8 +298,8 @@ llvm::Error TaskSearch::startBaseline() {
 /// Populations (one per island) seeded with the baseline and rebuilt from the store when
 /// resuming; candidates left pending are collected to be compiled or asked again.
 llvm::Error TaskSearch::restore() {
-  numIslands = opts.strategy == "islands" ? std::max(1u, opts.islands) : 1;
-  unsigned popSize = opts.strategy == "single-best" ? 1 : std::max(1u, opts.population);
+  numIslands = opts.strategy == SearchStrategy::Islands ? std::max(1u, opts.islands) : 1;
+  unsigned popSize = opts.strategy == SearchStrategy::SingleBest ? 1 : std::max(1u, opts.population);
   pops.assign(numIslands, Population(popSize));
   genomeOf[baseline->id] = baseGenome;
   seenKeys.insert(baseGenome.key(taskIn.family));

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "evo/Evolution/VariantCompiler.h"
-#include "evo/Conversion/InputChecks.h"
+#include "evo/Dialect/Evo/IR/InputChecks.h"
 #include "evo/Conversion/LowerToGPU.h"
 #include "evo/Evolution/LLMMutator.h"
 #include "evo/Evolution/RunStore.h"

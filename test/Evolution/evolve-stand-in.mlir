@@ -16,6 +16,12 @@
 // A run directory is never silently reused.
 // RUN: not evo-opt %s --evo-lower-to-gpu --evo-evolve="worker=%evo_fake_worker run-dir=%t/run quiet=true" -o %t/x.mlir 2>&1 | FileCheck %s --check-prefix=EXISTS
 //
+// A strategy that is not one is refused by the option parser (an enum option), before any work.
+// RUN: not evo-opt %s --evo-lower-to-gpu --evo-evolve="worker=%evo_fake_worker run-dir=%t/bad strategy=bogus" -o %t/bad.mlir 2>&1 | FileCheck %s --check-prefix=STRATEGY
+// RUN: not test -e %t/bad.mlir
+// RUN: not test -e %t/bad
+// STRATEGY: for the --strategy option: Cannot find option named 'bogus'!
+//
 // The report is rebuilt from the store alone.
 // RUN: evo-opt report %t/run %t/again
 // RUN: FileCheck %s --input-file=%t/again/report.json --check-prefix=REPORT

@@ -11,7 +11,7 @@
 #ifndef EVO_EVOLUTION_ENGINE_H
 #define EVO_EVOLUTION_ENGINE_H
 
-#include "evo/Conversion/LaunchPlan.h"
+#include "evo/Dialect/Evo/IR/LaunchPlan.h"
 #include "evo/Evaluation/Verifier.h"
 #include "evo/Evolution/Genome.h"
 #include "evo/Evolution/RunStore.h"
@@ -27,7 +27,7 @@ struct EvolveOptions {
   /// "evo": elitist population with rank selection; "single-best": always mutate the best;
   /// "islands": `islands` populations with migration of their best every `migrateEvery`
   /// generations.
-  std::string strategy = "evo";
+  SearchStrategy strategy = SearchStrategy::Evo;
   unsigned population = 5;
   unsigned samples = 4;      // offspring per generation
   unsigned generations = 10;

@@ -16,7 +16,7 @@
 #ifndef EVO_EVOLUTION_LLMMUTATOR_H
 #define EVO_EVOLUTION_LLMMUTATOR_H
 
-#include "evo/Conversion/LaunchPlan.h"
+#include "evo/Dialect/Evo/IR/LaunchPlan.h"
 #include "evo/LLM/Client.h"
 #include "evo/LLM/Prompt.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

@@ -3,6 +3,7 @@
 #ifndef EVO_EVOLUTION_PASSES_H
 #define EVO_EVOLUTION_PASSES_H
 
+#include "evo/Dialect/Evo/IR/EvoDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassInstrumentation.h"

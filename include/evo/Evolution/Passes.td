@@ -4,6 +4,7 @@
 #define EVO_EVOLUTION_PASSES
 
 include "mlir/Pass/PassBase.td"
+include "evo/Dialect/Evo/IR/EvoEnums.td"
 
 def EvoEvolvePass : Pass<"evo-evolve", "mlir::ModuleOp"> {
   let summary = "Evolve every task's kernels toward the fastest variant proven equal to it";
@@ -22,9 +23,10 @@ def EvoEvolvePass : Pass<"evo-evolve", "mlir::ModuleOp"> {
     (also without a GPU: `evo-opt report RUN_DIR`). docs/evolution.md.
   }];
   let options = [
-    Option<"strategy", "strategy", "std::string", /*default=*/"\"evo\"",
+    Option<"strategy", "strategy", "::evo::SearchStrategy", /*default=*/"::evo::SearchStrategy::Evo",
            "Built-in mutators: evo (elitist population, rank selection), single-best, islands; "
-           "LLM (EvoEngineer): free, insight, full, eoh, funsearch (need llm=...)">,
+           "LLM (EvoEngineer): free, insight, full, eoh, funsearch (need llm=...)",
+           Evo_ClValues<Evo_SearchStrategy>.values>,
     Option<"population", "population", "unsigned", /*default=*/"5", "Population size">,
     Option<"samples", "samples", "unsigned", /*default=*/"4", "Offspring per generation">,
     Option<"generations", "generations", "unsigned", /*default=*/"10", "Generations per task">,

@@ -16,7 +16,7 @@
 #ifndef EVO_EVOLUTION_VARIANTCOMPILER_H
 #define EVO_EVOLUTION_VARIANTCOMPILER_H
 
-#include "evo/Conversion/LaunchPlan.h"
+#include "evo/Dialect/Evo/IR/LaunchPlan.h"
 #include "evo/Evolution/Genome.h"
 #include "evo/Target/Compile.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
