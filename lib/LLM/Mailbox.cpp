@@ -150,9 +150,6 @@ private:
 
 } // namespace
 
-static std::atomic<bool> pausedFlag{false};
-void requestPausedExit() { pausedFlag = true; }
-bool pausedExitRequested() { return pausedFlag; }
 
 std::unique_ptr<Backend> createMailboxBackend(std::string dir, double waitSeconds,
                                               double pollSeconds) {

@@ -26,9 +26,6 @@ namespace evo::llm {
 
 /// evo-opt's exit status when a run paused with prompts waiting in a mailbox.
 constexpr int kPausedExitCode = 75; // EX_TEMPFAIL: try again later
-/// Set by evo-evolve when it paused; evo-opt then exits with kPausedExitCode.
-void requestPausedExit();
-bool pausedExitRequested();
 /// Replies larger than this are rejected (with a reason, never a crash).
 constexpr uint64_t kMaxReplyBytes = 1 << 20;
 
