@@ -183,16 +183,8 @@ int64_t ScratchSpec::numElements() const {
 
 json::Array launchesJson(ArrayRef<KernelLaunch> launches) {
   json::Array out;
-  for (const KernelLaunch &l : launches) {
-    json::Array args;
-    for (unsigned a : l.args)
-      args.push_back(static_cast<int64_t>(a));
-    out.push_back(json::Object{{"kernel", l.kernel},
-                               {"grid", json::Array{l.grid[0], l.grid[1], l.grid[2]}},
-                               {"block", json::Array{l.block[0], l.block[1], l.block[2]}},
-                               {"dynamic_shared_memory", l.dynamicSharedMemory},
-                               {"args", std::move(args)}});
-  }
+  for (const KernelLaunch &l : launches)
+    out.push_back(toJSON(l)); // the plan's JSON form (LaunchPlan.h)
   return out;
 }
 

@@ -128,18 +128,8 @@ json::Value buildManifest(const ManifestInfo &info) {
                                    {"knobs", attrToJson(t.knobs)},
                                    {"buffers", std::move(bufs)}});
     }
-    for (const KernelLaunch &l : plan.launches) {
-      json::Array args;
-      for (unsigned a : l.args)
-        args.push_back(static_cast<int64_t>(a));
-      launches.push_back(json::Object{
-          {"kernel", l.kernel},
-          {"task", static_cast<int64_t>(l.task)},
-          {"grid", json::Array{l.grid[0], l.grid[1], l.grid[2]}},
-          {"block", json::Array{l.block[0], l.block[1], l.block[2]}},
-          {"dynamic_shared_memory", l.dynamicSharedMemory},
-          {"args", std::move(args)}});
-    }
+    for (const KernelLaunch &l : plan.launches)
+      launches.push_back(toJSON(l)); // the plan's JSON form (LaunchPlan.h)
   }
   m["buffers"] = std::move(buffers);
   m["tasks"] = std::move(tasks);
