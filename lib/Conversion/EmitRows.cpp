@@ -61,14 +61,6 @@ Role roleOf(AffineMap map, unsigned rank, bool rowSpace) {
   return Role::None;
 }
 
-bool isCheap(Operation *op) {
-  if (isa<arith::ConstantOp, tensor::EmptyOp>(op))
-    return true;
-  if (auto fill = dyn_cast<linalg::FillOp>(op))
-    return matchPattern(fill.value(), m_Constant());
-  return false;
-}
-
 enum class OpKind { FullParallel, RowReduction, RowParallel };
 
 std::optional<OpKind> kindOf(linalg::GenericOp g, ArrayRef<int64_t> full) {
@@ -96,7 +88,7 @@ std::optional<RowShape> matchRowProgram(func::FuncOp f) {
   std::optional<SmallVector<int64_t>> full;
   unsigned compute = 0, rowOps = 0, softmaxes = 0;
   for (Operation &op : body.without_terminator()) {
-    if (isCheap(&op))
+    if (isCheapProducer(&op))
       continue;
     ++compute;
     if (auto s = dyn_cast<linalg::SoftmaxOp>(op)) {
@@ -125,7 +117,7 @@ std::optional<RowShape> matchRowProgram(func::FuncOp f) {
     return std::nullopt;
   unsigned n = full->size();
   for (Operation &op : body.without_terminator()) {
-    if (isCheap(&op))
+    if (isCheapProducer(&op))
       continue;
     if (auto s = dyn_cast<linalg::SoftmaxOp>(op)) {
       auto t = cast<RankedTensorType>(s.getInput().getType());
@@ -163,7 +155,7 @@ std::optional<RowShape> matchRowProgram(func::FuncOp f) {
       // constants (columns), or row values computed earlier (rows).
       Value v = g->getOperand(i);
       if (r == Role::Col && !isa<BlockArgument>(v) &&
-          !(v.getDefiningOp() && isCheap(v.getDefiningOp())))
+          !(v.getDefiningOp() && isCheapProducer(v.getDefiningOp())))
         return std::nullopt;
     }
   }

@@ -71,15 +71,6 @@ LogicalResult preprocessFunction(func::FuncOp func, bool fuse) {
   return applyPatternsGreedily(func, std::move(patterns));
 }
 
-/// Producers that are copied into every task that uses them instead of becoming tasks.
-static bool isCheapProducer(Operation *op) {
-  if (isa<arith::ConstantOp, tensor::EmptyOp>(op))
-    return true;
-  if (auto fill = dyn_cast<linalg::FillOp>(op))
-    return matchPattern(fill.value(), m_Constant());
-  return false;
-}
-
 static LogicalResult checkTensorType(Type t, Operation *where, StringRef what) {
   if (!isa<RankedTensorType>(t))
     return where->emitError() << "evo-lower-to-gpu supports only tensor " << what << "s, got "

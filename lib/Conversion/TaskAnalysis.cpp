@@ -24,8 +24,7 @@ int64_t GenericTask::numReductionPoints() const {
   return n;
 }
 
-/// Ops a task func may hold besides its compute op: they become constants inside kernels.
-static bool isCheapProducer(Operation *op) {
+bool isCheapProducer(Operation *op) {
   if (isa<arith::ConstantOp, tensor::EmptyOp>(op))
     return true;
   if (auto fill = dyn_cast<linalg::FillOp>(op))

@@ -56,6 +56,11 @@ struct SoftmaxTask {
   llvm::SmallVector<mlir::MemRefType> params;
 };
 
+/// Producers copied into every task that uses them instead of becoming tasks, and the only ops a
+/// task func may hold besides its compute op (they become constants inside kernels): constants,
+/// tensor.empty and fills of a constant.
+bool isCheapProducer(mlir::Operation *op);
+
 /// The compute op of a task func: the single op that is not a constant, tensor.empty, a fill of
 /// a constant or the return. Emits a diagnostic if there is not exactly one.
 mlir::FailureOr<mlir::Operation *> findComputeOp(mlir::func::FuncOp task);
