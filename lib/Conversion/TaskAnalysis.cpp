@@ -160,13 +160,23 @@ static Combiner findCombiner(linalg::GenericOp op, unsigned outIndex) {
   return Combiner{user, user->getOperand(0) == out ? 1u : 0u};
 }
 
-FailureOr<GenericTask> analyzeGeneric(linalg::GenericOp op, func::FuncOp task) {
-  GenericTask t;
-  t.op = op;
+/// A task of kind `Task` for `op`, with the kernel parameters of its task func.
+template <typename Task, typename Op>
+static FailureOr<Task> beginTask(Op op, func::FuncOp task) {
   FailureOr<SmallVector<MemRefType>> params = taskParamTypes(task);
   if (failed(params))
     return failure();
-  t.params = *params;
+  Task t;
+  t.op = op;
+  t.params = std::move(*params);
+  return t;
+}
+
+FailureOr<GenericTask> analyzeGeneric(linalg::GenericOp op, func::FuncOp task) {
+  FailureOr<GenericTask> begun = beginTask<GenericTask>(op, task);
+  if (failed(begun))
+    return failure();
+  GenericTask t = std::move(*begun);
   if (!op.hasPureTensorSemantics())
     return op.emitError("evo-lower-to-gpu needs linalg ops on tensors");
   t.loopSizes = op.getStaticLoopRanges();
@@ -219,12 +229,10 @@ FailureOr<GenericTask> analyzeGeneric(linalg::GenericOp op, func::FuncOp task) {
 }
 
 FailureOr<SoftmaxTask> analyzeSoftmax(linalg::SoftmaxOp op, func::FuncOp task) {
-  SoftmaxTask t;
-  t.op = op;
-  FailureOr<SmallVector<MemRefType>> params = taskParamTypes(task);
-  if (failed(params))
+  FailureOr<SoftmaxTask> begun = beginTask<SoftmaxTask>(op, task);
+  if (failed(begun))
     return failure();
-  t.params = *params;
+  SoftmaxTask t = std::move(*begun);
   auto type = cast<RankedTensorType>(op.getInput().getType());
   if (!type.hasStaticShape())
     return op.emitError("evo-lower-to-gpu needs static shapes");
