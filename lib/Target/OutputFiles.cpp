@@ -128,12 +128,7 @@ Error OutputTransaction::adopt(OutputTransaction &other) {
 Error OutputTransaction::commit() {
   std::lock_guard<std::mutex> lock(mutex);
   auto fail = [&](Error e) {
-    for (Staged &s : staged)
-      consumeError(s.temp.discard());
-    staged.clear();
-    claims.clear();
-    removeEmptyDirectories(createdDirs);
-    createdDirs.clear();
+    discardLocked();
     return e;
   };
   // A target that cannot be replaced fails the commit before any file changes.
@@ -194,6 +189,10 @@ Error OutputTransaction::commit() {
 
 void OutputTransaction::discard() {
   std::lock_guard<std::mutex> lock(mutex);
+  discardLocked();
+}
+
+void OutputTransaction::discardLocked() {
   for (Staged &s : staged)
     consumeError(s.temp.discard());
   staged.clear();

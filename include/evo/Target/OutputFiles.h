@@ -87,6 +87,9 @@ private:
     std::string path;
     llvm::sys::fs::TempFile temp;
   };
+  /// discard() with `mutex` already held (a failing commit ends this way too).
+  void discardLocked();
+
   std::mutex mutex;
   llvm::StringMap<std::string> claims; // lowercased path -> path as claimed
   std::vector<Staged> staged;
