@@ -217,7 +217,7 @@ LogicalResult EvolveDriver::ensureWorker() {
 
 evo::LLMSetupOptions EvolveDriver::llmOptions() const {
   evo::LLMSetupOptions o;
-  o.strategy = *llmStrategy;
+  o.settings.strategy = *llmStrategy;
   o.backend.spec = p.llm;
   o.backend.model = p.llmModel;
   o.backend.baseUrl = p.llmBaseUrl;
@@ -237,11 +237,11 @@ evo::LLMSetupOptions EvolveDriver::llmOptions() const {
                                           : p.runDir + "/llm-cache";
   o.client.replay = p.llmReplay || opened.replay;
   o.client.seed = p.seed;
-  o.temperature = p.llmTemperature;
-  o.maxTokens = p.llmMaxTokens;
-  o.repairs = p.llmRepairs;
-  o.mix = p.llmMix;
-  o.chip = p.chip;
+  o.settings.temperature = p.llmTemperature;
+  o.settings.maxTokens = p.llmMaxTokens;
+  o.settings.repairs = p.llmRepairs;
+  o.settings.mix = p.llmMix;
+  o.settings.chip = p.chip;
   return o;
 }
 

@@ -55,16 +55,13 @@ mlir::FailureOr<uint64_t> verifierSeed(mlir::Location loc, RunStore &store, uint
 //===- LLMSetup.cpp ----------------------------------------------------------===//
 
 struct LLMSetupOptions {
-  llm::Strategy strategy = llm::Strategy::Full;
   llm::BackendOptions backend;
   llm::ClientOptions client;
   std::string prices;  // price table JSON; empty: the built-in one
   std::string prompts; // templates overriding the built-in ones; empty: none
-  double temperature = 1.0;
-  int64_t maxTokens = 4096;
-  unsigned repairs = 1;
-  double mix = 0;
-  std::string chip;
+  /// The operator settings the search reads (strategy, temperature, ...); setUpLLM fills in
+  /// their client and templates.
+  LLMSettings settings;
 };
 
 /// The LLM side of a run: the client (budgets are per run), its templates, and the settings

@@ -36,15 +36,9 @@ FailureOr<std::unique_ptr<LLMRun>> setUpLLM(Location loc, const LLMSetupOptions 
       emitWarning(loc) << "evo-evolve: mailbox reply '" << name
                        << "' answers no prompt of this mailbox; ignored";
   run->client = std::make_unique<llm::Client>(std::move(*backend), o.client, std::move(prices));
-  LLMSettings &s = run->settings;
-  s.strategy = o.strategy;
-  s.client = run->client.get();
-  s.templates = &*run->templates;
-  s.temperature = o.temperature;
-  s.maxTokens = o.maxTokens;
-  s.repairs = o.repairs;
-  s.mix = o.mix;
-  s.chip = o.chip;
+  run->settings = o.settings;
+  run->settings.client = run->client.get();
+  run->settings.templates = &*run->templates;
   return run;
 }
 
