@@ -125,6 +125,9 @@ TEST(JsonMappingTest, VerdictSpellings) {
     EXPECT_EQ(*back, v);
   }
   EXPECT_EQ(stringifyVerdict(Verdict::NotRun), "not-run");
+  // The dialect's spellings are the worker protocol's.
+  EXPECT_EQ(stringifyVerdict(Verdict::Valid), protocol::kVerdictValid);
+  EXPECT_EQ(stringifyVerdict(Verdict::Invalid), protocol::kVerdictInvalid);
   EXPECT_FALSE(symbolizeVerdict("Valid"));
   EXPECT_NE(errorOf<Verdict>("\"ok\""), "");
   EXPECT_NE(errorOf<Verdict>("1"), "");

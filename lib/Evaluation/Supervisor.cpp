@@ -1,7 +1,6 @@
 //===- Supervisor.cpp - running GPU work in isolated worker processes ----------===//
 
 #include "evo/Evaluation/Supervisor.h"
-#include "evo/Support/EnumNames.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -23,18 +22,6 @@ using namespace llvm;
 namespace json = llvm::json;
 
 namespace evo {
-
-static constexpr EnumName<Verdict> kVerdictNames[] = {{Verdict::Valid, protocol::kVerdictValid},
-                                                      {Verdict::Invalid, protocol::kVerdictInvalid},
-                                                      {Verdict::Crashed, "crashed"},
-                                                      {Verdict::Timeout, "timeout"},
-                                                      {Verdict::NotRun, "not-run"}};
-
-StringRef stringifyVerdict(Verdict v) { return enumToName(kVerdictNames, v); }
-
-std::optional<Verdict> symbolizeVerdict(StringRef name) {
-  return enumFromName(kVerdictNames, name);
-}
 
 json::Value toJSON(Verdict v) { return stringifyVerdict(v); }
 

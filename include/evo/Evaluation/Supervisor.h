@@ -12,6 +12,7 @@
 #ifndef EVO_EVALUATION_SUPERVISOR_H
 #define EVO_EVALUATION_SUPERVISOR_H
 
+#include "evo/Dialect/Evo/IR/EvoDialect.h"
 #include "evo/Evaluation/WorkerProtocol.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
@@ -44,10 +45,8 @@ struct WorkerOptions {
   double pollIntervalSeconds = 0.002;
 };
 
-enum class Verdict { Valid, Invalid, Crashed, Timeout, NotRun };
-/// "valid", "invalid", "crashed", "timeout", "not-run".
-llvm::StringRef stringifyVerdict(Verdict v);
-std::optional<Verdict> symbolizeVerdict(llvm::StringRef name);
+/// Verdict ("valid", "invalid", "crashed", "timeout", "not-run") and its stringify/symbolize are
+/// the evo dialect's (EvoEnums.td).
 llvm::json::Value toJSON(Verdict v);
 bool fromJSON(const llvm::json::Value &value, Verdict &v, llvm::json::Path path);
 

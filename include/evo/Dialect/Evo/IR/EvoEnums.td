@@ -64,6 +64,21 @@ def Evo_SearchStrategyAttr : EnumAttr<Evo_Dialect, Evo_SearchStrategy, "strategy
   let assemblyFormat = "`<` $value `>`";
 }
 
+/// What the verifier concluded about a candidate (the spellings of the worker protocol, the run
+/// store and the reports).
+def Evo_Verdict : I32EnumAttr<"Verdict", "verdict on a candidate", [
+    I32EnumAttrCase<"Valid", 0, "valid">,
+    I32EnumAttrCase<"Invalid", 1, "invalid">,
+    I32EnumAttrCase<"Crashed", 2, "crashed">,
+    I32EnumAttrCase<"Timeout", 3, "timeout">,
+    I32EnumAttrCase<"NotRun", 4, "not-run">]> {
+  let cppNamespace = "::evo";
+  let genSpecializedAttr = 0;
+}
+def Evo_VerdictAttr : EnumAttr<Evo_Dialect, Evo_Verdict, "verdict"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 /// Builds `llvm::cl::values(...)` for a pass option of enum `e`, from its cases.
 class Evo_ClValues<I32EnumAttr e> {
   string values = "::llvm::cl::values(" # !interleave(!foreach(c, e.enumerants,
