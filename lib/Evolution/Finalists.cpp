@@ -12,6 +12,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include <cmath>
 
+#include <tuple>
+
 namespace json = llvm::json;
 
 namespace evo {
@@ -22,8 +24,10 @@ std::vector<CandidateRecord> pickFinalists(const RunStore &store, const std::str
   for (const CandidateRecord &c : store.getCandidates(task))
     if (c.verdict == "valid" && c.op != "baseline" && std::isfinite(c.medianMs))
       ranked.push_back(c);
+  // Ties (the same kernel proposed twice) go to the older candidate, so that a run and its
+  // replay choose alike whatever order their evaluations finished in.
   std::sort(ranked.begin(), ranked.end(), [](const CandidateRecord &a, const CandidateRecord &b) {
-    return a.medianMs < b.medianMs;
+    return std::tie(a.medianMs, a.id) < std::tie(b.medianMs, b.id);
   });
   if (ranked.size() > n)
     ranked.resize(n);
@@ -39,7 +43,7 @@ double finalTime(const CandidateRecord &c) {
 const CandidateRecord &chooseWinner(const std::vector<CandidateRecord> &finalists) {
   const CandidateRecord *best = &finalists.front();
   for (const CandidateRecord &f : finalists)
-    if (finalTime(f) < finalTime(*best))
+    if (finalTime(f) < finalTime(*best) || (finalTime(f) == finalTime(*best) && f.id < best->id))
       best = &f;
   return *best;
 }
