@@ -57,6 +57,34 @@ __device__ void atomicMaxNonNegative(unsigned long long *slot, double v) {
   atomicMax(slot, static_cast<unsigned long long>(__double_as_longlong(v)));
 }
 
+/// Element i of `out` against `ref`: the rule of evo_compare and evo_check_launch.
+struct ElementCheck {
+  bool bad = false;    // poison, |o - r| > atol + rtol*|r| for finite r, a class mismatch otherwise
+  bool poison = false; // `out` holds the poison bits (never written)
+  double err = -1;     // |o - r| when both are finite, else -1
+  double refSq = 0;    // r^2 when r is finite, else 0
+};
+
+__device__ ElementCheck checkElement(const void *out, const void *ref, uint64_t i, int kind,
+                                     uint64_t poison, double rtol, double atol) {
+  ElementCheck c;
+  if (loadBits(out, i, kind) == poison) {
+    c.bad = c.poison = true;
+    return c;
+  }
+  double o = loadAsDouble(out, i, kind), r = loadAsDouble(ref, i, kind);
+  if (!isfinite(r)) {
+    c.bad = !(isnan(r) ? isnan(o) : o == r);
+    return c;
+  }
+  double d = fabs(o - r);
+  c.bad = !isfinite(o) || d > atol + rtol * fabs(r);
+  if (isfinite(o))
+    c.err = d;
+  c.refSq = r * r;
+  return c;
+}
+
 } // namespace
 
 extern "C" {
@@ -167,25 +195,14 @@ __global__ void evo_compare(const void *out, const void *ref, uint64_t n, int ki
   unsigned long long fails = 0, poisoned = 0;
   double maxErr = 0, sq = 0, refSq = 0;
   for (uint64_t i = globalThread(); i < n; i += globalStride()) {
-    bool bad;
-    if (loadBits(out, i, kind) == poison) {
-      ++poisoned;
-      bad = true;
-    } else {
-      double o = loadAsDouble(out, i, kind), r = loadAsDouble(ref, i, kind);
-      if (isfinite(r)) {
-        double d = fabs(o - r);
-        bad = !isfinite(o) || d > atol + rtol * fabs(r);
-        if (isfinite(o)) {
-          maxErr = fmax(maxErr, d);
-          sq += d * d;
-        }
-        refSq += r * r;
-      } else {
-        bad = !(isnan(r) ? isnan(o) : o == r);
-      }
+    ElementCheck c = checkElement(out, ref, i, kind, poison, rtol, atol);
+    poisoned += c.poison;
+    if (c.err >= 0) {
+      maxErr = fmax(maxErr, c.err);
+      sq += c.err * c.err;
     }
-    if (bad) {
+    refSq += c.refSq;
+    if (c.bad) {
       ++fails;
       atomicMin(&stats[2], static_cast<unsigned long long>(i));
     }
@@ -208,18 +225,9 @@ __global__ void evo_check_launch(const void *out, const void *ref, uint64_t n, i
   uint64_t poison = poisonBits(kind);
   unsigned long long fails = 0, poisoned = 0, first = ~0ull;
   for (uint64_t i = globalThread(); i < n; i += globalStride()) {
-    bool bad;
-    if (loadBits(out, i, kind) == poison) {
-      ++poisoned;
-      bad = true;
-    } else {
-      double o = loadAsDouble(out, i, kind), r = loadAsDouble(ref, i, kind);
-      if (isfinite(r))
-        bad = !isfinite(o) || fabs(o - r) > atol + rtol * fabs(r);
-      else
-        bad = !(isnan(r) ? isnan(o) : o == r);
-    }
-    if (bad) {
+    ElementCheck c = checkElement(out, ref, i, kind, poison, rtol, atol);
+    poisoned += c.poison;
+    if (c.bad) {
       ++fails;
       if (i < first)
         first = i;

@@ -1466,22 +1466,26 @@ json measureCeilings() {
   json out = {{P::kEvent, P::kEventCeilings}};
   const uint64_t n4 = 1ull << 26; // 1 GiB of 16-byte elements
   const double bytes = double(n4) * 16;
-  auto gridOf = [&](const Shape &s) {
-    return s.perSm ? gSmCount * s.perSm : static_cast<unsigned>(n4 / s.threads);
+  // Times `launch(grid, threads, unroll)` (moving `traffic` bytes) in every shape of kShapes,
+  // records each in `tried` and returns the best GB/s.
+  auto sweepShapes = [&](double traffic, json &tried, auto launch) {
+    double best = 0;
+    for (Shape s : kShapes) {
+      unsigned grid = s.perSm ? gSmCount * s.perSm : static_cast<unsigned>(n4 / s.threads);
+      double ms = medianMs(20, [&] { launch(grid, s.threads, s.unroll); });
+      double gbps = traffic / (ms * 1e6);
+      tried.push_back({{"blocks", grid}, {"threads", s.threads}, {"unroll", s.unroll}, {"gbps", gbps}});
+      best = std::max(best, gbps);
+    }
+    return best;
   };
   {
     DeviceBuffer in(n4 * 16, false), o(n4 * 16, false);
     check(D->cuMemsetD32Async(in.ptr(), 0x3f800000u, n4 * 4, gStream), "cuMemsetD32Async");
-    double best = 0;
     json tried = json::array();
-    for (Shape s : kShapes) {
-      unsigned grid = gridOf(s);
-      int unroll = s.unroll;
-      double ms = medianMs(20, [&] { launchHelper(H.copy, grid, s.threads, in.ptr(), o.ptr(), n4, unroll); });
-      double gbps = 2.0 * bytes / (ms * 1e6);
-      tried.push_back({{"blocks", grid}, {"threads", s.threads}, {"unroll", unroll}, {"gbps", gbps}});
-      best = std::max(best, gbps);
-    }
+    double best = sweepShapes(2.0 * bytes, tried, [&](unsigned grid, unsigned threads, int unroll) {
+      launchHelper(H.copy, grid, threads, in.ptr(), o.ptr(), n4, unroll);
+    });
     double ms = medianMs(20, [&] {
       check(D->cuMemcpyAsync(o.ptr(), in.ptr(), n4 * 16, gStream), "cuMemcpyAsync");
     });
@@ -1494,32 +1498,20 @@ json measureCeilings() {
   {
     DeviceBuffer in(n4 * 16, false), sink(4096 * 4, false);
     check(D->cuMemsetD32Async(in.ptr(), 0x3f800000u, n4 * 4, gStream), "cuMemsetD32Async");
-    double best = 0;
     json tried = json::array();
-    for (Shape s : kShapes) {
-      unsigned grid = gridOf(s);
-      int unroll = s.unroll;
-      double ms = medianMs(20, [&] { launchHelper(H.read, grid, s.threads, in.ptr(), n4, unroll, sink.ptr()); });
-      double gbps = bytes / (ms * 1e6);
-      tried.push_back({{"blocks", grid}, {"threads", s.threads}, {"unroll", unroll}, {"gbps", gbps}});
-      best = std::max(best, gbps);
-    }
+    double best = sweepShapes(bytes, tried, [&](unsigned grid, unsigned threads, int unroll) {
+      launchHelper(H.read, grid, threads, in.ptr(), n4, unroll, sink.ptr());
+    });
     out[P::kReadGBps] = best;
     out["read_shapes"] = tried;
   }
   {
     DeviceBuffer o(n4 * 16, false);
-    double best = 0;
     json tried = json::array();
-    for (Shape s : kShapes) {
-      unsigned grid = gridOf(s);
-      int unroll = s.unroll;
+    double best = sweepShapes(bytes, tried, [&](unsigned grid, unsigned threads, int unroll) {
       float value = 1.0f;
-      double ms = medianMs(20, [&] { launchHelper(H.write, grid, s.threads, o.ptr(), n4, unroll, value); });
-      double gbps = bytes / (ms * 1e6);
-      tried.push_back({{"blocks", grid}, {"threads", s.threads}, {"unroll", unroll}, {"gbps", gbps}});
-      best = std::max(best, gbps);
-    }
+      launchHelper(H.write, grid, threads, o.ptr(), n4, unroll, value);
+    });
     double ms = medianMs(20, [&] {
       check(D->cuMemsetD32Async(o.ptr(), 0x3f800000u, n4 * 4, gStream), "cuMemsetD32Async");
     });
