@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "evo/Runtime/CudaDriver.h"
+#include "evo/Runtime/TensorMap.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -377,6 +378,38 @@ EVO_EXPORT void mgpuMemcpy(void *dst, void *src, uint64_t bytes, void *stream) {
     return;
   check(d, "cuMemcpyAsync",
         d.cuMemcpyAsync(devicePtr(dst), devicePtr(src), bytes, static_cast<CUstream>(stream)));
+}
+
+/// Encodes the TMA tensor map of a plan buffer (evo-lower-to-gpu's host functions call it, see
+/// lib/Conversion/HostFunction.cpp): checks the arguments (evo/Runtime/TensorMap.h), encodes
+/// with cuTensorMapEncodeTiled over `src` and copies the 128 bytes to the device buffer `dst`.
+/// On failure it prints why and zeroes `dst` (an invalid descriptor: the kernel's TMA
+/// operations fault instead of reading the wrong memory).
+EVO_EXPORT void mgpuEvoTensorMapEncodeTiled(int64_t dst, int64_t src, int64_t dataType,
+                                            int64_t elementBytes, int64_t rank, int64_t swizzle,
+                                            int64_t sourceBytes, int64_t d0, int64_t d1,
+                                            int64_t d2, int64_t d3, int64_t d4, int64_t s0,
+                                            int64_t s1, int64_t s2, int64_t s3, int64_t b0,
+                                            int64_t b1, int64_t b2, int64_t b3, int64_t b4) {
+  Driver &d = enter("mgpuEvoTensorMapEncodeTiled");
+  CUdeviceptr out = static_cast<CUdeviceptr>(dst);
+  const int64_t dims[] = {d0, d1, d2, d3, d4}, strides[] = {s0, s1, s2, s3},
+                box[] = {b0, b1, b2, b3, b4};
+  const char *elt = evo::tensormap::elementName(static_cast<int>(dataType));
+  std::string error;
+  CUtensorMap map;
+  if (!elt || rank < 1 || rank > 5 || sourceBytes < 0)
+    error = "invalid arguments (data type " + std::to_string(dataType) + ", rank " +
+            std::to_string(rank) + ")";
+  else if (encodeTensorMap(d, map, elt, static_cast<CUdeviceptr>(src),
+                           static_cast<uint64_t>(sourceBytes), dims, strides, box,
+                           static_cast<size_t>(rank), swizzle, error) &&
+           check(d, "cuMemcpyHtoD", d.cuMemcpyHtoD(out, &map, sizeof map)))
+    return;
+  (void)elementBytes;
+  if (!error.empty())
+    std::fprintf(stderr, "evo_cuda_runtime: mgpuEvoTensorMapEncodeTiled: %s\n", error.c_str());
+  check(d, "cuMemsetD8", d.cuMemsetD8(out, 0, sizeof(CUtensorMap)));
 }
 
 /// Sets `count` 32-bit elements.

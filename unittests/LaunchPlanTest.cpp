@@ -10,6 +10,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Dialect/SparseTensor/IR/SparseTensor.h"
 #include "gtest/gtest.h"
 
@@ -342,4 +343,156 @@ TEST(InputChecksTest, NestingCountsBracketsOutsideStringsAndComments) {
   EXPECT_EQ(findExcessiveNesting("}}}}{{", 1), 5u);
   std::string deep = std::string(100000, '{') + std::string(100000, '}');
   EXPECT_EQ(findExcessiveNesting(deep, kDefaultMaxNesting), size_t(kDefaultMaxNesting));
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor maps
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A plan whose kernel reads an f16 input through a tensor map (buffer 2).
+LaunchPlan tensorMapPlan(MLIRContext &ctx) {
+  Builder b(&ctx);
+  LaunchPlan plan;
+  plan.funcName = "g";
+  plan.source = "func.func @g() {}";
+  plan.buffers = {{"arg0", BufferRole::Input, MemRefType::get({256, 512}, b.getF16Type())},
+                  {"result0", BufferRole::Output, MemRefType::get({256}, b.getF32Type())}};
+  plan.buffers.push_back(tensorMapBuffer(&ctx, "tmap0", {0, {512, 256}, {1024}, {64, 128}, 128}));
+  TaskDesc task;
+  task.name = "g_t0";
+  task.family = TaskFamily::Matmul;
+  task.source = "func.func @g_t0() {}";
+  task.knobs = ScheduleKnobs().toAttr(&ctx, TaskFamily::Matmul);
+  task.buffers = {0, 1, 2};
+  plan.tasks.push_back(task);
+  KernelLaunch launch;
+  launch.kernel = "g_k0";
+  launch.args = {2, 0, 1};
+  plan.launches.push_back(launch);
+  return plan;
+}
+} // namespace
+
+TEST_F(LaunchPlanTest, TensorMapsRoundTripThroughTheAttribute) {
+  LaunchPlan plan = tensorMapPlan(ctx);
+  FailureOr<LaunchPlan> back = roundTrip(plan);
+  ASSERT_TRUE(succeeded(back)) << (messages.empty() ? "" : messages.back());
+  ASSERT_EQ(back->buffers.size(), 3u);
+  const BufferDesc &m = back->buffers[2];
+  EXPECT_EQ(m.role, BufferRole::TensorMap);
+  EXPECT_EQ(m.type, tensorMapBufferType(&ctx));
+  EXPECT_EQ(m.sizeInBytes(), 128);
+  ASSERT_TRUE(m.tensorMap);
+  EXPECT_EQ(m.tensorMap->source, 0u);
+  EXPECT_EQ(m.tensorMap->dims, (SmallVector<int64_t, 5>{512, 256}));
+  EXPECT_EQ(m.tensorMap->strides, (SmallVector<int64_t, 5>{1024}));
+  EXPECT_EQ(m.tensorMap->box, (SmallVector<int64_t, 5>{64, 128}));
+  EXPECT_EQ(m.tensorMap->swizzle, 128);
+  EXPECT_FALSE(back->buffers[0].tensorMap);
+  // The printed attribute parses back to the same attribute.
+  PlanAttr attr = plan.toAttr(&ctx);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << Attribute(attr);
+  EXPECT_EQ(parseAttribute(text, &ctx), Attribute(attr)) << text;
+}
+
+TEST_F(LaunchPlanTest, HostileTensorMapsAreRejectedWithAReason) {
+  auto rejects = [&](LaunchPlan plan, StringRef what) {
+    messages.clear();
+    EXPECT_TRUE(failed(roundTrip(plan))) << what.str();
+    ASSERT_FALSE(messages.empty()) << what.str();
+    EXPECT_NE(messages.back().find(what), std::string::npos) << messages.back();
+  };
+  LaunchPlan plan = tensorMapPlan(ctx);
+  plan.buffers[2].tensorMap->dims = {512, 257}; // one row past the source
+  rejects(plan, "addresses bytes up to 263168 of its source, which has 262144");
+  plan = tensorMapPlan(ctx);
+  plan.buffers[2].tensorMap->dims = {512, 4294967296, 4294967296};
+  plan.buffers[2].tensorMap->strides = {1024, (int64_t(1) << 40) - 16};
+  plan.buffers[2].tensorMap->box = {64, 1, 1};
+  rejects(plan, "beyond 2^64");
+  plan = tensorMapPlan(ctx);
+  plan.buffers[2].tensorMap->source = 2;
+  rejects(plan, "which is a tensor map itself");
+  plan = tensorMapPlan(ctx);
+  plan.buffers[2].tensorMap->source = 9;
+  rejects(plan, "names source buffer 9, which is out of range");
+  plan = tensorMapPlan(ctx);
+  plan.buffers[2].tensorMap->strides = {1000};
+  rejects(plan, "strides[0] = 1000 bytes is not a positive multiple of 16");
+  plan = tensorMapPlan(ctx);
+  plan.buffers[2].tensorMap->box = {128, 128};
+  rejects(plan, "exceeds the swizzle of 128 bytes");
+  plan = tensorMapPlan(ctx);
+  plan.buffers[2].tensorMap.reset();
+  rejects(plan, "of role tensor_map needs a tensor_map");
+  plan = tensorMapPlan(ctx);
+  plan.buffers[0].tensorMap = plan.buffers[2].tensorMap;
+  rejects(plan, "has a tensor_map but its role is not tensor_map");
+  plan = tensorMapPlan(ctx);
+  plan.buffers[2].type = MemRefType::get({64}, IntegerType::get(&ctx, 8));
+  rejects(plan, "must have type 'memref<128xi8>'");
+}
+
+TEST_F(LaunchPlanTest, HostFunctionEncodesTensorMapsBeforeTheLaunches) {
+  LaunchPlan plan = tensorMapPlan(ctx);
+  OpBuilder b(&ctx);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(b.getUnknownLoc());
+  (*module)->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), b.getUnitAttr());
+  b.setInsertionPointToEnd(module->getBody());
+  auto gm = gpu::GPUModuleOp::create(b, b.getUnknownLoc(), "g_kernels");
+  b.setInsertionPointToEnd(gm.getBody());
+  SmallVector<Type> params = {plan.buffers[2].type, plan.buffers[0].type, plan.buffers[1].type};
+  auto kernel = gpu::GPUFuncOp::create(b, b.getUnknownLoc(), "g_k0", b.getFunctionType(params, {}));
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  b.setInsertionPointToStart(&kernel.getBody().front());
+  gpu::ReturnOp::create(b, b.getUnknownLoc());
+  ASSERT_TRUE(succeeded(plan.verifyAgainst(gm)));
+  {
+    // An unused tensor map is a leftover like an unused scratch buffer.
+    LaunchPlan stale = plan;
+    stale.buffers.push_back(tensorMapBuffer(&ctx, "tmap9", *plan.buffers[2].tensorMap));
+    EXPECT_TRUE(failed(stale.verifyAgainst(gm)));
+    EXPECT_NE(messages.back().find("tensor_map buffer 'tmap9' is not passed to any launch"),
+              std::string::npos);
+  }
+
+  b.setInsertionPointToEnd(module->getBody());
+  func::FuncOp host = buildHostFunction(b, b.getUnknownLoc(), plan, gm);
+  // The tensor map is not an argument: (input, output).
+  ASSERT_EQ(host.getNumArguments(), 2u);
+  auto decl = module->lookupSymbol<func::FuncOp>("mgpuEvoTensorMapEncodeTiled");
+  ASSERT_TRUE(decl);
+  EXPECT_TRUE(decl.isPrivate());
+  SmallVector<func::CallOp> calls;
+  host.walk([&](func::CallOp c) { calls.push_back(c); });
+  ASSERT_EQ(calls.size(), 1u);
+  gpu::LaunchFuncOp launch;
+  host.walk([&](gpu::LaunchFuncOp l) { launch = l; });
+  ASSERT_TRUE(launch);
+  EXPECT_TRUE(calls[0]->isBeforeInBlock(launch));
+  // The constants passed: data type f16 (6), 2 bytes, rank 2, swizzle 128, source bytes, then
+  // dims[5], strides[4], box[5] padded with 1.
+  SmallVector<int64_t> values;
+  for (Value v : calls[0].getOperands().drop_front(2)) {
+    auto c = v.getDefiningOp<arith::ConstantIntOp>();
+    ASSERT_TRUE(c);
+    values.push_back(c.value());
+  }
+  EXPECT_EQ(values, (SmallVector<int64_t>{6, 2, 2, 128, 262144, 512, 256, 1, 1, 1, 1024, 1, 1,
+                                          1, 64, 128, 1, 1, 1}));
+  // The map's buffer is allocated on the device and is what the kernel receives first; the
+  // source's address is the host function's first argument's.
+  Value mapBuffer = launch.getKernelOperands()[0];
+  EXPECT_TRUE(mapBuffer.getDefiningOp<gpu::AllocOp>());
+  auto addressOf = [](Value v) {
+    auto cast = v.getDefiningOp<arith::IndexCastOp>();
+    auto p = cast ? cast.getIn().getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>() : nullptr;
+    return p ? p.getSource() : Value();
+  };
+  EXPECT_EQ(addressOf(calls[0].getOperand(0)), mapBuffer);
+  EXPECT_EQ(addressOf(calls[0].getOperand(1)), host.getArgument(0));
+  EXPECT_TRUE(succeeded(verify(*module)));
 }

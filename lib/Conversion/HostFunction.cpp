@@ -1,11 +1,18 @@
 //===- HostFunction.cpp - the host side of a launch plan ----------------------===//
 //
-// Builds the func.func that allocates a plan's scratch buffers, launches its kernels in order
-// and frees the scratch: what a lowered function becomes on the host.
+// Builds the func.func that allocates a plan's scratch buffers (and tensor maps), encodes the
+// tensor maps, launches its kernels in order and frees the scratch: what a lowered function
+// becomes on the host.
+//
+// A tensor map is encoded by a call to `mgpuEvoTensorMapEncodeTiled` (libevo_cuda_runtime.so,
+// runtime/CudaRuntime.cpp) with the device addresses of the map's buffer and of its source and
+// the map's arguments as i64 scalars: upstream's nvgpu.tma.create.descriptor returns a descriptor
+// pointer of its own type, which cannot be a plan buffer (a memref<128xi8> kernel argument).
 //
 //===----------------------------------------------------------------------===//
 
 #include "evo/Conversion/LowerToGPU.h"
+#include "evo/Runtime/TensorMap.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
@@ -13,11 +20,30 @@ using namespace mlir;
 
 namespace evo {
 
+/// The runtime's entry point: (dst, src, data type, element bytes, rank, swizzle, source bytes,
+/// dims[5], strides[4], box[5]), all i64.
+static constexpr llvm::StringLiteral kEncodeFn = "mgpuEvoTensorMapEncodeTiled";
+static constexpr unsigned kEncodeArgs = 7 + 5 + 4 + 5;
+
+static func::FuncOp encodeDeclaration(OpBuilder &builder, Location loc, Operation *host) {
+  auto module = host->getParentOfType<ModuleOp>();
+  if (!module)
+    return {};
+  if (auto f = module.lookupSymbol<func::FuncOp>(kEncodeFn))
+    return f;
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(module.getBody());
+  SmallVector<Type> args(kEncodeArgs, builder.getI64Type());
+  auto decl = func::FuncOp::create(builder, loc, kEncodeFn, builder.getFunctionType(args, {}));
+  decl.setPrivate();
+  return decl;
+}
+
 func::FuncOp buildHostFunction(OpBuilder &builder, Location loc, const LaunchPlan &plan,
                                gpu::GPUModuleOp module) {
   SmallVector<Type> argTypes;
   for (const BufferDesc &buf : plan.buffers)
-    if (buf.role != BufferRole::Scratch)
+    if (buf.role == BufferRole::Input || buf.role == BufferRole::Output)
       argTypes.push_back(buf.type);
   auto func = func::FuncOp::create(builder, loc, plan.funcName,
                                    builder.getFunctionType(argTypes, {}));
@@ -33,7 +59,7 @@ func::FuncOp buildHostFunction(OpBuilder &builder, Location loc, const LaunchPla
   auto tokenType = gpu::AsyncTokenType::get(builder.getContext());
   Value token;
   for (const BufferDesc &buf : plan.buffers) {
-    if (buf.role != BufferRole::Scratch) {
+    if (buf.role == BufferRole::Input || buf.role == BufferRole::Output) {
       bufferValues.push_back(entry->getArgument(nextArg++));
       continue;
     }
@@ -54,6 +80,40 @@ func::FuncOp buildHostFunction(OpBuilder &builder, Location loc, const LaunchPla
   }
   if (token)
     gpu::WaitOp::create(builder, loc, Type(), ValueRange{token});
+
+  // Tensor maps, encoded over their sources once every buffer exists.
+  func::FuncOp encode;
+  for (auto [i, buf] : llvm::enumerate(plan.buffers)) {
+    if (!buf.tensorMap)
+      continue;
+    if (!encode)
+      encode = encodeDeclaration(builder, loc, func);
+    const TensorMapDesc &m = *buf.tensorMap;
+    const BufferDesc &source = plan.buffers[m.source];
+    tensormap::ElementInfo info{};
+    (void)tensormap::elementInfo(elementTypeName(source.type.getElementType()), info);
+    Type i64 = builder.getI64Type();
+    auto cst = [&](int64_t v) -> Value {
+      return arith::ConstantIntOp::create(builder, loc, v, 64);
+    };
+    auto address = [&](Value memref) -> Value {
+      Value p = memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, memref);
+      return arith::IndexCastOp::create(builder, loc, i64, p);
+    };
+    SmallVector<Value> args = {address(bufferValues[i]),
+                               address(bufferValues[m.source]),
+                               cst(info.dataType),
+                               cst(info.bytes),
+                               cst(static_cast<int64_t>(m.dims.size())),
+                               cst(m.swizzle),
+                               cst(source.sizeInBytes())};
+    for (auto [list, n] : {std::pair{ArrayRef<int64_t>(m.dims), 5u},
+                           std::pair{ArrayRef<int64_t>(m.strides), 4u},
+                           std::pair{ArrayRef<int64_t>(m.box), 5u}})
+      for (unsigned k = 0; k < n; ++k)
+        args.push_back(cst(k < list.size() ? list[k] : 1));
+    func::CallOp::create(builder, loc, encode, args);
+  }
 
   llvm::DenseMap<int64_t, Value> indexConstants;
   auto idx = [&](int64_t v) -> Value {

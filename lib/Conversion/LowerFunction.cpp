@@ -213,7 +213,16 @@ LogicalResult FunctionLowering::addTask(func::FuncOp task,
   if (failed(lowered))
     return failure();
   for (BufferDesc s : lowered->scratch) {
-    s.name = ("tmp" + Twine(numScratch++)).str();
+    // A tensor map's source is task-local (the task's arguments, then results, then earlier
+    // scratch), like launch arguments.
+    if (s.tensorMap) {
+      if (s.tensorMap->source >= desc.buffers.size())
+        return emitError(task.getLoc())
+               << "evo-lower-to-gpu: a tensor map names task buffer " << s.tensorMap->source
+               << " of " << desc.buffers.size();
+      s.tensorMap->source = desc.buffers[s.tensorMap->source];
+    }
+    s.name = ((s.tensorMap ? "tmap" : "tmp") + Twine(numScratch++)).str();
     plan.buffers.push_back(s);
     desc.buffers.push_back(plan.buffers.size() - 1);
   }

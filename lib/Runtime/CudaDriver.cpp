@@ -1,10 +1,12 @@
 //===- CudaDriver.cpp - dlopen'ing the CUDA driver -----------------------------===//
 
 #include "evo/Runtime/CudaDriver.h"
+#include "evo/Runtime/TensorMap.h"
 
 #include <cstdlib>
 #include <dlfcn.h>
 #include <mutex>
+#include <vector>
 
 namespace evo::cuda {
 
@@ -90,6 +92,9 @@ Loaded load() {
   // Optional: thread block clusters (CUDA 11.8+ drivers).
   d.cuLaunchKernelEx =
       reinterpret_cast<decltype(d.cuLaunchKernelEx)>(dlsym(lib, "cuLaunchKernelEx"));
+  // Optional: TMA tensor maps (CUDA 12.0+ drivers).
+  d.cuTensorMapEncodeTiled = reinterpret_cast<decltype(d.cuTensorMapEncodeTiled)>(
+      dlsym(lib, "cuTensorMapEncodeTiled"));
   if (!missing.empty()) {
     l.why = std::string(name) + " lacks entry points evo needs: " + missing;
     return l;
@@ -126,6 +131,51 @@ std::string Driver::describe(const char *call, CUresult rc) const {
     cuGetErrorString(rc, &text);
   return std::string(call) + " failed: " + (name ? name : "CUDA error " + std::to_string(rc)) +
          (text ? std::string(" (") + text + ")" : std::string());
+}
+
+bool encodeTensorMap(Driver &d, CUtensorMap &out, const std::string &elementType,
+                     CUdeviceptr globalAddress, uint64_t sourceBytes, const int64_t *dims,
+                     const int64_t *strides, const int64_t *box, size_t rank, int64_t swizzle,
+                     std::string &error) {
+  namespace tm = evo::tensormap;
+  out = CUtensorMap{};
+  tm::ElementInfo info;
+  if (!tm::elementInfo(elementType, info)) {
+    error = "element type '" + elementType + "' is not one TMA supports (" +
+            tm::kSupportedElementTypes + ")";
+    return false;
+  }
+  std::vector<int64_t> dv(dims, dims + rank), bv(box, box + rank);
+  std::vector<int64_t> sv(strides, strides + (rank ? rank - 1 : 0));
+  error = tm::check(dv, sv, bv, swizzle, info.bytes, sourceBytes);
+  if (!error.empty())
+    return false;
+  if (globalAddress % tm::kSourceAlign != 0) {
+    error = "the source's address is not 16-byte aligned";
+    return false;
+  }
+  if (!d.cuTensorMapEncodeTiled) {
+    error = "the CUDA driver has no cuTensorMapEncodeTiled (TMA needs a CUDA 12 driver)";
+    return false;
+  }
+  uint64_t gdim[tm::kMaxRank], gstride[tm::kMaxRank];
+  uint32_t boxDim[tm::kMaxRank], elementStrides[tm::kMaxRank];
+  for (size_t i = 0; i < rank; ++i) {
+    gdim[i] = static_cast<uint64_t>(dims[i]);
+    boxDim[i] = static_cast<uint32_t>(box[i]);
+    elementStrides[i] = 1;
+    if (i + 1 < rank)
+      gstride[i] = static_cast<uint64_t>(strides[i]);
+  }
+  CUresult rc = d.cuTensorMapEncodeTiled(
+      &out, info.dataType, static_cast<uint32_t>(rank), reinterpret_cast<void *>(globalAddress),
+      gdim, gstride, boxDim, elementStrides, tm::kInterleaveNone, tm::swizzleEnum(swizzle),
+      tm::kL2Promotion256B, tm::kOobFillNone);
+  if (rc != CUDA_SUCCESS) {
+    error = d.describe("cuTensorMapEncodeTiled", rc);
+    return false;
+  }
+  return true;
 }
 
 CUresult makePrimaryContextCurrent(Driver &d, int ordinal, std::string *error) {

@@ -37,7 +37,9 @@ struct Task {
 };
 
 /// What lowering one task produced. Launch arguments index the task's buffers: its arguments,
-/// then its results, then `scratch`.
+/// then its results, then `scratch`. Tensor maps are among `scratch` (role TensorMap, type
+/// memref<128xi8>, tensorMap set): their `source` indexes the task's buffers the same way, and
+/// lowerFunction remaps it to the plan buffer like launch arguments.
 struct LoweredTask {
   TaskFamily family;
   KnobsAttr knobs;

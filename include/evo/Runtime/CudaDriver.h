@@ -132,6 +132,12 @@ struct Driver {
   CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent) = nullptr;
   // Optional (null when the driver lacks them; `get()` still succeeds).
   CUresult (*cuLaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **) = nullptr;
+  /// CUDA 12.0+: (CUtensorMap *, CUtensorMapDataType, rank, globalAddress, globalDim,
+  /// globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill). The enums
+  /// are passed as int (evo/Runtime/TensorMap.h has their values).
+  CUresult (*cuTensorMapEncodeTiled)(void *, int, uint32_t, void *, const uint64_t *,
+                                     const uint64_t *, const uint32_t *, const uint32_t *, int,
+                                     int, int, int) = nullptr;
 
   /// Loads the driver once per process ($EVO_LIBCUDA overrides the library name). Returns null
   /// with the reason in `whyNot` when there is no usable driver or no device.
@@ -140,6 +146,22 @@ struct Driver {
   /// "cuXxx failed: CUDA_ERROR_... (text)" for a failed call.
   std::string describe(const char *call, CUresult rc) const;
 };
+
+/// cuda.h's CUtensorMap: 128 opaque bytes, 64-byte aligned.
+struct alignas(64) CUtensorMap {
+  uint64_t opaque[16];
+};
+static_assert(sizeof(CUtensorMap) == 128, "layout of cuda.h's CUtensorMap");
+
+/// Encodes a tiled tensor map with evo's fixed arguments (element strides 1, interleave none, L2
+/// promotion 256 B, OOB fill none) over `globalAddress`, after the checks of
+/// evo/Runtime/TensorMap.h against `sourceBytes` and the address's alignment. `elementType` is a
+/// manifest element type name. On failure returns false with a sentence in `error` (also when the
+/// driver has no cuTensorMapEncodeTiled).
+bool encodeTensorMap(Driver &d, CUtensorMap &out, const std::string &elementType,
+                     CUdeviceptr globalAddress, uint64_t sourceBytes,
+                     const int64_t *dims, const int64_t *strides, const int64_t *box, size_t rank,
+                     int64_t swizzle, std::string &error);
 
 /// Makes device `ordinal`'s primary context current on this thread (retaining it once).
 CUresult makePrimaryContextCurrent(Driver &d, int ordinal, std::string *error = nullptr);

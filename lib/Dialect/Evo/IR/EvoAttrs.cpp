@@ -4,6 +4,7 @@
 #include "evo/Dialect/Evo/IR/InputChecks.h"
 #include "evo/Dialect/Evo/IR/Knobs.h"
 #include "evo/Dialect/Evo/IR/LaunchPlan.h"
+#include "evo/Runtime/TensorMap.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -103,12 +104,37 @@ struct DictionaryKnobSet
 // The launch plan
 //===----------------------------------------------------------------------===//
 
+LogicalResult TensorMapAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t source,
+                                    ArrayRef<int64_t> dims, ArrayRef<int64_t> strides,
+                                    ArrayRef<int64_t> box, int64_t swizzle) {
+  if (source < 0)
+    return emitError() << "evo.plan: tensor map source " << source << " is not a buffer index";
+  std::string err = tensormap::checkShape({dims.begin(), dims.end()},
+                                          {strides.begin(), strides.end()},
+                                          {box.begin(), box.end()}, swizzle);
+  if (!err.empty())
+    return emitError() << "evo.plan: tensor map: " << err;
+  return success();
+}
+
 LogicalResult BufferAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef name,
-                                 BufferRole, MemRefType type, bool) {
+                                 BufferRole role, MemRefType type, bool zeroInit,
+                                 TensorMapAttr tensorMap) {
   if (failed(checkSymbolName(name, "evo.plan: buffer name", emitError)))
     return failure();
   if (!type || !type.hasStaticShape())
     return emitError() << "evo.plan: buffer '" << name << "' needs a static memref type";
+  if ((role == BufferRole::TensorMap) != static_cast<bool>(tensorMap))
+    return emitError() << "evo.plan: buffer '" << name << "' "
+                       << (tensorMap ? "has a tensor_map but its role is not tensor_map"
+                                     : "of role tensor_map needs a tensor_map");
+  if (tensorMap) {
+    if (type != tensorMapBufferType(type.getContext()))
+      return emitError() << "evo.plan: tensor map '" << name << "' must have type "
+                         << tensorMapBufferType(type.getContext()) << ", not " << type;
+    if (zeroInit)
+      return emitError() << "evo.plan: tensor map '" << name << "' cannot be zero_init";
+  }
   return checkBufferType(type, [&] { return emitError() << "evo.plan: buffer '" << name << "': "; });
 }
 
@@ -156,6 +182,29 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, Str
   for (TaskAttr t : tasks)
     if (failed(checkIndices(emitError, "task", "buffers", t.getBuffers(), buffers.size())))
       return failure();
+  // Tensor maps: the source is another buffer of the plan, and the map fits it (a hostile plan
+  // must not make the host encode a descriptor that lets TMA reach beyond the source).
+  for (BufferAttr b : buffers) {
+    TensorMapAttr m = b.getTensorMap();
+    if (!m)
+      continue;
+    int64_t src = m.getSource();
+    if (static_cast<size_t>(src) >= buffers.size())
+      return emitError() << "evo.plan: tensor map '" << b.getName() << "' names source buffer "
+                         << src << ", which is out of range";
+    BufferAttr source = buffers[src];
+    if (source.getRole() == BufferRole::TensorMap)
+      return emitError() << "evo.plan: tensor map '" << b.getName() << "' has source '"
+                         << source.getName() << "', which is a tensor map itself";
+    TensorMapDesc desc{static_cast<unsigned>(src), llvm::to_vector(m.getDims()),
+                       llvm::to_vector(m.getStrides()), llvm::to_vector(m.getBox()),
+                       m.getSwizzle()};
+    if (failed(verifyTensorMap(desc, source.getType(), [&] {
+          return emitError() << "evo.plan: tensor map '" << b.getName() << "' over '"
+                             << source.getName() << "': ";
+        })))
+      return failure();
+  }
   for (LaunchAttr l : launches) {
     if (failed(checkIndices(emitError, "launch", "args", l.getArgs(), buffers.size())))
       return failure();

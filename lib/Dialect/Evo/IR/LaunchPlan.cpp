@@ -1,6 +1,7 @@
 //===- LaunchPlan.cpp - a plan's C++ form, and its checks against a gpu.module --===//
 
 #include "evo/Dialect/Evo/IR/LaunchPlan.h"
+#include "evo/Runtime/TensorMap.h"
 #include <limits>
 
 using namespace mlir;
@@ -23,6 +24,35 @@ static SmallVector<int64_t> widen(ArrayRef<unsigned> values) {
   return SmallVector<int64_t>(values.begin(), values.end());
 }
 
+MemRefType tensorMapBufferType(MLIRContext *ctx) {
+  return MemRefType::get({static_cast<int64_t>(tensormap::kDescriptorBytes)},
+                         IntegerType::get(ctx, 8));
+}
+
+BufferDesc tensorMapBuffer(MLIRContext *ctx, std::string name, TensorMapDesc map) {
+  BufferDesc b{std::move(name), BufferRole::TensorMap, tensorMapBufferType(ctx)};
+  b.tensorMap = std::move(map);
+  return b;
+}
+
+static std::vector<int64_t> stdVector(ArrayRef<int64_t> v) { return {v.begin(), v.end()}; }
+
+LogicalResult verifyTensorMap(const TensorMapDesc &map, MemRefType source,
+                              function_ref<InFlightDiagnostic()> emitError) {
+  std::string elt = elementTypeName(source.getElementType());
+  tensormap::ElementInfo info;
+  if (!tensormap::elementInfo(elt, info))
+    return emitError() << "its source's element type " << elt << " is not one TMA supports ("
+                       << tensormap::kSupportedElementTypes << ")";
+  int64_t sourceBytes = source.getNumElements() * info.bytes;
+  std::string err =
+      tensormap::check(stdVector(map.dims), stdVector(map.strides), stdVector(map.box),
+                       map.swizzle, info.bytes, static_cast<uint64_t>(sourceBytes));
+  if (!err.empty())
+    return emitError() << err;
+  return success();
+}
+
 /// Builds each attribute with `get` or, given `emitError`, with `getChecked` (null on failure).
 template <typename AttrT, typename... Args>
 static AttrT build(function_ref<InFlightDiagnostic()> emitError, MLIRContext *ctx, Args &&...args) {
@@ -37,8 +67,17 @@ static PlanAttr toPlanAttr(const LaunchPlan &plan, MLIRContext *ctx,
   SmallVector<TaskAttr> taskAttrs;
   SmallVector<LaunchAttr> launchAttrs;
   for (const BufferDesc &buf : plan.buffers) {
+    TensorMapAttr map;
+    if (buf.tensorMap) {
+      const TensorMapDesc &m = *buf.tensorMap;
+      map = build<TensorMapAttr>(emitError, ctx, static_cast<int64_t>(m.source),
+                                 ArrayRef<int64_t>(m.dims), ArrayRef<int64_t>(m.strides),
+                                 ArrayRef<int64_t>(m.box), m.swizzle);
+      if (!map)
+        return {};
+    }
     bufferAttrs.push_back(build<BufferAttr>(emitError, ctx, StringRef(buf.name), buf.role,
-                                            buf.type, buf.zeroInit));
+                                            buf.type, buf.zeroInit, map));
     if (!bufferAttrs.back())
       return {};
   }
@@ -78,8 +117,13 @@ LaunchPlan LaunchPlan::fromAttr(PlanAttr attr) {
   LaunchPlan plan;
   plan.funcName = attr.getFunc().str();
   plan.source = attr.getSource().str();
-  for (BufferAttr b : attr.getBuffers())
+  for (BufferAttr b : attr.getBuffers()) {
     plan.buffers.push_back({b.getName().str(), b.getRole(), b.getType(), b.getZeroInit()});
+    if (TensorMapAttr m = b.getTensorMap())
+      plan.buffers.back().tensorMap = TensorMapDesc{
+          static_cast<unsigned>(m.getSource()), llvm::to_vector(m.getDims()),
+          llvm::to_vector(m.getStrides()), llvm::to_vector(m.getBox()), m.getSwizzle()};
+  }
   for (TaskAttr t : attr.getTasks())
     plan.tasks.push_back({t.getName().str(), t.getFamily(), t.getSource().str(), t.getKnobs(),
                           narrow(t.getBuffers())});
@@ -122,13 +166,13 @@ LogicalResult LaunchPlan::verifyAgainst(gpu::GPUModuleOp module) const {
                                   << " but evo.plan passes buffer '" << buffers[buf].name
                                   << "' of type " << buffers[buf].type;
   }
-  // A scratch buffer no launch uses would be allocated for nothing (e.g. left over after a task
-  // was re-lowered).
+  // A scratch buffer (or tensor map) no launch uses would be allocated for nothing (e.g. left
+  // over after a task was re-lowered).
   for (auto [i, buf] : llvm::enumerate(buffers))
-    if (buf.role == BufferRole::Scratch &&
+    if ((buf.role == BufferRole::Scratch || buf.role == BufferRole::TensorMap) &&
         llvm::none_of(launches, [&](const KernelLaunch &l) { return llvm::is_contained(l.args, i); }))
-      return module.emitError() << "evo.plan's scratch buffer '" << buf.name
-                                << "' is not passed to any launch";
+      return module.emitError() << "evo.plan's " << stringifyBufferRole(buf.role) << " buffer '"
+                                << buf.name << "' is not passed to any launch";
   return success();
 }
 
@@ -207,6 +251,66 @@ bool fromJSON(const llvm::json::Value &value, KernelLaunch &launch, llvm::json::
   launch.args.clear();
   for (int64_t a : args)
     launch.args.push_back(static_cast<unsigned>(a));
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// JSON form of a tensor map
+//===----------------------------------------------------------------------===//
+
+llvm::json::Object toJSON(const TensorMapDesc &map, StringRef elementType) {
+  return llvm::json::Object{{"source", static_cast<int64_t>(map.source)},
+                            {"element_type", elementType},
+                            {"dims", llvm::json::Array(map.dims)},
+                            {"strides", llvm::json::Array(map.strides)},
+                            {"box", llvm::json::Array(map.box)},
+                            {"swizzle", map.swizzle}};
+}
+
+/// An array of at most `max` integers in [min, 2^40].
+static bool fromJSONSizes(const llvm::json::Object &o, StringRef key, SmallVectorImpl<int64_t> &out,
+                          int64_t min, llvm::json::Path path) {
+  const llvm::json::Array *a = o.getArray(key);
+  if (!a || a->size() > tensormap::kMaxRank) {
+    path.field(key).report("expected an array of at most 5 integers");
+    return false;
+  }
+  out.clear();
+  for (auto [i, element] : llvm::enumerate(*a)) {
+    std::optional<int64_t> v = element.getAsInteger();
+    if (!v || *v < min || *v > (int64_t(1) << 40)) {
+      path.field(key).index(i).report(min ? "expected an integer in [1, 2^40]"
+                                          : "expected an integer in [0, 2^40]");
+      return false;
+    }
+    out.push_back(*v);
+  }
+  return true;
+}
+
+bool fromJSON(const llvm::json::Value &value, TensorMapDesc &map, std::string &elementType,
+              llvm::json::Path path) {
+  llvm::json::ObjectMapper mapper(value, path);
+  if (!mapper || !mapper.map("element_type", elementType))
+    return false;
+  const llvm::json::Object &o = *value.getAsObject();
+  int64_t source = 0, swizzle = 0;
+  const llvm::json::Value *s = o.get("source");
+  if (!s) {
+    path.field("source").report("missing value");
+    return false;
+  }
+  if (!fromJSONUInt32(*s, source, 0, path.field("source")))
+    return false;
+  if (const llvm::json::Value *v = o.get("swizzle"))
+    if (!fromJSONUInt32(*v, swizzle, 0, path.field("swizzle")))
+      return false;
+  if (!fromJSONSizes(o, "dims", map.dims, 1, path) ||
+      !fromJSONSizes(o, "strides", map.strides, 1, path) ||
+      !fromJSONSizes(o, "box", map.box, 1, path))
+    return false;
+  map.source = static_cast<unsigned>(source);
+  map.swizzle = swizzle;
   return true;
 }
 

@@ -116,15 +116,37 @@ class Evo_AttrListParameter<string attr, string desc> : ArrayRefParameter<attr, 
   let printer = "::evo::detail::printAttrList($_printer, $_self)";
 }
 
+def Evo_TensorMapAttr : Evo_Attr<"TensorMap", "tensor_map"> {
+  let summary = "a TMA tensor map over a buffer of the plan";
+  let description = [{
+    `#evo.tensor_map<source = 0, dims = [4096, 8192], strides = [8192], box = [64, 128],
+    swizzle = 128>`: the arguments of cuTensorMapEncodeTiled for the plan buffer `source` (its
+    element type is the map's): `dims` in elements and `box` in elements, innermost first,
+    `strides` in bytes for dims[1..] (rank - 1 entries), `swizzle` in bytes (0, 32, 64, 128).
+    Element strides 1, interleave none, L2 promotion 256 B and out-of-bounds fill none (zeros)
+    are fixed. The shape is checked here; what needs the source (element type, box[0] against
+    the swizzle, the bytes addressed against the source's size) by #evo.plan.
+  }];
+  let parameters = (ins "int64_t":$source,
+                        Evo_I64ListParameter<"global sizes, elements, innermost first">:$dims,
+                        Evo_I64ListParameter<"strides of dims[1..] in bytes">:$strides,
+                        Evo_I64ListParameter<"box sizes, elements, innermost first">:$box,
+                        DefaultValuedParameter<"int64_t", "0">:$swizzle);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def Evo_BufferAttr : Evo_Attr<"Buffer", "buffer"> {
   let summary = "a buffer of a launch plan";
   let description = [{
     `#evo.buffer<name = "x", role = input, type = memref<1024xf32>>`; scratch buffers that a
-    kernel accumulates into atomically carry `zero_init = true`.
+    kernel accumulates into atomically carry `zero_init = true`. A buffer of role `tensor_map`
+    is a `memref<128xi8>` the host fills with the descriptor its `tensor_map` describes.
   }];
   let parameters = (ins StringRefParameter<"name">:$name, "::evo::BufferRole":$role,
                         "::mlir::MemRefType":$type,
-                        DefaultValuedParameter<"bool", "false">:$zero_init);
+                        DefaultValuedParameter<"bool", "false">:$zero_init,
+                        OptionalParameter<"::evo::TensorMapAttr">:$tensor_map);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

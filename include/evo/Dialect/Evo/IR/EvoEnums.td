@@ -35,11 +35,13 @@ def Evo_ReductionStrategyAttr : EnumAttr<Evo_Dialect, Evo_ReductionStrategy, "re
   let assemblyFormat = "`<` $value `>`";
 }
 
-/// What a buffer of a launch plan is to the host.
+/// What a buffer of a launch plan is to the host. A tensor map is a 128-byte TMA descriptor
+/// (CUtensorMap) the host encodes over another buffer of the plan (#evo.tensor_map).
 def Evo_BufferRole : I32EnumAttr<"BufferRole", "role of a plan buffer", [
     I32EnumAttrCase<"Input", 0, "input">,
     I32EnumAttrCase<"Output", 1, "output">,
-    I32EnumAttrCase<"Scratch", 2, "scratch">]> {
+    I32EnumAttrCase<"Scratch", 2, "scratch">,
+    I32EnumAttrCase<"TensorMap", 3, "tensor_map">]> {
   let cppNamespace = "::evo";
   let genSpecializedAttr = 0;
 }

@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/JSON.h"
 #include <array>
+#include <optional>
 #include <string>
 
 namespace evo {
@@ -29,12 +30,32 @@ inline constexpr llvm::StringLiteral kKnobsAttrName = "evo.knobs";
 inline constexpr llvm::StringLiteral kFamilyAttrName = "evo.family";
 inline constexpr llvm::StringLiteral kTaskAttrName = "evo.task";
 
+/// A TMA tensor map (#evo.tensor_map): the arguments of cuTensorMapEncodeTiled over the plan
+/// buffer `source`, whose element type is the map's. Element strides 1, interleave none, L2
+/// promotion 256 B and out-of-bounds fill none (TMA loads zeros outside `dims`) are fixed.
+/// The rules are evo/Runtime/TensorMap.h's; PlanAttr's verifier applies them.
+struct TensorMapDesc {
+  /// A plan buffer index (in a LoweredTask: a task-local one, like KernelLaunch::args).
+  unsigned source = 0;
+  /// Elements, innermost first (cuTensorMapEncodeTiled's globalDim).
+  llvm::SmallVector<int64_t, 5> dims;
+  /// Bytes, for dims[1..]: rank - 1 entries (globalStrides).
+  llvm::SmallVector<int64_t, 5> strides;
+  /// Elements, innermost first (boxDim).
+  llvm::SmallVector<int64_t, 5> box;
+  /// Bytes: 0, 32, 64 or 128.
+  int64_t swizzle = 0;
+};
+
 struct BufferDesc {
   std::string name;
   BufferRole role;
+  /// memref<128xi8> for a tensor map.
   mlir::MemRefType type;
   /// Scratch buffers a kernel accumulates into atomically must start at zero.
   bool zeroInit = false;
+  /// Set exactly when `role` is TensorMap.
+  std::optional<TensorMapDesc> tensorMap;
   int64_t sizeInBytes() const;
 };
 
@@ -82,6 +103,26 @@ struct LaunchPlan {
 
 /// The element type name used in manifests ("f32", "f16", "bf16", "i32", ...).
 std::string elementTypeName(mlir::Type type);
+
+/// The type of every tensor-map buffer: memref<128xi8> (the CUtensorMap's bytes).
+mlir::MemRefType tensorMapBufferType(mlir::MLIRContext *ctx);
+
+/// A tensor-map buffer with the given map (role TensorMap, type memref<128xi8>).
+BufferDesc tensorMapBuffer(mlir::MLIRContext *ctx, std::string name, TensorMapDesc map);
+
+/// Checks `map` against its source buffer type (element type supported by TMA, the shape rules
+/// of evo/Runtime/TensorMap.h, every byte it addresses within the source); `emitError` gives the
+/// diagnostic the message is appended to.
+mlir::LogicalResult verifyTensorMap(const TensorMapDesc &map, mlir::MemRefType source,
+                                    llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
+
+/// The JSON form of a tensor map, alike in the manifest and the worker request:
+/// {"source", "element_type", "dims", "strides", "box", "swizzle"}; `elementType` is the
+/// source's (elementTypeName).
+llvm::json::Object toJSON(const TensorMapDesc &map, llvm::StringRef elementType);
+/// Reads that form (element_type is returned separately); every number must fit its field.
+bool fromJSON(const llvm::json::Value &value, TensorMapDesc &map, std::string &elementType,
+              llvm::json::Path path);
 
 /// The JSON form of a launch, spelled alike in the manifest, the worker request and the run
 /// store: {"kernel", "task", "grid": [x, y, z], "block": [x, y, z], "dynamic_shared_memory",
