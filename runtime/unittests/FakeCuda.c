@@ -17,7 +17,9 @@
  * S belongs to device S >> 20. A kernel K exists when the image contains ".entry K(", and takes as
  * many parameters as ".param" appear up to the next ')'. Kernels whose name contains "heavy" allow
  * 256 threads per block (64 registers), others 1024; the opt-in shared memory limit is 227 KiB.
- * An image containing "FAIL_LOAD" does not load (CUDA_ERROR_INVALID_PTX, with a JIT log).
+ * An image containing "FAIL_LOAD", or $EVO_FAKE_CUDA_FAIL_LOAD when set, does not load
+ * (CUDA_ERROR_INVALID_PTX, with a JIT log). $EVO_FAKE_CUDA_CC ("9.0") is every device's compute
+ * capability (default 1.1).
  *
  * $EVO_FAKE_CUDA_CHECKSUMS (for evo-eval-worker's launch tests, test/Evaluation/launch-guard.test):
  * "address" or "constant". Then memsets of 16 and 32 bits are logged too
@@ -93,6 +95,11 @@ CUresult cuDeviceGetName(char *name, int len, int d) { snprintf(name, len, "Fake
 CUresult cuDeviceGetAttribute(int *v, int attr, int d) {
   (void)d;
   *v = attr == 97 ? 227 * 1024 : 1;
+  const char *cc = getenv("EVO_FAKE_CUDA_CC");
+  if (cc && *cc && (attr == 75 || attr == 76)) { /* COMPUTE_CAPABILITY_MAJOR / _MINOR */
+    const char *dot = strchr(cc, '.');
+    *v = attr == 75 ? atoi(cc) : dot ? atoi(dot + 1) : 0;
+  }
   return 0;
 }
 CUresult cuDeviceGetUuid_v2(unsigned char *u, int d) { memset(u, d, 16); return 0; }
@@ -187,7 +194,8 @@ CUresult cuMemsetD8Async(uintptr_t p, unsigned char v, size_t n, void *s) {
 }
 CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned n, int *opts, void **vals) {
   const char *text = (const char *)image;
-  if (strstr(text, "FAIL_LOAD")) {
+  const char *fail = getenv("EVO_FAKE_CUDA_FAIL_LOAD");
+  if (strstr(text, "FAIL_LOAD") || (fail && *fail && strstr(text, fail))) {
     for (unsigned i = 0; i < n; ++i)
       if (opts[i] == 5) /* CU_JIT_ERROR_LOG_BUFFER */
         snprintf((char *)vals[i], 64, "ptxas fatal: fake syntax error");

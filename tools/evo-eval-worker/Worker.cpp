@@ -8,8 +8,9 @@
 // starts a fresh one, with a fresh CUDA context, for the remaining candidates.
 //
 // Modes: "probe" (device facts), "ceilings" (copy, read and write bandwidth, FP32 FMA and f16
-// mma.sync rates), "evaluate" (candidates: correctness checks, a fresh module load, then timing
-// with checked launches; more may stream in through a queue file), "time" (interleaved
+// mma.sync rates, and on compute capability 9.0 the f16/bf16 wgmma rates), "evaluate"
+// (candidates: correctness checks, a fresh module load, then timing with checked launches;
+// more may stream in through a queue file), "time" (interleaved
 // re-measurement of validated finalists against the reference, every launch accountable).
 // Results are JSON lines, flushed as they happen:
 // {"event": "device" | "begin" | "result" | "fatal" | "ceilings" | "done", ...}.
@@ -59,6 +60,10 @@ namespace {
 
 const char kHelperPtx[] =
 #include "WorkerKernels.inc"
+    ;
+/// KernelsSm90.cu for compute_90a: loaded only for the wgmma ceiling, on compute capability 9.0.
+const char kHelperPtxSm90[] =
+#include "WorkerKernelsSm90.inc"
     ;
 
 /// Exit codes the Supervisor understands (WorkerProtocol.h).
@@ -163,6 +168,8 @@ CUstream gStream = nullptr;
 int gSmCount = 132;
 /// The device's L2 size (0 when unknown): the L2 flush after poisoning can be shorter.
 uint64_t gL2Bytes = 0;
+/// The device's compute capability (the wgmma ceiling needs 9.0).
+int gCcMajor = 0, gCcMinor = 0;
 
 void loadHelpers() {
   check(D->cuModuleLoadData(&H.module, kHelperPtx), "cuModuleLoadData(helpers)");
@@ -1422,6 +1429,8 @@ json deviceFacts(int ordinal) {
     std::snprintf(hex + 2 * i, 3, "%02x", uuid[i]);
   gSmCount = sms > 0 ? sms : gSmCount;
   gL2Bytes = l2 > 0 ? static_cast<uint64_t>(l2) : 0;
+  gCcMajor = major;
+  gCcMinor = minor;
   return {{P::kEvent, P::kEventDevice}, {P::kName, name}, {"ordinal", ordinal}, {"sm_count", sms},
           {"compute_capability", std::to_string(major) + "." + std::to_string(minor)},
           {P::kL2Bytes, l2}, {"memory_bytes", mem}, {"driver_version", driver}, {P::kUuid, hex}};
@@ -1461,6 +1470,67 @@ struct Shape {
 // do, and on Hopper often the fastest).
 const Shape kShapes[] = {{8, 256, 1}, {16, 256, 4}, {32, 256, 4}, {4, 1024, 4},
                          {2, 1024, 1}, {0, 256, 1}, {0, 512, 1}, {0, 128, 1}};
+
+/// The dense wgmma (warpgroup MMA, Hopper) f16 and bf16 rates, from KernelsSm90.cu: the best of
+/// a few warpgroups-per-SM shapes, each warpgroup issuing m64n256k16 (2*64*256*16 flops) back to
+/// back. sm_90a PTX loads only on compute capability 9.0, so other devices are not asked; where
+/// the module does not load, or a kernel cannot launch, the rates are 0 and kWgmmaStatus says
+/// why: an unavailable ceiling, not an error (the floor then rests on mma.sync).
+void measureWgmma(json &out) {
+  out[P::kF16WgmmaTFlops] = 0.0;
+  out[P::kBf16WgmmaTFlops] = 0.0;
+  std::string cc = std::to_string(gCcMajor) + "." + std::to_string(gCcMinor);
+  if (gCcMajor != 9 || gCcMinor != 0) {
+    out[P::kWgmmaStatus] = "unavailable: compute capability " + cc + " (wgmma needs 9.0, sm_90a)";
+    return;
+  }
+  std::vector<char> log(8192, 0);
+  int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {log.data(), reinterpret_cast<void *>(static_cast<uintptr_t>(log.size()))};
+  CUmodule module = nullptr;
+  CUresult rc = D->cuModuleLoadDataEx(&module, kHelperPtxSm90, 2, options, values);
+  if (rc != CUDA_SUCCESS) {
+    if (isSticky(rc))
+      check(rc, "cuModuleLoadDataEx(sm_90a helpers)");
+    out[P::kWgmmaStatus] = "unavailable: the sm_90a module does not load: " +
+                           describe("cuModuleLoadDataEx", rc) +
+                           (log[0] ? std::string(": ") + log.data() : std::string());
+    return;
+  }
+  struct WgShape {
+    unsigned blocksPerSm, warpgroups;
+  };
+  const WgShape shapes[] = {{1, 3}, {1, 2}, {3, 1}};
+  const int iterations = 2048, wgmmaPerIteration = 8; // KernelsSm90.cu's kWgmmaPerGroup
+  json tried = json::array();
+  try {
+    DeviceBuffer sink(16 << 20, false);
+    for (auto [key, kernel] : {std::pair{P::kF16WgmmaTFlops, "evo_wgmma_peak_f16"},
+                               std::pair{P::kBf16WgmmaTFlops, "evo_wgmma_peak_bf16"}}) {
+      CUfunction f;
+      check(D->cuModuleGetFunction(&f, module, kernel), kernel);
+      double best = 0;
+      for (WgShape s : shapes) {
+        unsigned grid = gSmCount * s.blocksPerSm, block = 128 * s.warpgroups;
+        double ms = medianMs(5, [&] { launchHelper(f, grid, block, sink.ptr(), iterations); });
+        double flops = double(grid) * s.warpgroups * iterations * wgmmaPerIteration *
+                       (2.0 * 64 * 256 * 16);
+        double tflops = flops / (ms * 1e9);
+        tried.push_back({{"kernel", kernel}, {"blocks", grid}, {"threads", block},
+                         {"flops", flops}, {"tflops", tflops}});
+        best = std::max(best, tflops);
+      }
+      out[key] = best;
+    }
+    out[P::kWgmmaStatus] = "measured";
+  } catch (const CudaFailure &e) {
+    out[P::kF16WgmmaTFlops] = 0.0;
+    out[P::kBf16WgmmaTFlops] = 0.0;
+    out[P::kWgmmaStatus] = std::string("unavailable: ") + e.what();
+  }
+  out["wgmma_shapes"] = tried;
+  D->cuModuleUnload(module);
+}
 
 json measureCeilings() {
   json out = {{P::kEvent, P::kEventCeilings}};
@@ -1538,6 +1608,7 @@ json measureCeilings() {
     double flops = double(grid) * (block / 32) * iterations * 4 * (2.0 * 16 * 8 * 16);
     out[P::kF16MmaTFlops] = flops / (ms * 1e9);
   }
+  measureWgmma(out);
   out[P::kL2Bytes] = gL2Bytes;
   return out;
 }

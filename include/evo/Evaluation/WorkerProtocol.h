@@ -142,6 +142,12 @@ inline constexpr const char kReadGBps[] = "read_gbps";
 inline constexpr const char kWriteGBps[] = "write_gbps";
 inline constexpr const char kFp32TFlops[] = "fp32_tflops";
 inline constexpr const char kF16MmaTFlops[] = "f16_mma_tflops";
+/// Dense wgmma m64n256k16 (Hopper, sm_90a) rates, f32 accumulate; 0 where unavailable (any
+/// device but compute capability 9.0, or the sm_90a module did not load), and kWgmmaStatus
+/// says which: "measured" or "unavailable: <why>".
+inline constexpr const char kF16WgmmaTFlops[] = "f16_wgmma_tflops";
+inline constexpr const char kBf16WgmmaTFlops[] = "bf16_wgmma_tflops";
+inline constexpr const char kWgmmaStatus[] = "wgmma_status";
 
 // --- exit codes of the worker ----------------------------------------------------------
 enum ExitCode : int {
