@@ -57,8 +57,14 @@ std::string nowIso8601() {
   return buf;
 }
 
+/// The store's "none" (-1) for an id or count, bound as SQL NULL so that foreign keys and
+/// aggregates ignore it.
+struct OptionalId {
+  int64_t value;
+};
+
 /// One prepared statement. Binding errors are remembered and reported by the first step, so
-/// call sites stay a flat list of binds.
+/// a call site binds all its parameters in one bind(...) and checks once.
 class Statement {
 public:
   Statement(sqlite3 *db, StringRef sql) : db(db) {
@@ -68,25 +74,11 @@ public:
   Statement(const Statement &) = delete;
   Statement &operator=(const Statement &) = delete;
 
-  void bindText(int i, StringRef s) {
-    // A null data pointer would bind SQL NULL, which the NOT NULL columns reject.
-    if (ok())
-      rc = sqlite3_bind_text(stmt, i, s.data() ? s.data() : "", static_cast<int>(s.size()),
-                             SQLITE_TRANSIENT);
-  }
-  void bindInt(int i, int64_t v) {
-    if (ok())
-      rc = sqlite3_bind_int64(stmt, i, v);
-  }
-  /// NaN (SQLite cannot store it) becomes NULL; columnReal reads NULL back as NaN.
-  void bindReal(int i, double v) {
-    if (ok())
-      rc = std::isnan(v) ? sqlite3_bind_null(stmt, i) : sqlite3_bind_double(stmt, i, v);
-  }
-  /// The store's "none" (-1) is NULL in SQL, so foreign keys and aggregates ignore it.
-  void bindOptionalId(int i, int64_t v) {
-    if (ok())
-      rc = v < 0 ? sqlite3_bind_null(stmt, i) : sqlite3_bind_int64(stmt, i, v);
+  /// Binds ?1, ?2, ... in order, each by its type: text, an integer, a real (NaN, which SQLite
+  /// cannot store, becomes NULL; real() reads NULL back as NaN) or an OptionalId.
+  template <typename... Ts> void bind(const Ts &...values) {
+    int i = 0;
+    (bindOne(++i, values), ...);
   }
 
   /// Advances; true while a row is available. Errors end the iteration and stay in status().
@@ -125,6 +117,26 @@ public:
 
 private:
   bool ok() const { return rc == SQLITE_OK; }
+  void bindOne(int i, StringRef s) {
+    // A null data pointer would bind SQL NULL, which the NOT NULL columns reject.
+    if (ok())
+      rc = sqlite3_bind_text(stmt, i, s.data() ? s.data() : "", static_cast<int>(s.size()),
+                             SQLITE_TRANSIENT);
+  }
+  void bindOne(int i, const std::string &s) { bindOne(i, StringRef(s)); }
+  template <typename T> std::enable_if_t<std::is_integral_v<T>> bindOne(int i, T v) {
+    if (ok())
+      rc = sqlite3_bind_int64(stmt, i, static_cast<int64_t>(v));
+  }
+  void bindOne(int i, double v) {
+    if (ok())
+      rc = std::isnan(v) ? sqlite3_bind_null(stmt, i) : sqlite3_bind_double(stmt, i, v);
+  }
+  void bindOne(int i, OptionalId id) {
+    if (ok())
+      rc = id.value < 0 ? sqlite3_bind_null(stmt, i) : sqlite3_bind_int64(stmt, i, id.value);
+  }
+
   sqlite3 *db;
   sqlite3_stmt *stmt = nullptr;
   int rc;
@@ -502,8 +514,7 @@ Error RunStore::createSchema(llvm::ArrayRef<std::pair<std::string, std::string>>
       return e;
     Statement meta(db, "INSERT INTO meta(key, value) VALUES ('schema_version', ?1), "
                        "('format', 'evo-run-store'), ('created_at', ?2)");
-    meta.bindText(1, std::to_string(schemaVersion));
-    meta.bindText(2, nowIso8601());
+    meta.bind(std::to_string(schemaVersion), nowIso8601());
     if (Error e = meta.run(path))
       return e;
     for (const auto &[key, value] : initialMeta) {
@@ -511,8 +522,7 @@ Error RunStore::createSchema(llvm::ArrayRef<std::pair<std::string, std::string>>
         return makeError("meta key 'schema_version' belongs to the run store");
       Statement s(db, "INSERT INTO meta(key, value) VALUES (?1, ?2) "
                       "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
-      s.bindText(1, key);
-      s.bindText(2, value);
+      s.bind(key, value);
       if (Error e = s.run(path))
         return e;
     }
@@ -531,8 +541,7 @@ Error RunStore::setMeta(StringRef key, StringRef value) {
   return inTransaction(db, [&] {
     Statement s(db, "INSERT INTO meta(key, value) VALUES (?1, ?2) "
                     "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
-    s.bindText(1, key);
-    s.bindText(2, value);
+    s.bind(key, value);
     return s.run(llvm::formatv("{0}: setMeta('{1}')", path, key).str());
   });
 }
@@ -540,7 +549,7 @@ Error RunStore::setMeta(StringRef key, StringRef value) {
 std::optional<std::string> RunStore::getMeta(StringRef key) const {
   std::lock_guard<std::mutex> lock(mutex);
   Statement s(db, "SELECT value FROM meta WHERE key = ?1");
-  s.bindText(1, key);
+  s.bind(key);
   if (s.next())
     return s.text(0);
   return std::nullopt;
@@ -566,14 +575,8 @@ Error RunStore::upsertTask(const TaskRecord &t) {
                     "family = excluded.family, source = excluded.source, "
                     "status = excluded.status, baseline_id = excluded.baseline_id, "
                     "best_id = excluded.best_id, generations_done = excluded.generations_done");
-    s.bindText(1, t.name);
-    s.bindText(2, t.function);
-    s.bindText(3, t.family);
-    s.bindText(4, t.source);
-    s.bindText(5, t.status);
-    s.bindOptionalId(6, t.baselineId);
-    s.bindOptionalId(7, t.bestId);
-    s.bindInt(8, t.generationsDone);
+    s.bind(t.name, t.function, t.family, t.source, t.status, OptionalId{t.baselineId},
+           OptionalId{t.bestId}, t.generationsDone);
     Error e = s.run(llvm::formatv("{0}: upsertTask('{1}')", path, t.name).str());
     if (e && s.errorCode() == SQLITE_CONSTRAINT_FOREIGNKEY)
       return llvm::joinErrors(
@@ -596,7 +599,7 @@ std::vector<TaskRecord> RunStore::getTasks() const {
 std::optional<TaskRecord> RunStore::getTask(StringRef name) const {
   std::lock_guard<std::mutex> lock(mutex);
   Statement s(db, llvm::formatv("SELECT {0} FROM tasks WHERE name = ?1", kTaskColumns).str());
-  s.bindText(1, name);
+  s.bind(name);
   if (s.next())
     return readTask(s);
   return std::nullopt;
@@ -624,32 +627,12 @@ Error RunStore::addCandidate(CandidateRecord &c) {
                     "llm_calls) VALUES (?1, ?2, ?3, ?4, "
                     "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
                     "?21, ?22, ?23, ?24, ?25, ?26)");
-    s.bindText(1, c.task);
-    s.bindInt(2, c.generation);
-    s.bindInt(3, c.island);
-    s.bindText(4, parentsToJson(c.parents));
-    s.bindText(5, c.op);
-    s.bindText(6, c.knobs);
-    s.bindText(7, c.rewrites);
-    s.bindText(8, c.ir);
-    s.bindText(9, c.ptxHash);
-    s.bindText(10, c.compileDiagnostics);
-    s.bindText(11, c.verdict);
-    s.bindText(12, c.reason);
-    s.bindReal(13, c.medianMs);
-    s.bindText(14, c.timing);
-    s.bindText(15, c.roofline);
-    s.bindOptionalId(16, c.registers);
-    s.bindOptionalId(17, c.spills);
-    s.bindReal(18, c.finalMedianMs);
-    s.bindInt(19, c.promptTokens);
-    s.bindInt(20, c.completionTokens);
-    s.bindReal(21, std::isnan(c.costUsd) ? 0.0 : c.costUsd); // NOT NULL: unknown cost is 0
-    s.bindText(22, c.thought);
-    s.bindText(23, createdAt);
-    s.bindText(24, c.llmKey);
-    s.bindText(25, c.llmRequest);
-    s.bindInt(26, c.llmCalls);
+    // cost_usd is NOT NULL: an unknown (NaN) cost is stored as 0.
+    s.bind(c.task, c.generation, c.island, parentsToJson(c.parents), c.op, c.knobs, c.rewrites,
+           c.ir, c.ptxHash, c.compileDiagnostics, c.verdict, c.reason, c.medianMs, c.timing,
+           c.roofline, OptionalId{c.registers}, OptionalId{c.spills}, c.finalMedianMs,
+           c.promptTokens, c.completionTokens, std::isnan(c.costUsd) ? 0.0 : c.costUsd, c.thought,
+           createdAt, c.llmKey, c.llmRequest, c.llmCalls);
     Error e = s.run(llvm::formatv("{0}: addCandidate", path).str());
     if (e && s.errorCode() == SQLITE_CONSTRAINT_FOREIGNKEY)
       return llvm::joinErrors(
@@ -685,18 +668,8 @@ Error RunStore::recordResult(const CandidateRecord &c) {
                     "evaluated_at = CASE WHEN ?2 = 'pending' THEN NULL ELSE ?12 END, "
                     "eval_order = CASE WHEN ?2 = 'pending' THEN NULL ELSE (SELECT "
                     "coalesce(max(eval_order), 0) + 1 FROM candidates) END WHERE id = ?1");
-    s.bindInt(1, c.id);
-    s.bindText(2, c.verdict);
-    s.bindText(3, c.reason);
-    s.bindReal(4, c.medianMs);
-    s.bindText(5, c.timing);
-    s.bindText(6, c.roofline);
-    s.bindOptionalId(7, c.registers);
-    s.bindOptionalId(8, c.spills);
-    s.bindText(9, c.compileDiagnostics);
-    s.bindText(10, c.ptxHash);
-    s.bindText(11, c.ir);
-    s.bindText(12, nowIso8601());
+    s.bind(c.id, c.verdict, c.reason, c.medianMs, c.timing, c.roofline, OptionalId{c.registers},
+           OptionalId{c.spills}, c.compileDiagnostics, c.ptxHash, c.ir, nowIso8601());
     if (Error e = s.run(llvm::formatv("{0}: recordResult({1})", path, c.id).str()))
       return e;
     if (sqlite3_changes(db) != 1)
@@ -713,14 +686,8 @@ Error RunStore::recordLLM(const CandidateRecord &c) {
     Statement s(db, "UPDATE candidates SET llm_key = ?2, llm_request = ?3, llm_calls = ?4, "
                     "prompt_tokens = ?5, completion_tokens = ?6, cost_usd = ?7, thought = ?8 "
                     "WHERE id = ?1");
-    s.bindInt(1, c.id);
-    s.bindText(2, c.llmKey);
-    s.bindText(3, c.llmRequest);
-    s.bindInt(4, c.llmCalls);
-    s.bindInt(5, c.promptTokens);
-    s.bindInt(6, c.completionTokens);
-    s.bindReal(7, std::isnan(c.costUsd) ? 0.0 : c.costUsd);
-    s.bindText(8, c.thought);
+    s.bind(c.id, c.llmKey, c.llmRequest, c.llmCalls, c.promptTokens, c.completionTokens,
+           std::isnan(c.costUsd) ? 0.0 : c.costUsd, c.thought);
     if (Error e = s.run(llvm::formatv("{0}: recordLLM({1})", path, c.id).str()))
       return e;
     if (sqlite3_changes(db) != 1)
@@ -733,8 +700,7 @@ Error RunStore::recordFinal(int64_t id, double finalMedianMs) {
   std::lock_guard<std::mutex> lock(mutex);
   return inTransaction(db, [&]() -> Error {
     Statement s(db, "UPDATE candidates SET final_median_ms = ?2 WHERE id = ?1");
-    s.bindInt(1, id);
-    s.bindReal(2, finalMedianMs);
+    s.bind(id, finalMedianMs);
     if (Error e = s.run(llvm::formatv("{0}: recordFinal({1})", path, id).str()))
       return e;
     if (sqlite3_changes(db) != 1)
@@ -749,7 +715,7 @@ std::vector<CandidateRecord> RunStore::getCandidates(StringRef task) const {
   Statement s(db, llvm::formatv("SELECT {0} FROM candidates WHERE ?1 = '' OR task = ?1 ORDER BY id",
                                 kCandidateColumns)
                       .str());
-  s.bindText(1, task);
+  s.bind(task);
   while (s.next())
     result.push_back(readCandidate(s));
   return result;
@@ -759,7 +725,7 @@ std::optional<CandidateRecord> RunStore::getCandidate(int64_t id) const {
   std::lock_guard<std::mutex> lock(mutex);
   Statement s(db,
               llvm::formatv("SELECT {0} FROM candidates WHERE id = ?1", kCandidateColumns).str());
-  s.bindInt(1, id);
+  s.bind(id);
   if (s.next())
     return readCandidate(s);
   return std::nullopt;
@@ -774,8 +740,7 @@ std::optional<CandidateRecord> RunStore::findEvaluated(StringRef task, StringRef
                                 "AND verdict NOT IN ('pending', 'not-run') ORDER BY id LIMIT 1",
                                 kCandidateColumns)
                       .str());
-  s.bindText(1, task);
-  s.bindText(2, ptxHash);
+  s.bind(task, ptxHash);
   if (s.next())
     return readCandidate(s);
   return std::nullopt;
