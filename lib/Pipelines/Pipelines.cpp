@@ -10,22 +10,19 @@ using namespace mlir;
 namespace evo {
 
 void buildEvoPipeline(OpPassManager &pm, const EvoPipelineOptions &options) {
-  // 1. Linalg on tensors -> host function + gpu.module kernels (the schedule knobs apply here).
+  // The passes' options from the pipeline's: the knobs, then the rest.
   EvoLowerToGPUPassOptions lower;
+  EvoEmitPTXPassOptions emit;
 #define EVO_KNOB_COPY(name, cpp, kind, arg, doc) detail::copyOption(lower.cpp, options.cpp);
   EVO_KNOB_LIST(EVO_KNOB_COPY)
 #undef EVO_KNOB_COPY
-  lower.fuseElementwise = options.fuseElementwise;
-  pm.addPass(createEvoLowerToGPUPass(lower));
+#define EVO_PIPELINE_COPY(pass, type, cpp, arg, doc, value) pass.cpp = options.cpp;
+  EVO_PIPELINE_PASS_OPTIONS(EVO_PIPELINE_COPY)
+#undef EVO_PIPELINE_COPY
 
+  // 1. Linalg on tensors -> host function + gpu.module kernels (the schedule knobs apply here).
+  pm.addPass(createEvoLowerToGPUPass(lower));
   // 2. Kernels -> PTX (+ ptxas report) -> <name>.ptx and <name>.json; gpu.binary stays in the IR.
-  EvoEmitPTXPassOptions emit;
-  emit.chip = options.chip;
-  emit.features = options.features;
-  emit.optLevel = options.optLevel;
-  emit.outputDir = options.outputDir;
-  emit.ptxas = options.ptxas;
-  emit.cudaPath = options.cudaPath;
   pm.addPass(createEvoEmitPTXPass(emit));
 }
 

@@ -9,6 +9,18 @@
 
 namespace evo {
 
+/// The options --evo-pipeline forwards to its passes other than the knobs, once: the pass
+/// (`lower`: evo-lower-to-gpu, `emit`: evo-emit-ptx), the type, the member (the same in the
+/// pass's options), the spelling, the description and the default (those of the pass).
+#define EVO_PIPELINE_PASS_OPTIONS(X)                                                              \
+  X(lower, bool, fuseElementwise, "fuse-elementwise", "Fuse elementwise producers", true)         \
+  X(emit, std::string, chip, "chip", "Target SM", "sm_90")                                        \
+  X(emit, std::string, features, "features", "PTX ISA feature", "+ptx80")                         \
+  X(emit, int, optLevel, "opt-level", "LLVM optimization level", 3)                               \
+  X(emit, std::string, outputDir, "output-dir", "Where <name>.ptx and <name>.json go", ".")       \
+  X(emit, std::string, ptxas, "ptxas", "ptxas path, empty or 'none'", "")                         \
+  X(emit, std::string, cudaPath, "cuda-path", "CUDA toolkit root", "")
+
 /// Options of --evo-pipeline: the union of evo-lower-to-gpu's and evo-emit-ptx's.
 struct EvoPipelineOptions : public mlir::PassPipelineOptions<EvoPipelineOptions> {
   // The knobs, from the knob list (EvoKnobs.td), with evo-lower-to-gpu's spellings.
@@ -24,20 +36,10 @@ struct EvoPipelineOptions : public mlir::PassPipelineOptions<EvoPipelineOptions>
 #define EVO_PIPELINE_KNOB_OPTION(name, cpp, kind, arg, doc) EVO_PIPELINE_OPTION_##kind(cpp, arg, doc)
   EVO_KNOB_LIST(EVO_PIPELINE_KNOB_OPTION)
 #undef EVO_PIPELINE_KNOB_OPTION
-  Option<bool> fuseElementwise{*this, "fuse-elementwise",
-                               llvm::cl::desc("Fuse elementwise producers"), llvm::cl::init(true)};
-  Option<std::string> chip{*this, "chip", llvm::cl::desc("Target SM"), llvm::cl::init("sm_90")};
-  Option<std::string> features{*this, "features", llvm::cl::desc("PTX ISA feature"),
-                               llvm::cl::init("+ptx80")};
-  Option<int> optLevel{*this, "opt-level", llvm::cl::desc("LLVM optimization level"),
-                       llvm::cl::init(3)};
-  Option<std::string> outputDir{*this, "output-dir",
-                                llvm::cl::desc("Where <name>.ptx and <name>.json go"),
-                                llvm::cl::init(".")};
-  Option<std::string> ptxas{*this, "ptxas", llvm::cl::desc("ptxas path, empty or 'none'"),
-                            llvm::cl::init("")};
-  Option<std::string> cudaPath{*this, "cuda-path", llvm::cl::desc("CUDA toolkit root"),
-                               llvm::cl::init("")};
+#define EVO_PIPELINE_PASS_OPTION(pass, type, cpp, arg, doc, value)                                 \
+  Option<type> cpp{*this, arg, llvm::cl::desc(doc), llvm::cl::init(value)};
+  EVO_PIPELINE_PASS_OPTIONS(EVO_PIPELINE_PASS_OPTION)
+#undef EVO_PIPELINE_PASS_OPTION
 };
 
 /// 1. evo-lower-to-gpu, 2. evo-emit-ptx.
