@@ -116,6 +116,54 @@ TEST(JsonMappingTest, VariantScratchRoundTripAndRejection) {
             std::string::npos);
 }
 
+TEST(JsonMappingTest, VariantScratchTensorMapRoundTripAndRejection) {
+  VariantScratch s;
+  s.name = "tmap0";
+  s.tensorMap = TensorMapDesc{3, {512, 256}, {1024}, {64, 128}, 128};
+  s.tensorMapElementType = "f16";
+  EXPECT_EQ(print(toJSON(s)),
+            R"({"bytes":128,"name":"tmap0","role":"tensor_map","tensor_map":{"box":[64,128],)"
+            R"("dims":[512,256],"element_type":"f16","source":3,"strides":[1024],"swizzle":128}})");
+  llvm::Expected<VariantScratch> back = parseAs<VariantScratch>(print(toJSON(s)));
+  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(back->name, "tmap0");
+  ASSERT_TRUE(back->tensorMap);
+  EXPECT_EQ(back->tensorMap->source, 3u);
+  EXPECT_EQ(back->tensorMap->dims, s.tensorMap->dims);
+  EXPECT_EQ(back->tensorMap->strides, s.tensorMap->strides);
+  EXPECT_EQ(back->tensorMap->box, s.tensorMap->box);
+  EXPECT_EQ(back->tensorMap->swizzle, 128);
+  EXPECT_EQ(back->tensorMapElementType, "f16");
+  // Plain scratch stays plain.
+  llvm::Expected<VariantScratch> plain =
+      parseAs<VariantScratch>(R"({"role":"scratch","kind":"f32","elements":4})");
+  ASSERT_TRUE(static_cast<bool>(plain)) << llvm::toString(plain.takeError());
+  EXPECT_FALSE(plain->tensorMap);
+  struct Case {
+    const char *text, *complaint;
+  } cases[] = {
+      {R"({"role":"tensor_map"})", "tensor_map"},
+      {R"({"role":"weights","kind":"f32","elements":4})", "role"},
+      {R"({"role":"tensor_map","tensor_map":{"source":0,"element_type":"f8","dims":[8],)"
+       R"("strides":[],"box":[8]}})",
+       "element_type"},
+      {R"({"role":"tensor_map","tensor_map":{"source":0,"element_type":"f16","dims":[8,8],)"
+       R"("strides":[8],"box":[8,8]}})",
+       "cuTensorMapEncodeTiled"},
+      {R"({"role":"tensor_map","tensor_map":{"source":0,"element_type":"f16","dims":[8],)"
+       R"("strides":[],"box":[8],"swizzle":48}})",
+       "cuTensorMapEncodeTiled"},
+      {R"({"role":"tensor_map","tensor_map":{"source":4294967296,"element_type":"f16",)"
+       R"("dims":[8],"strides":[],"box":[8]}})",
+       "source"},
+  };
+  for (const Case &c : cases) {
+    std::string err = errorOf<VariantScratch>(c.text);
+    EXPECT_NE(err, "") << c.text;
+    EXPECT_NE(err.find(c.complaint), std::string::npos) << c.text << ": " << err;
+  }
+}
+
 TEST(JsonMappingTest, VerdictSpellings) {
   for (Verdict v :
        {Verdict::Valid, Verdict::Invalid, Verdict::Crashed, Verdict::Timeout, Verdict::NotRun}) {
@@ -158,6 +206,9 @@ TEST(JsonMappingTest, CeilingsRoundTripAndRejection) {
   c.l2Bytes = 50e6;
   c.fp32TFlops = 50.9;
   c.f16MmaTFlops = 600;
+  c.f16WgmmaTFlops = 910;
+  c.bf16WgmmaTFlops = 905;
+  c.wgmmaStatus = "measured";
   llvm::Expected<Ceilings> back = parseAs<Ceilings>(print(toJSON(c)));
   ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
   EXPECT_EQ(back->device, c.device);
@@ -168,6 +219,9 @@ TEST(JsonMappingTest, CeilingsRoundTripAndRejection) {
   EXPECT_DOUBLE_EQ(back->l2Bytes, c.l2Bytes);
   EXPECT_DOUBLE_EQ(back->fp32TFlops, c.fp32TFlops);
   EXPECT_DOUBLE_EQ(back->f16MmaTFlops, c.f16MmaTFlops);
+  EXPECT_DOUBLE_EQ(back->f16WgmmaTFlops, c.f16WgmmaTFlops);
+  EXPECT_DOUBLE_EQ(back->bf16WgmmaTFlops, c.bf16WgmmaTFlops);
+  EXPECT_EQ(back->wgmmaStatus, c.wgmmaStatus);
   // The worker's event carries only some keys: the others are left as they were.
   Ceilings partial;
   partial.l2Bytes = 7;
@@ -177,6 +231,9 @@ TEST(JsonMappingTest, CeilingsRoundTripAndRejection) {
   EXPECT_DOUBLE_EQ(partial.l2Bytes, 7);
   EXPECT_NE(errorOf<Ceilings>(R"({"copy_gbps":"fast"})").find("copy_gbps"), std::string::npos);
   EXPECT_NE(errorOf<Ceilings>(R"({"uuid":1})").find("uuid"), std::string::npos);
+  EXPECT_NE(errorOf<Ceilings>(R"({"f16_wgmma_tflops":"fast"})").find("f16_wgmma_tflops"),
+            std::string::npos);
+  EXPECT_NE(errorOf<Ceilings>(R"({"wgmma_status":0})").find("wgmma_status"), std::string::npos);
 }
 
 TEST(JsonMappingTest, LLMUsageKeepsTheCacheForm) {

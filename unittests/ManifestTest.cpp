@@ -3,6 +3,7 @@
 #include "evo/Target/Manifest.h"
 #include "evo/Target/OutputFiles.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "mlir/IR/Builders.h"
@@ -67,6 +68,74 @@ TEST(ManifestTest, DescribesBuffersKernelsAndLaunches) {
   json::Object *launch = (*m->getArray("launches"))[0].getAsObject();
   EXPECT_EQ(*(*launch->getArray("block"))[0].getAsInteger(), 128);
   EXPECT_EQ(launch->getArray("args")->size(), 2u);
+}
+
+TEST(ManifestTest, TensorMapsRoundTrip) {
+  MLIRContext ctx;
+  Builder b(&ctx);
+  ManifestInfo info;
+  info.name = "g";
+  LaunchPlan plan;
+  plan.funcName = "g";
+  plan.buffers = {{"arg0", BufferRole::Input, MemRefType::get({256, 512}, b.getBF16Type())},
+                  {"result0", BufferRole::Output, MemRefType::get({256}, b.getF32Type())}};
+  TensorMapDesc map{0, {512, 256}, {1024}, {64, 128}, 128};
+  plan.buffers.push_back(tensorMapBuffer(&ctx, "tmap0", map));
+  info.plan = plan;
+  json::Value v = buildManifest(info);
+  // Through text, as a runtime reads it.
+  llvm::Expected<json::Value> parsed = json::parse(llvm::formatv("{0}", v).str());
+  ASSERT_TRUE(bool(parsed));
+  json::Object *m = parsed->getAsObject();
+  EXPECT_EQ(*m->getString("format"), "evo-manifest/1");
+  json::Array *buffers = m->getArray("buffers");
+  ASSERT_EQ(buffers->size(), 3u);
+  EXPECT_FALSE((*buffers)[0].getAsObject()->get("tensor_map"));
+  json::Object *t = (*buffers)[2].getAsObject();
+  EXPECT_EQ(*t->getString("role"), "tensor_map");
+  EXPECT_EQ(*t->getInteger("bytes"), 128);
+  EXPECT_EQ(*t->getString("dtype"), "i8");
+  const json::Value *tm = t->get("tensor_map");
+  ASSERT_TRUE(tm);
+  EXPECT_EQ(*tm->getAsObject()->getString("element_type"), "bf16");
+  TensorMapDesc back;
+  std::string elt;
+  json::Path::Root root;
+  ASSERT_TRUE(fromJSON(*tm, back, elt, root));
+  EXPECT_EQ(elt, "bf16");
+  EXPECT_EQ(back.source, 0u);
+  EXPECT_EQ(back.dims, map.dims);
+  EXPECT_EQ(back.strides, map.strides);
+  EXPECT_EQ(back.box, map.box);
+  EXPECT_EQ(back.swizzle, 128);
+
+  // Malformed maps are refused with the field.
+  auto errorOf = [](StringRef text) {
+    TensorMapDesc d;
+    std::string e;
+    json::Path::Root r("tensor_map");
+    llvm::Expected<json::Value> j = json::parse(text);
+    EXPECT_TRUE(bool(j));
+    if (!j) {
+      llvm::consumeError(j.takeError());
+      return std::string();
+    }
+    EXPECT_FALSE(fromJSON(*j, d, e, r));
+    return llvm::toString(r.getError());
+  };
+  EXPECT_NE(errorOf(R"({"element_type":"f16","dims":[8],"strides":[],"box":[8]})").find("source"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"source":-1,"element_type":"f16","dims":[8],"strides":[],"box":[8]})")
+                .find("source"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"source":0,"element_type":"f16","dims":[8,1,1,1,1,1],"strides":[],"box":[8]})")
+                .find("dims"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"source":0,"element_type":"f16","dims":[8],"strides":[],"box":[0]})")
+                .find("box"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"source":0,"dims":[8],"strides":[],"box":[8]})").find("element_type"),
+            std::string::npos);
 }
 
 TEST(ManifestTest, WithoutPtxasTheReportIsNull) {

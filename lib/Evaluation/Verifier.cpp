@@ -5,6 +5,7 @@
 #include "evo/Evaluation/InputGenerator.h"
 #include "evo/Evaluation/LaunchSelection.h"
 #include "evo/Evaluation/WorkerProtocol.h"
+#include "evo/Runtime/TensorMap.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -99,7 +100,18 @@ std::vector<uint64_t> chooseSamples(uint64_t n, uint64_t count, uint64_t seed) {
   return out;
 }
 
+/// A tensor map's entry of the request (buffers[] and candidates[].scratch alike).
+static json::Object tensorMapEntry(StringRef name, const TensorMapDesc &map,
+                                   StringRef elementType) {
+  return json::Object{{P::kName, name},
+                      {P::kRole, P::kRoleTensorMap},
+                      {P::kBytes, static_cast<int64_t>(tensormap::kDescriptorBytes)},
+                      {P::kTensorMap, toJSON(map, elementType)}};
+}
+
 json::Value toJSON(const VariantScratch &s) {
+  if (s.tensorMap)
+    return tensorMapEntry(s.name, *s.tensorMap, s.tensorMapElementType);
   return json::Object{{P::kName, s.name},
                       {P::kKind, s.kind},
                       {P::kElements, static_cast<int64_t>(s.elements)},
@@ -108,8 +120,44 @@ json::Value toJSON(const VariantScratch &s) {
 
 bool fromJSON(const json::Value &value, VariantScratch &s, json::Path path) {
   json::ObjectMapper mapper(value, path);
-  if (!mapper || !mapper.mapOptional(P::kName, s.name) || !mapper.map(P::kKind, s.kind) ||
-      !mapper.map(P::kElements, s.elements) || !mapper.mapOptional(P::kZeroInit, s.zeroInit))
+  if (!mapper || !mapper.mapOptional(P::kName, s.name))
+    return false;
+  const json::Object &o = *value.getAsObject();
+  std::optional<StringRef> role = o.getString(P::kRole);
+  if (role && *role == P::kRoleTensorMap) {
+    const json::Value *m = o.get(P::kTensorMap);
+    if (!m) {
+      path.field(P::kTensorMap).report("missing value");
+      return false;
+    }
+    TensorMapDesc map;
+    if (!fromJSON(*m, map, s.tensorMapElementType, path.field(P::kTensorMap)))
+      return false;
+    tensormap::ElementInfo info;
+    if (!tensormap::elementInfo(s.tensorMapElementType, info)) {
+      path.field(P::kTensorMap).field("element_type").report(
+          "expected an element type TMA supports (f16, bf16, f32, f64, i8, i16, i32, i64)");
+      return false;
+    }
+    std::string err = tensormap::checkShape({map.dims.begin(), map.dims.end()},
+                                            {map.strides.begin(), map.strides.end()},
+                                            {map.box.begin(), map.box.end()}, map.swizzle);
+    if (!err.empty()) {
+      path.field(P::kTensorMap).report("not a tensor map cuTensorMapEncodeTiled accepts");
+      return false;
+    }
+    s.tensorMap = std::move(map);
+    s.kind.clear();
+    s.elements = 0;
+    s.zeroInit = false;
+    return true;
+  }
+  if (role && *role != P::kRoleScratch) {
+    path.field(P::kRole).report("expected \"scratch\" or \"tensor_map\"");
+    return false;
+  }
+  if (!mapper.map(P::kKind, s.kind) || !mapper.map(P::kElements, s.elements) ||
+      !mapper.mapOptional(P::kZeroInit, s.zeroInit))
     return false;
   if (!symbolizeElementKind(s.kind)) {
     path.field(P::kKind).report("expected an element kind (f64, f32, f16, bf16, i64, i32, i16, i8)");
@@ -360,6 +408,14 @@ FunctionVerifier::create(const LaunchPlan &plan, MLIRContext *ctx, Location loc,
   SmallVector<ElementKind> kinds;
   SmallVector<InputRange> bufferRanges(plan.buffers.size());
   for (auto [i, b] : llvm::enumerate(plan.buffers)) {
+    if (b.tensorMap) {
+      // Encoded by the worker over the buffer its source is bound to (docs/verification.md).
+      kinds.push_back(ElementKind::I8);
+      buffers.push_back(tensorMapEntry(
+          b.name, *b.tensorMap,
+          elementTypeName(plan.buffers[b.tensorMap->source].type.getElementType())));
+      continue;
+    }
     ElementKind kind = elementKindOf(b.type.getElementType());
     if (kind == ElementKind::Unsupported)
       return emitError(loc) << "evo-verify: buffer '" << b.name << "' has element type "
@@ -696,10 +752,26 @@ llvm::Expected<Variant> naiveBaseline(const LaunchPlan &plan, const DialectRegis
   v.id = "naive-baseline";
   v.reference = true;
   v.timeIt = false;
-  for (auto [i, b] : llvm::enumerate(base->buffers)) {
-    if (b.role != BufferRole::Scratch)
+  // Scratch and tensor maps become the variant's own, numbered first (a tensor map's source may
+  // come after it), then described.
+  SmallVector<unsigned> own;
+  for (auto [i, b] : llvm::enumerate(base->buffers))
+    if (b.role == BufferRole::Scratch || b.role == BufferRole::TensorMap) {
+      map[i] = plan.buffers.size() + own.size();
+      own.push_back(i);
+    }
+  for (unsigned i : own) {
+    const BufferDesc &b = base->buffers[i];
+    if (b.tensorMap) {
+      VariantScratch s;
+      s.name = b.name;
+      s.tensorMap = b.tensorMap;
+      s.tensorMap->source = static_cast<unsigned>(map[b.tensorMap->source]);
+      s.tensorMapElementType =
+          elementTypeName(base->buffers[b.tensorMap->source].type.getElementType());
+      v.scratch.push_back(std::move(s));
       continue;
-    map[i] = plan.buffers.size() + v.scratch.size();
+    }
     v.scratch.push_back({b.name, elementKindName(elementKindOf(b.type.getElementType())).str(),
                          static_cast<uint64_t>(b.type.getNumElements()), b.zeroInit});
   }

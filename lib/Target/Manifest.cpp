@@ -111,14 +111,20 @@ json::Value buildManifest(const ManifestInfo &info) {
   if (info.plan) {
     const LaunchPlan &plan = *info.plan;
     m["function"] = plan.funcName;
-    for (auto [i, b] : llvm::enumerate(plan.buffers))
-      buffers.push_back(json::Object{{"index", static_cast<int64_t>(i)},
-                                     {"name", b.name},
-                                     {"role", stringifyBufferRole(b.role)},
-                                     {"dtype", elementTypeName(b.type.getElementType())},
-                                     {"shape", shapeOf(b.type)},
-                                     {"bytes", b.sizeInBytes()},
-                                     {"zero_init", b.zeroInit}});
+    for (auto [i, b] : llvm::enumerate(plan.buffers)) {
+      json::Object o{{"index", static_cast<int64_t>(i)},
+                     {"name", b.name},
+                     {"role", stringifyBufferRole(b.role)},
+                     {"dtype", elementTypeName(b.type.getElementType())},
+                     {"shape", shapeOf(b.type)},
+                     {"bytes", b.sizeInBytes()},
+                     {"zero_init", b.zeroInit}};
+      // A tensor map: what to encode into its 128 bytes (docs/architecture.md, "Tensor maps").
+      if (b.tensorMap)
+        o["tensor_map"] = toJSON(*b.tensorMap, elementTypeName(plan.buffers[b.tensorMap->source]
+                                                                    .type.getElementType()));
+      buffers.push_back(std::move(o));
+    }
     for (const TaskDesc &t : plan.tasks) {
       json::Array bufs;
       for (unsigned b : t.buffers)

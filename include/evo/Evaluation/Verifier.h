@@ -71,16 +71,24 @@ struct VerifyOptions {
   WorkerOptions worker;
 };
 
-/// A scratch buffer of one variant only (numbered after the request's buffers in launches).
+/// A scratch buffer of one variant only (numbered after the request's buffers in launches), or
+/// one of its tensor maps.
 struct VariantScratch {
   std::string name;
   std::string kind;
   uint64_t elements = 0;
   bool zeroInit = false;
+  /// A tensor map (128 bytes; `kind` and `elements` unused): its source indexes the request's
+  /// buffers, then the variant's scratch, like launch arguments; `tensorMapElementType` is the
+  /// source's element type.
+  std::optional<TensorMapDesc> tensorMap;
+  std::string tensorMapElementType;
 };
 /// A candidate's "scratch" entry of the worker request: {"name", "kind", "elements",
-/// "zero_init"}. fromJSON needs "kind" (an element kind, InputGenerator.h) and "elements"; "name"
-/// and "zero_init" are optional, as the worker reads them.
+/// "zero_init"}, or for a tensor map {"name", "role": "tensor_map", "bytes": 128, "tensor_map":
+/// {"source", "element_type", "dims", "strides", "box", "swizzle"}} (LaunchPlan.h's form).
+/// fromJSON needs "kind" (an element kind, InputGenerator.h) and "elements", or "tensor_map";
+/// "name" and "zero_init" are optional, as the worker reads them.
 llvm::json::Value toJSON(const VariantScratch &scratch);
 bool fromJSON(const llvm::json::Value &value, VariantScratch &scratch, llvm::json::Path path);
 

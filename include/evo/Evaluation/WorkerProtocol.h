@@ -47,6 +47,14 @@ inline constexpr const char kZeroInit[] = "zero_init";
 inline constexpr const char kRoleInput[] = "input";
 inline constexpr const char kRoleOutput[] = "output";
 inline constexpr const char kRoleScratch[] = "scratch";
+/// A TMA tensor map (buffers[] and candidates[].scratch): {"name", "role": "tensor_map",
+/// "bytes": 128, "tensor_map": {"source", "element_type", "dims", "strides", "box", "swizzle"}};
+/// `source` indexes the request's buffers then the candidate's scratch, like launch args.
+/// (A worker from before tensor maps refuses such a request: the role is unknown in buffers[],
+/// and a scratch entry without "kind" is malformed, so the format did not change.)
+inline constexpr const char kRoleTensorMap[] = "tensor_map";
+inline constexpr const char kBytes[] = "bytes";
+inline constexpr const char kTensorMap[] = "tensor_map";
 
 // candidates[]
 inline constexpr const char kId[] = "id";

@@ -260,7 +260,7 @@ bool fromJSON(const llvm::json::Value &value, KernelLaunch &launch, llvm::json::
 
 llvm::json::Object toJSON(const TensorMapDesc &map, StringRef elementType) {
   return llvm::json::Object{{"source", static_cast<int64_t>(map.source)},
-                            {"element_type", elementType},
+                            {"element_type", elementType.str()},
                             {"dims", llvm::json::Array(map.dims)},
                             {"strides", llvm::json::Array(map.strides)},
                             {"box", llvm::json::Array(map.box)},
