@@ -43,6 +43,10 @@ std::optional<GemmView> gemmView(mlir::linalg::LinalgOp op);
 /// thread.
 mlir::FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &task, const ScheduleKnobs &knobs,
                                              EmitContext &ctx);
+/// f16/bf16 contractions with tile sizes and wgmma: Hopper tensor cores fed by TMA
+/// (EmitWgmma.cpp).
+mlir::FailureOr<LoweredTask> emitWgmmaMatmul(const GenericTask &task, const ScheduleKnobs &knobs,
+                                             EmitContext &ctx);
 mlir::FailureOr<LoweredTask> emitSoftmax(const SoftmaxTask &task, const ScheduleKnobs &knobs,
                                          EmitContext &ctx);
 

@@ -6,6 +6,8 @@
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -40,7 +42,8 @@ FailureOr<TaskFamily> classifyTask(func::FuncOp task) {
 void loadLoweringDialects(MLIRContext *ctx) {
   ctx->loadDialect<arith::ArithDialect, func::FuncDialect, gpu::GPUDialect, linalg::LinalgDialect,
                    math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
-                   tensor::TensorDialect, vector::VectorDialect, EvoDialect>();
+                   tensor::TensorDialect, vector::VectorDialect, LLVM::LLVMDialect,
+                   NVVM::NVVMDialect, EvoDialect>();
 }
 
 /// Records the family and the knobs actually used on the lowered task and its kernels.
@@ -115,6 +118,8 @@ FailureOr<LoweredTask> lowerTask(func::FuncOp task, const ScheduleKnobs &knobs,
         used.vectorWidth = 1;
         used.split = 1;
         lowered = emitReduction(*t, used, ctx);
+      } else if (used.wgmma) {
+        lowered = emitWgmmaMatmul(*t, used, ctx);
       } else {
         lowered = emitTiledMatmul(*t, used, ctx);
       }

@@ -16,7 +16,8 @@ namespace json = llvm::json;
 namespace evo {
 
 BuiltinProposer::BuiltinProposer(TaskSearch &search, bool withSeeds)
-    : search(search), legal(search.taskFunc(), search.task().family) {
+    : search(search), legal(search.taskFunc(), search.task().family,
+            chipHasWgmma(search.options().ptx.chip)) {
   if (withSeeds)
     for (Genome &g : seedGenomes(search.baselineGenome(), search.task().family))
       seeds.push_back(std::move(g));

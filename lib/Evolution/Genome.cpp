@@ -101,6 +101,18 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family) {
   std::vector<Genome> seeds;
   if (family != TaskFamily::Matmul)
     return seeds;
+  // Tensor cores (wgmma, f16/bf16 on sm_90a; illegal elsewhere): {BM, BN, stages}, the best
+  // first (H200, 8192^3: 128x256 with 3-4 stages reached 0.87-0.88 of cuBLAS,
+  // docs/results/2026-11-30-issue13-wgmma-probe.txt).
+  const int64_t tensorCore[][3] = {{128, 256, 3}, {128, 256, 4}, {128, 128, 4}, {128, 128, 6},
+                                   {128, 64, 6}, {64, 128, 6}};
+  for (const auto &s : tensorCore) {
+    Genome g = baseline;
+    g.knobs.tileSizes = {s[0], s[1], 64};
+    g.knobs.wgmma = true;
+    g.knobs.stages = s[2];
+    seeds.push_back(g);
+  }
   // {BM, BN, BK, TM, TN}: 256 threads (128 for the last), 128-bit fragments, BK of 8 or 16, each
   // with and without register prefetch of the next K tile.
   const int64_t shapes[][5] = {{128, 128, 8, 8, 8}, {128, 64, 8, 8, 4},  {64, 128, 8, 4, 8},
@@ -118,11 +130,15 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family) {
   return seeds;
 }
 
+bool chipHasWgmma(StringRef chip) { return chip == "sm_90a"; }
+
 bool LegalityCache::isLegal(const Genome &g) {
   std::string k = g.key(family);
   auto it = cache.find(k);
   if (it != cache.end())
     return it->second;
+  if (g.knobs.wgmma && !wgmmaTarget)
+    return cache[k] = false;
   MLIRContext *ctx = task.getContext();
   // Lower into a scratch module; the lowering's diagnostics are the verdict, not user errors.
   ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });

@@ -102,6 +102,8 @@ void buildKernelsToPTXPipeline(OpPassManager &pm, const PTXOptions &options) {
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.useBarePtrCallConv = true;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  // NVVM ops without an LLVM intrinsic (mbarrier waits, predicated TMA) become inline PTX.
+  kernels.addPass(createConvertNVVMToLLVMPass());
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());

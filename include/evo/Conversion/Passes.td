@@ -39,7 +39,8 @@ def EvoLowerToGPUPass : Pass<"evo-lower-to-gpu", "mlir::ModuleOp"> {
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::gpu::GPUDialect", "mlir::math::MathDialect",
     "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect", "mlir::vector::VectorDialect",
-    "mlir::linalg::LinalgDialect", "mlir::func::FuncDialect", "evo::EvoDialect"
+    "mlir::linalg::LinalgDialect", "mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect",
+    "mlir::NVVM::NVVMDialect", "evo::EvoDialect"
   ];
   // The knobs' options come from the knob list (EvoKnobs.td); only the pass's own follow.
   let options = !listconcat(Evo_KnobPassOptions, [

@@ -57,7 +57,9 @@ std::vector<KnobDimension> knobDimensions(TaskFamily family);
 /// accepts are ever proposed). Results are cached by genome key.
 class LegalityCache {
 public:
-  LegalityCache(mlir::func::FuncOp task, TaskFamily family) : task(task), family(family) {
+  /// `wgmmaTarget`: the chip has wgmma (sm_90a); elsewhere wgmma genomes are not legal.
+  LegalityCache(mlir::func::FuncOp task, TaskFamily family, bool wgmmaTarget = false)
+      : task(task), family(family), wgmmaTarget(wgmmaTarget) {
     loadLoweringDialects(task.getContext());
   }
   bool isLegal(const Genome &g);
@@ -65,14 +67,19 @@ public:
 private:
   mlir::func::FuncOp task;
   TaskFamily family;
+  bool wgmmaTarget;
   std::map<std::string, bool> cache;
 };
+
+/// Whether PTX for `chip` may use wgmma (warpgroup MMA exists on sm_90a only).
+bool chipHasWgmma(llvm::StringRef chip);
 
 /// The built-in mutators. Each returns a genome different from its parents that lowers for the
 /// task, or std::nullopt after a bounded number of attempts.
 /// Known-good starting points of a family, proposed before any mutation (the caller checks their
-/// legality): for contractions, register-tiled schedules that mutations from the naive one reach
-/// only after several legal steps.
+/// legality): for contractions, Hopper tensor-core schedules (f16/bf16 on sm_90a) and
+/// register-tiled schedules that mutations from the naive one reach only after several legal
+/// steps.
 std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family);
 
 std::optional<Genome> mutateKnob(const Genome &parent, TaskFamily family, LegalityCache &legal,

@@ -95,9 +95,11 @@ def Evo_TileSizes : Evo_Knob<"tile_sizes", "tileSizes", "tile-sizes", "List",
     }
   }];
   let recorded = "f == TaskFamily::Matmul && !k.tileSizes.empty()";
-  // The naive schedule, then M, N in {32, 64, 128} and K in {8, 16, 32}.
+  // The naive schedule, then M, N in {32, 64, 128} and K in {8, 16, 32}; then the tensor-core
+  // tiles (K = 64: one 128-byte swizzled row of f16/bf16).
   let search = !listconcat([[]], !listflatten(!foreach(m, [32, 64, 128],
-      !listflatten(!foreach(n, [32, 64, 128], !foreach(kk, [8, 16, 32], [m, n, kk]))))));
+      !listflatten(!foreach(n, [32, 64, 128], !foreach(kk, [8, 16, 32], [m, n, kk]))))),
+      [[64, 128, 64], [64, 256, 64], [128, 64, 64], [128, 128, 64], [128, 256, 64]]);
 }
 
 def Evo_ThreadTile : Evo_Knob<"thread_tile", "threadTile", "thread-tile", "List",
@@ -110,7 +112,7 @@ def Evo_ThreadTile : Evo_Knob<"thread_tile", "threadTile", "thread-tile", "List"
       if (t < 1 || t > 16)
         return emitError() << "thread_tile entries must be in [1, 16], got " << t;
   }];
-  let recorded = "f == TaskFamily::Matmul && !k.tileSizes.empty()";
+  let recorded = "f == TaskFamily::Matmul && !k.tileSizes.empty() && !k.wgmma";
   let search = !listflatten(!foreach(m, [1, 2, 4, 8], !foreach(n, [1, 2, 4, 8], [m, n])));
 }
 
@@ -153,10 +155,30 @@ def Evo_Prefetch : Evo_Knob<"prefetch", "prefetch", "prefetch", "Bool",
   let search = [[0], [1]];
 }
 
+def Evo_Wgmma : Evo_Knob<"wgmma", "wgmma", "wgmma", "Bool",
+    "Tiled f16/bf16 matmul on Hopper tensor cores: wgmma fed by TMA through a pipeline of "
+    "`stages` shared-memory buffers (tile_sizes M in {64, 128}, N in {64, 128, 192, 256}, "
+    "K = 64; needs chip=sm_90a)"> {
+  let cppDefault = "false";
+  let recorded = "f == TaskFamily::Matmul && !k.tileSizes.empty() && k.wgmma";
+  let search = [[0], [1]];
+}
+
+def Evo_Stages : Evo_Knob<"stages", "stages", "stages", "Int",
+    "wgmma matmul: shared-memory buffers of the TMA pipeline (2-8)"> {
+  let cppDefault = "4";
+  let check = [{
+    if (k.stages < 2 || k.stages > 8)
+      return emitError() << "stages must be in [2, 8], got " << k.stages;
+  }];
+  let recorded = "f == TaskFamily::Matmul && !k.tileSizes.empty() && k.wgmma";
+  let search = [[2], [3], [4], [5], [6]];
+}
+
 /// Every knob, in the order #evo.knobs prints them.
 defvar Evo_AllKnobs = [Evo_BlockSize, Evo_ElementsPerThread, Evo_VectorWidth, Evo_Reduction,
                        Evo_Accumulators, Evo_TileSizes, Evo_ThreadTile, Evo_TransposeTile,
-                       Evo_Split, Evo_CacheRow, Evo_Prefetch];
+                       Evo_Split, Evo_CacheRow, Evo_Prefetch, Evo_Wgmma, Evo_Stages];
 
 /// The knob set of each family: what the mutators change, in the order they draw from.
 class Evo_FamilyKnobs<string familyCase, list<Evo_Knob> familyKnobs> {
@@ -170,7 +192,7 @@ defvar Evo_FamilyKnobSets = [
                                 Evo_Split]>,
   Evo_FamilyKnobs<"Softmax", [Evo_BlockSize, Evo_VectorWidth, Evo_Reduction]>,
   Evo_FamilyKnobs<"Matmul", [Evo_TileSizes, Evo_ThreadTile, Evo_BlockSize, Evo_Accumulators,
-                             Evo_VectorWidth, Evo_Prefetch]>,
+                             Evo_VectorWidth, Evo_Prefetch, Evo_Wgmma, Evo_Stages]>,
   Evo_FamilyKnobs<"Rows", [Evo_BlockSize, Evo_VectorWidth, Evo_Reduction, Evo_CacheRow]>
 ];
 

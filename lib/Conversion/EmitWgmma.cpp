@@ -1,0 +1,404 @@
+//===- EmitWgmma.cpp - f16/bf16 matmuls on Hopper tensor cores (wgmma + TMA) ----===//
+//
+// A warp-specialized kernel: block (bx, by, bz) computes a BM x BN tile of C for batch bz with
+// 1 + BM/64 warpgroups of 128 threads.
+//
+//  * Warpgroup 0 is the producer: one thread streams the K tiles of A (BM x 64) and B (64 x BN)
+//    with TMA (cp.async.bulk.tensor) into a ring of `stages` shared-memory buffers, 128-byte
+//    swizzled; `full[s]` (an mbarrier counting the bytes) says a buffer has landed, `empty[s]`
+//    (one arrival per consumer thread) that it may be overwritten.
+//  * Warpgroups 1..BM/64 are consumers: each multiplies its 64 rows of the A tile by the B tile
+//    with four wgmma.m64nBNk16 per K tile (operands straight from shared memory through matrix
+//    descriptors, f32 accumulators in registers), then writes its 64 x BN piece of C.
+//
+// The tensor maps (the TMA descriptors) are built on the host from the plan (role tensor_map);
+// out-of-bounds boxes are filled with zeros, so M, N and K need not be multiples of the tile.
+// A must be K-contiguous; B may be N-contiguous (B[k][n], "MN-major": wgmma transposes it) or
+// K-contiguous (B[n][k], as in x @ W^T).
+//
+// Shared-memory layout of one stage: A as BM rows of 128 bytes; B MN-major as BN/64 chunks of
+// 64 K-rows x 128 bytes, K-major as BN rows of 128 bytes. Descriptors (PTX ISA, "matrix
+// descriptor"): start address >> 4, leading byte offset (MN-major: the stride between 64-wide
+// chunks), stride byte offset (8 rows of 128 bytes = 1024), swizzle mode 1 = 128 bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emitters.h"
+#include "KernelBuilder.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+
+namespace evo {
+
+namespace {
+
+/// Bytes of one 128-byte swizzled row: 64 f16/bf16 elements.
+constexpr int64_t kRow = 128;
+constexpr int64_t kBK = 64;
+
+/// Whether the payload is `out + ext(a) * ext(b)` (the extensions optional), with a and b the
+/// two inputs in either order.
+bool isMultiplyAdd(const GenericTask &t) {
+  if (!t.allCombinersKnown() || t.combiners.size() != 1 ||
+      !isa<arith::AddFOp>(t.combiners[0].op))
+    return false;
+  Value v = t.combiners[0].op->getOperand(t.combiners[0].valueOperand);
+  auto mul = v.getDefiningOp<arith::MulFOp>();
+  if (!mul)
+    return false;
+  Block *body = linalg::GenericOp(t.op).getBody();
+  auto argOf = [&](Value x) -> int {
+    if (auto ext = x.getDefiningOp<arith::ExtFOp>())
+      x = ext.getIn();
+    auto arg = dyn_cast<BlockArgument>(x);
+    return arg && arg.getOwner() == body ? int(arg.getArgNumber()) : -1;
+  };
+  int a = argOf(mul.getLhs()), b = argOf(mul.getRhs());
+  return (a == 0 && b == 1) || (a == 1 && b == 0);
+}
+
+/// The loop dimensions an operand's map reads, in memory order (outermost first), when the map
+/// is a projected permutation.
+std::optional<SmallVector<unsigned>> dimsOf(AffineMap map) {
+  if (!map.isProjectedPermutation())
+    return std::nullopt;
+  SmallVector<unsigned> dims;
+  for (AffineExpr e : map.getResults())
+    dims.push_back(cast<AffineDimExpr>(e).getPosition());
+  return dims;
+}
+
+/// i32 / i64 constants and the shared-memory pointer arithmetic of the kernel.
+struct Ptx {
+  ImplicitLocOpBuilder &b;
+  Type i32, i64, sharedPtr, genericPtr;
+
+  explicit Ptx(ImplicitLocOpBuilder &b)
+      : b(b), i32(b.getI32Type()), i64(b.getI64Type()),
+        sharedPtr(LLVM::LLVMPointerType::get(b.getContext(), 3)),
+        genericPtr(LLVM::LLVMPointerType::get(b.getContext())) {}
+
+  Value c32(int64_t v) { return arith::ConstantIntOp::create(b, v, 32); }
+  Value c64(int64_t v) { return arith::ConstantIntOp::create(b, v, 64); }
+  Value to32(Value index) { return arith::IndexCastOp::create(b, i32, index); }
+  Value to64(Value index) { return arith::IndexCastOp::create(b, i64, index); }
+  /// A pointer into shared memory at byte address `addr` (an i64 in the shared window).
+  Value shared(Value addr) { return LLVM::IntToPtrOp::create(b, sharedPtr, addr); }
+  /// The same address in the cluster's shared window (this CTA's part of it), where TMA writes.
+  Value clusterShared(Value addr) {
+    return LLVM::AddrSpaceCastOp::create(b, LLVM::LLVMPointerType::get(b.getContext(), 7),
+                                         shared(addr));
+  }
+  Value add(Value a, int64_t c) { return c ? arith::AddIOp::create(b, a, c64(c)) : a; }
+  Value add(Value a, Value c) { return arith::AddIOp::create(b, a, c); }
+  Value mul(Value a, int64_t c) { return arith::MulIOp::create(b, a, c64(c)); }
+  /// The global address of a buffer parameter (a bare pointer after lowering).
+  Value globalPtr(Value memref) {
+    Value index = memref::ExtractAlignedPointerAsIndexOp::create(b, memref);
+    return LLVM::IntToPtrOp::create(b, genericPtr, to64(index));
+  }
+  /// A wgmma matrix descriptor for the 128-byte swizzled tile at shared address `addr`.
+  Value descriptor(Value addr, int64_t leadingBytes, int64_t strideBytes) {
+    Value start = arith::ShRUIOp::create(b, arith::AndIOp::create(b, addr, c64(0x3FFFF)), c64(4));
+    int64_t fixed = ((leadingBytes >> 4) << 16) | ((strideBytes >> 4) << 32) | (int64_t(1) << 62);
+    return arith::OrIOp::create(b, start, c64(fixed));
+  }
+};
+
+} // namespace
+
+FailureOr<LoweredTask> emitWgmmaMatmul(const GenericTask &t, const ScheduleKnobs &k,
+                                       EmitContext &ctx) {
+  linalg::GenericOp op = t.op;
+  MLIRContext *mctx = op.getContext();
+  const int64_t BM = k.tileSizes[0], BN = k.tileSizes[1], BK = k.tileSizes[2];
+  const int64_t S = k.stages;
+  auto bad = [&]() {
+    return op.emitError() << "wgmma with tile_sizes=" << BM << "," << BN << "," << BK << ": ";
+  };
+  std::optional<GemmView> view = gemmView(op);
+  if (!view || view->m.size() != 1 || view->n.size() != 1 || view->k.size() != 1 ||
+      view->batch.size() > 1 || t.outputs.size() != 1)
+    return bad() << "needs a contraction with one M, N and K dimension and at most one batch "
+                    "dimension";
+  if (!isMultiplyAdd(t) || op.hasIndexSemantics())
+    return bad() << "needs a payload of the form `out + a * b`";
+  const unsigned ia = view->a, ib = view->b;
+  if (t.inputs[ia].kind != ValueSource::Kind::Buffer ||
+      t.inputs[ib].kind != ValueSource::Kind::Buffer)
+    return bad() << "needs both operands in memory";
+  const unsigned pa = t.inputs[ia].buffer, pb = t.inputs[ib].buffer, pc = t.outputs[0];
+  Type eltA = t.params[pa].getElementType(), eltB = t.params[pb].getElementType();
+  Type outElt = t.params[pc].getElementType();
+  if (eltA != eltB || !(eltA.isF16() || eltA.isBF16()))
+    return bad() << "needs f16 or bf16 operands of one type, got " << eltA << " and " << eltB;
+  if (!(outElt.isF32() || outElt.isF16() || outElt.isBF16()))
+    return bad() << "needs an f32, f16 or bf16 result, got " << outElt;
+  if (BM != 64 && BM != 128)
+    return bad() << "the M tile must be 64 or 128 (one consumer warpgroup per 64 rows)";
+  if (BN < 64 || BN > 256 || BN % 64)
+    return bad() << "the N tile must be 64, 128, 192 or 256";
+  if (BK != kBK)
+    return bad() << "the K tile must be 64 (one 128-byte swizzled row)";
+
+  // Operand layouts: A[batch][m][k]; B[batch][k][n] (MN-major) or B[batch][n][k]; C[batch][m][n].
+  const unsigned mD = view->m[0], nD = view->n[0], kD = view->k[0];
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<unsigned> batch(view->batch.begin(), view->batch.end());
+  auto expect = [&](AffineMap map, ArrayRef<unsigned> inner) {
+    std::optional<SmallVector<unsigned>> d = dimsOf(map);
+    SmallVector<unsigned> want(batch);
+    want.append(inner.begin(), inner.end());
+    return d && *d == want;
+  };
+  if (!expect(maps[ia], {mD, kD}))
+    return bad() << "needs A laid out [batch][m][k] (K contiguous)";
+  const bool bKMajor = expect(maps[ib], {nD, kD});
+  if (!bKMajor && !expect(maps[ib], {kD, nD}))
+    return bad() << "needs B laid out [batch][k][n] or [batch][n][k]";
+  if (!expect(maps[2], {mD, nD}))
+    return bad() << "needs C laid out [batch][m][n]";
+  if (!t.params[pa].getLayout().isIdentity() || !t.params[pb].getLayout().isIdentity() ||
+      !t.params[pc].getLayout().isIdentity())
+    return bad() << "needs row-major buffers";
+  const int64_t M = t.loopSizes[mD], N = t.loopSizes[nD], K = t.loopSizes[kD];
+  const int64_t B = batch.empty() ? 1 : t.loopSizes[batch[0]];
+  // TMA: global strides are multiples of 16 bytes (8 elements).
+  if (K % 8 || (!bKMajor && N % 8))
+    return bad() << "TMA needs rows of a multiple of 16 bytes (K" << (bKMajor ? "" : " and N")
+                 << " a multiple of 8), got M=" << M << " N=" << N << " K=" << K;
+  if (B > 65535)
+    return bad() << "batch " << B << " exceeds the grid's z limit";
+  const int64_t stageBytes = (BM + BN) * kRow;
+  const int64_t barrierBytes = 2 * S * 8;
+  // 1024 bytes of slack: swizzled tiles start on a 1024-byte boundary.
+  const int64_t smem = 1024 + S * stageBytes + barrierBytes;
+  if (smem > 232448)
+    return bad() << "stages=" << S << " needs " << smem
+                 << " bytes of shared memory (limit 232448)";
+
+  // Tensor maps, innermost dimension first. Kernel parameters: the task's buffers, then A's
+  // map, then B's.
+  auto elemBytes = eltA.getIntOrFloatBitWidth() / 8;
+  TensorMapDesc mapA{pa, {K, M}, {K * elemBytes}, {kBK, BM}, 128};
+  TensorMapDesc mapB = bKMajor ? TensorMapDesc{pb, {K, N}, {K * elemBytes}, {kBK, BN}, 128}
+                               : TensorMapDesc{pb, {N, K}, {N * elemBytes}, {64, kBK}, 128};
+  if (!batch.empty()) {
+    mapA.dims.push_back(B);
+    mapA.strides.push_back(M * K * elemBytes);
+    mapA.box.push_back(1);
+    mapB.dims.push_back(B);
+    mapB.strides.push_back(N * K * elemBytes);
+    mapB.box.push_back(1);
+  }
+  auto mapType = MemRefType::get({128}, IntegerType::get(mctx, 8));
+  SmallVector<MemRefType> params(t.params.begin(), t.params.end());
+  const unsigned paramMapA = params.size(), paramMapB = params.size() + 1;
+  params.push_back(mapType);
+  params.push_back(mapType);
+
+  const int64_t consumers = BM / 64, threads = 128 * (1 + consumers);
+  KernelBuilder kb(ctx.module, ctx.kernelName, params, {}, {threads, 1, 1}, op.getLoc());
+  ImplicitLocOpBuilder &b = kb.b;
+  Ptx p(b);
+  Value tid = kb.threadId();
+  Value warpgroup = kb.div(tid, 128);
+
+  // The aligned base of dynamic shared memory, as an address in the shared window.
+  auto smemType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
+                                  gpu::AddressSpaceAttr::get(mctx, gpu::AddressSpace::Workgroup));
+  Value dyn = gpu::DynamicSharedMemoryOp::create(b, smemType);
+  Value raw = p.to64(memref::ExtractAlignedPointerAsIndexOp::create(b, dyn));
+  Value base = arith::AndIOp::create(b, p.add(raw, 1023), p.c64(~int64_t(1023)));
+  Value barriers = p.add(base, S * stageBytes);
+  // Per-stage addresses from a stage index (an i64).
+  auto stageA = [&](Value s) { return p.add(base, arith::MulIOp::create(b, s, p.c64(stageBytes))); };
+  auto stageB = [&](Value s) { return p.add(stageA(s), BM * kRow); };
+  auto full = [&](Value s) { return p.shared(p.add(barriers, p.mul(s, 8))); };
+  auto empty = [&](Value s) { return p.shared(p.add(p.add(barriers, S * 8), p.mul(s, 8))); };
+
+  // Thread 0 sets the barriers up; everyone waits for it.
+  kb.ifThen(kb.eq(tid, 0), [&] {
+    for (int64_t s = 0; s < S; ++s) {
+      NVVM::MBarrierInitOp::create(b, full(p.c64(s)), p.c32(1), Value());
+      NVVM::MBarrierInitOp::create(b, empty(p.c64(s)), p.c32(128 * consumers), Value());
+    }
+  });
+  gpu::BarrierOp::create(b);
+
+  // Tiles in groups of kGroupM rows of tiles, column by column within a group: the blocks
+  // running at once share B's columns and a band of A's rows in L2.
+  const int64_t tilesM = ceilDiv(M, BM), tilesN = ceilDiv(N, BN);
+  const int64_t groupM = std::min<int64_t>(8, tilesM), perGroup = groupM * tilesN;
+  Value pid = kb.add(kb.blockId(gpu::Dimension::x), kb.mul(kb.blockId(gpu::Dimension::y), tilesN));
+  Value firstM = kb.mul(kb.div(pid, perGroup), groupM);
+  // The last group may be shorter: min(tilesM - firstM, groupM) rows of tiles.
+  Value rowsHere = arith::MinUIOp::create(
+      b, arith::SubIOp::create(b, kb.idx(tilesM), firstM), kb.idx(groupM));
+  Value inGroup = kb.rem(pid, perGroup);
+  Value m0 = kb.mul(kb.add(firstM, arith::RemUIOp::create(b, inGroup, rowsHere)), BM);
+  Value n0 = kb.mul(arith::DivUIOp::create(b, inGroup, rowsHere), BN);
+  Value bz = kb.blockId(gpu::Dimension::z);
+  const int64_t KT = ceilDiv(K, kBK);
+  Value zero = kb.idx(0);
+
+  // The producer.
+  kb.ifThen(kb.eq(tid, 0), [&] {
+    Value tmapA = p.globalPtr(kb.param(paramMapA)), tmapB = p.globalPtr(kb.param(paramMapB));
+    kb.forLoop(zero, kb.idx(KT), 1, {}, [&](Value kt, ValueRange) -> SmallVector<Value> {
+      Value s = p.to64(kb.rem(kt, S)), round = p.to32(kb.div(kt, S));
+      kb.ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::uge, kt, kb.idx(S)), [&] {
+        Value parity = arith::AndIOp::create(b, arith::SubIOp::create(b, round, p.c32(1)), p.c32(1));
+        NVVM::MBarrierTryWaitParityOp::create(b, empty(s), parity, p.c32(1000000));
+      });
+      NVVM::MBarrierArriveExpectTxOp::create(b, Type(), full(s), p.c32(stageBytes),
+                                             NVVM::MemScopeKind::CTA, false, Value());
+      Value k0 = p.to32(kb.mul(kt, kBK));
+      auto coords = [&](Value inner, Value outer) {
+        SmallVector<Value> c{inner, outer};
+        if (!batch.empty())
+          c.push_back(p.to32(bz));
+        return c;
+      };
+      auto load = [&](Value dst, Value tmap, SmallVector<Value> c) {
+        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+            b, p.clusterShared(dst), tmap, c, full(s), ValueRange{}, Value(), Value(),
+            NVVM::TMALoadMode::TILE, false, NVVM::CTAGroupKindAttr(), Value());
+      };
+      load(stageA(s), tmapA, coords(k0, p.to32(m0)));
+      if (bKMajor) {
+        load(stageB(s), tmapB, coords(k0, p.to32(n0)));
+      } else {
+        for (int64_t c = 0; c < BN / 64; ++c)
+          load(p.add(stageB(s), c * kBK * kRow), tmapB, coords(p.to32(kb.add(n0, c * 64)), k0));
+      }
+      return {};
+    });
+  });
+
+  // The consumers.
+  Type f32 = b.getF32Type();
+  const int64_t accCount = BN / 2;
+  auto accType = LLVM::LLVMStructType::getLiteral(mctx, SmallVector<Type>(accCount, f32));
+  kb.ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::uge, tid, kb.idx(128)), [&] {
+    Value w = p.to64(arith::SubIOp::create(b, warpgroup, kb.idx(1)));
+    Value init = LLVM::ZeroOp::create(b, accType);
+    auto wgType = eltA.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
+    SmallVector<Value> accs =
+        kb.forLoop(zero, kb.idx(KT), 1, {init}, [&](Value kt, ValueRange cur) -> SmallVector<Value> {
+          Value s = p.to64(kb.rem(kt, S));
+          Value parity = arith::AndIOp::create(b, p.to32(kb.div(kt, S)), p.c32(1));
+          NVVM::MBarrierTryWaitParityOp::create(b, full(s), parity, p.c32(1000000));
+          NVVM::WgmmaFenceAlignedOp::create(b);
+          Value acc = cur[0];
+          Value aBase = p.add(stageA(s), arith::MulIOp::create(b, w, p.c64(64 * kRow)));
+          for (int64_t kk = 0; kk < kBK / 16; ++kk) {
+            Value descA = p.descriptor(p.add(aBase, kk * 32), 16, 1024);
+            Value descB = bKMajor ? p.descriptor(p.add(stageB(s), kk * 32), 16, 1024)
+                                  : p.descriptor(p.add(stageB(s), kk * 16 * kRow), kBK * kRow, 1024);
+            acc = NVVM::WgmmaMmaAsyncOp::create(
+                b, accType, acc, descA, descB, NVVM::MMAShapeAttr::get(mctx, 64, BN, 16),
+                NVVM::WGMMATypesAttr::get(mctx, wgType), NVVM::WGMMATypesAttr::get(mctx, wgType),
+                NVVM::WGMMATypesAttr::get(mctx, NVVM::WGMMATypes::f32),
+                NVVM::WGMMAScaleOutAttr::get(mctx, NVVM::WGMMAScaleOut::one),
+                NVVM::WGMMAScaleInAttr::get(mctx, NVVM::WGMMAScaleIn::one),
+                NVVM::WGMMAScaleInAttr::get(mctx, NVVM::WGMMAScaleIn::one),
+                NVVM::MMALayoutAttr::get(mctx, NVVM::MMALayout::row),
+                NVVM::MMALayoutAttr::get(mctx, bKMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row),
+                NVVM::MMAIntOverflowAttr());
+          }
+          NVVM::WgmmaGroupSyncAlignedOp::create(b);
+          // One group stays in flight: the previous tile's group is done, so its buffer may be
+          // refilled while this one computes.
+          NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
+          kb.ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::uge, kt, kb.idx(1)), [&] {
+            Value prev = p.to64(kb.rem(arith::SubIOp::create(b, kt, kb.idx(1)), S));
+            NVVM::MBarrierArriveOp::create(b, Type(), empty(prev), Value(),
+                                           NVVM::MemScopeKind::CTA, false);
+          });
+          return {acc};
+        });
+    NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+
+    // Epilogue: the wgmma D fragment. Thread t of the warpgroup holds, for each 8-column group
+    // j, rows 16 * (t / 32) + (t % 32) / 4 (+ 8) and columns 8 * j + 2 * (t % 4) (+ 1).
+    Value lane = kb.rem(tid, 32), warp = kb.rem(kb.div(tid, 32), 4);
+    Value row0 = kb.add(kb.add(m0, kb.mul(arith::IndexCastOp::create(b, b.getIndexType(), w), 64)),
+                        kb.add(kb.mul(warp, 16), kb.div(lane, 4)));
+    Value col0 = kb.add(n0, kb.mul(kb.rem(lane, 4), 2));
+    const bool pairs = N % 2 == 0;
+    const Combiner &comb = t.combiners[0];
+    AffineMap outMap = maps[2];
+    auto indices = [&](Value m, Value n) {
+      SmallVector<Value> ivs(t.loopSizes.size(), zero);
+      if (!batch.empty())
+        ivs[batch[0]] = bz;
+      ivs[mD] = m;
+      ivs[nD] = n;
+      return ivs;
+    };
+    auto store = [&](Value row, Value col, ArrayRef<Value> values) {
+      SmallVector<Value> ivs = indices(row, col);
+      SmallVector<Value> out(values.begin(), values.end());
+      if (t.inits[0].kind != ValueSource::Kind::None) {
+        SmallVector<Value> init0 =
+            loadLanes(kb, t.inits[0], outMap, outElt, ivs, nD, int64_t(values.size()));
+        for (auto [o, i] : llvm::zip(out, init0))
+          o = combine(b, b.getLoc(), comb.op, castTo(b, b.getLoc(), i, f32), o);
+      }
+      for (Value &o : out)
+        o = castTo(b, b.getLoc(), o, outElt);
+      storeLanes(kb, pc, outMap, ivs, nD, out);
+    };
+    const bool rowsFull = M % BM == 0, colsFull = N % BN == 0;
+    for (int64_t j = 0; j < BN / 8; ++j)
+      for (int64_t h = 0; h < 2; ++h) {
+        Value row = kb.add(row0, 8 * h);
+        Value col = kb.add(col0, 8 * j);
+        Value v0 = LLVM::ExtractValueOp::create(b, accs[0], 4 * j + 2 * h);
+        Value v1 = LLVM::ExtractValueOp::create(b, accs[0], 4 * j + 2 * h + 1);
+        auto emit = [&] {
+          if (pairs && colsFull) {
+            store(row, col, {v0, v1});
+            return;
+          }
+          auto one = [&](Value c, Value v) {
+            if (colsFull)
+              return store(row, c, {v});
+            kb.ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, c, kb.idx(N)),
+                      [&] { store(row, c, {v}); });
+          };
+          if (pairs) {
+            // N even: a pair is in or out together.
+            kb.ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col, kb.idx(N)),
+                      [&] { store(row, col, {v0, v1}); });
+            return;
+          }
+          one(col, v0);
+          one(kb.add(col, 1), v1);
+        };
+        if (rowsFull)
+          emit();
+        else
+          kb.ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, kb.idx(M)), emit);
+      }
+  });
+  kb.finish();
+
+  LoweredTask lowered = singleKernel(TaskFamily::Matmul, ctx, {tilesN, tilesM, B},
+                                     {threads, 1, 1}, params.size());
+  lowered.launches.front().dynamicSharedMemory = smem;
+  for (const TensorMapDesc &m : {mapA, mapB}) {
+    BufferDesc d{"", BufferRole::TensorMap, mapType};
+    d.tensorMap = m;
+    lowered.scratch.push_back(d);
+  }
+  return lowered;
+}
+
+} // namespace evo

@@ -1,0 +1,48 @@
+// Knobs the wgmma schedule of evo-lower-to-gpu refuses, each with a diagnostic at the op.
+
+// RUN: evo-opt %s -split-input-file -verify-diagnostics -evo-lower-to-gpu="tile-sizes=128,128,64 wgmma=1 stages=4"
+
+// f32 operands have no wgmma schedule here (TF32 would change the numbers).
+
+func.func @matmul_f32(%a: tensor<256x512xf32>, %b: tensor<512x384xf32>) -> tensor<256x384xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x384xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<256x384xf32>) -> tensor<256x384xf32>
+  // expected-error @+1 {{wgmma with tile_sizes=128,128,64: needs f16 or bf16 operands of one type, got 'f32' and 'f32'}}
+  %c = linalg.matmul ins(%a, %b : tensor<256x512xf32>, tensor<512x384xf32>) outs(%acc : tensor<256x384xf32>) -> tensor<256x384xf32>
+  return %c : tensor<256x384xf32>
+}
+
+// -----
+// TMA needs 16-byte row strides.
+
+func.func @odd_k(%a: tensor<256x100xf16>, %b: tensor<100x384xf16>) -> tensor<256x384xf16> {
+  %zero = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<256x384xf16>
+  %acc = linalg.fill ins(%zero : f16) outs(%e : tensor<256x384xf16>) -> tensor<256x384xf16>
+  // expected-error @+1 {{TMA needs rows of a multiple of 16 bytes (K and N a multiple of 8), got M=256 N=384 K=100}}
+  %c = linalg.matmul ins(%a, %b : tensor<256x100xf16>, tensor<100x384xf16>) outs(%acc : tensor<256x384xf16>) -> tensor<256x384xf16>
+  return %c : tensor<256x384xf16>
+}
+
+// -----
+// A K tile other than 64, and a transposed A, are refused.
+
+func.func @bad_tile(%a: tensor<256x512xf16>, %b: tensor<512x384xf16>) -> tensor<256x384xf16> {
+  %zero = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<256x384xf16>
+  %acc = linalg.fill ins(%zero : f16) outs(%e : tensor<256x384xf16>) -> tensor<256x384xf16>
+  // expected-error @+1 {{wgmma with tile_sizes=128,128,32: the K tile must be 64 (one 128-byte swizzled row)}}
+  %c = linalg.matmul {evo.knobs = {tile_sizes = [128, 128, 32]}} ins(%a, %b : tensor<256x512xf16>, tensor<512x384xf16>) outs(%acc : tensor<256x384xf16>) -> tensor<256x384xf16>
+  return %c : tensor<256x384xf16>
+}
+
+// -----
+func.func @a_transposed(%a: tensor<512x256xf16>, %b: tensor<512x384xf16>) -> tensor<256x384xf16> {
+  %zero = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<256x384xf16>
+  %acc = linalg.fill ins(%zero : f16) outs(%e : tensor<256x384xf16>) -> tensor<256x384xf16>
+  // expected-error @+1 {{needs A laid out [batch][m][k] (K contiguous)}}
+  %c = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] ins(%a, %b : tensor<512x256xf16>, tensor<512x384xf16>) outs(%acc : tensor<256x384xf16>) -> tensor<256x384xf16>
+  return %c : tensor<256x384xf16>
+}
