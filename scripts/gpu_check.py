@@ -426,9 +426,14 @@ def main():
         json.dump(results, f, indent=1)
     if results.get("ceilings"):
         c = results["ceilings"]
+        if c.get("f16_wgmma_tflops") or c.get("bf16_wgmma_tflops"):
+            wgmma = (f"wgmma f16 {c.get('f16_wgmma_tflops', 0):.0f} / "
+                     f"bf16 {c.get('bf16_wgmma_tflops', 0):.0f} TFLOP/s")
+        else:
+            wgmma = f"wgmma {c.get('wgmma_status') or 'not reported'}"
         print(f"\nceilings: copy {c['copy_gbps']:.0f} GB/s, read {c.get('read_gbps', 0):.0f} GB/s, "
               f"write {c.get('write_gbps', 0):.0f} GB/s, FP32 {c['fp32_tflops']:.1f} TFLOP/s, "
-              f"f16 mma.sync {c['f16_mma_tflops']:.0f} TFLOP/s ({c['device']})")
+              f"f16 mma.sync {c['f16_mma_tflops']:.0f} TFLOP/s, {wgmma} ({c['device']})")
     for t in tables:
         print()
         print("\n".join(t))

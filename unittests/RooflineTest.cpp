@@ -8,7 +8,11 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "gtest/gtest.h"
+#include <cstdlib>
 
 using namespace evo;
 using namespace mlir;
@@ -98,6 +102,86 @@ TEST(RooflineTest, ComputeFloorUsesTheFastestApplicableUnit) {
   EXPECT_DOUBLE_EQ(v.fractionOfPeak, 0.5); // reported against the measured mma.sync rate
 }
 
+namespace {
+/// An f16 matmul of 2e15 flops (1 s at 2000 TFLOP/s), whose bytes give no floor worth noting.
+TaskCost halfMatmul() {
+  TaskCost cost;
+  cost.readBytes = cost.bytes = 1e6;
+  cost.flops = 2e15;
+  cost.contraction = cost.halfPrecisionContraction = true;
+  return cost;
+}
+/// Milliseconds of `cost` at `tflops`.
+double msAt(const TaskCost &cost, double tflops) { return cost.flops / (tflops * 1e9); }
+} // namespace
+
+TEST(RooflineTest, AMeasuredWgmmaRateRaisesTheTensorCoreBound) {
+  // A Hopper whose wgmma runs at 1.8x mma.sync: twice mma.sync (1000) would be no bound for it.
+  Ceilings c = h200();
+  c.f16WgmmaTFlops = 900;
+  c.bf16WgmmaTFlops = 880;
+  EXPECT_DOUBLE_EQ(c.wgmmaTFlops(), 900);
+  EXPECT_DOUBLE_EQ(c.tensorCoreTFlops(), 900);
+  EXPECT_DOUBLE_EQ(tensorCoreBoundTFlops(c), 900 * kWgmmaHeadroom);
+  TaskCost cost = halfMatmul();
+  RooflineVerdict v = judge(cost, c, msAt(cost, 0.95 * 900));
+  EXPECT_DOUBLE_EQ(v.mathMs, msAt(cost, 900 * kWgmmaHeadroom));
+  EXPECT_NEAR(v.fractionOfPeak, 0.95, 1e-12); // against the fastest measured unit
+  EXPECT_FALSE(v.belowFloor);
+  // At the measured peak, and a little above it (a warmer clock than when it was measured):
+  // still possible.
+  EXPECT_FALSE(judge(cost, c, msAt(cost, 900)).belowFloor);
+  EXPECT_FALSE(judge(cost, c, msAt(cost, 1.3 * 900)).belowFloor);
+  // Twice the wgmma peak is not.
+  EXPECT_TRUE(judge(cost, c, msAt(cost, 2 * 900)).belowFloor);
+  // Without the wgmma rate, mma.sync's guess (2 x 500) would have flagged the honest kernel at
+  // 1.3x the wgmma peak: the measured rate is what keeps the floor a bound.
+  Ceilings old = h200();
+  EXPECT_TRUE(judge(cost, old, msAt(cost, 1.3 * 900)).belowFloor);
+}
+
+TEST(RooflineTest, TheTensorCoreBoundIsNeverBelowMmaSyncsGuess) {
+  // A wgmma rate measured under 1.6x mma.sync (here under mma.sync itself: a microbenchmark gone
+  // wrong) must not make the floor tighter than mma.sync's rate with its headroom.
+  Ceilings c = h200();
+  c.f16WgmmaTFlops = 400;
+  EXPECT_DOUBLE_EQ(c.tensorCoreTFlops(), 500);
+  EXPECT_DOUBLE_EQ(tensorCoreBoundTFlops(c), 500 * kTensorCoreHeadroom);
+  TaskCost cost = halfMatmul();
+  EXPECT_DOUBLE_EQ(judge(cost, c, 1000).mathMs, msAt(cost, 500 * kTensorCoreHeadroom));
+  // A bf16-only measurement counts the same.
+  Ceilings b = h200();
+  b.bf16WgmmaTFlops = 1000;
+  EXPECT_DOUBLE_EQ(tensorCoreBoundTFlops(b), 1000 * kWgmmaHeadroom);
+}
+
+TEST(RooflineTest, WithoutWgmmaTheFloorRestsOnMmaSync) {
+  // Not compute capability 9.0, or the sm_90a module did not load: 0 and a status.
+  Ceilings c = h200();
+  c.wgmmaStatus = "unavailable: compute capability 8.0 (wgmma needs 9.0, sm_90a)";
+  EXPECT_DOUBLE_EQ(c.wgmmaTFlops(), 0);
+  EXPECT_DOUBLE_EQ(tensorCoreBoundTFlops(c), 500 * kTensorCoreHeadroom);
+  TaskCost cost = halfMatmul();
+  RooflineVerdict v = judge(cost, c, msAt(cost, 475));
+  EXPECT_DOUBLE_EQ(v.mathMs, msAt(cost, 500 * kTensorCoreHeadroom));
+  EXPECT_NEAR(v.fractionOfPeak, 0.95, 1e-12); // against mma.sync
+  EXPECT_FALSE(v.belowFloor);
+}
+
+TEST(RooflineTest, OnlyContractionsGetTheTensorCoreBound) {
+  Ceilings c = h200();
+  c.f16WgmmaTFlops = 900;
+  TaskCost cost = halfMatmul();
+  // f32 contractions: TF32 could run them, at most at the f16 rate (the bound, not the report).
+  cost.halfPrecisionContraction = false;
+  RooflineVerdict f32 = judge(cost, c, 1000);
+  EXPECT_DOUBLE_EQ(f32.mathMs, msAt(cost, 900 * kWgmmaHeadroom));
+  EXPECT_DOUBLE_EQ(f32.fractionOfPeak, msAt(cost, 1) / 1000 / 50); // against FP32 FMA
+  // Elementwise f32 arithmetic stays on the FMA rate, wgmma or not.
+  cost.contraction = false;
+  EXPECT_DOUBLE_EQ(judge(cost, c, 1000).mathMs, msAt(cost, 50));
+}
+
 TEST(RooflineTest, UnknownCeilingsGiveNoFloor) {
   TaskCost cost;
   cost.readBytes = cost.writeBytes = cost.bytes = 1e9;
@@ -106,6 +190,94 @@ TEST(RooflineTest, UnknownCeilingsGiveNoFloor) {
   EXPECT_DOUBLE_EQ(v.floorMs, 0.0);
   EXPECT_FALSE(v.belowFloor);
 }
+
+#ifdef EVO_FAKE_WORKER
+namespace {
+/// Sets $EVO_CACHE_DIR to a fresh directory for the test's lifetime (the ceilings cache).
+struct ScopedCacheDir {
+  llvm::SmallString<128> dir;
+  std::optional<std::string> old;
+  ScopedCacheDir() {
+    EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("evo-ceilings", dir));
+    if (const char *o = std::getenv("EVO_CACHE_DIR"))
+      old = o;
+    ::setenv("EVO_CACHE_DIR", dir.c_str(), 1);
+  }
+  ~ScopedCacheDir() {
+    if (old)
+      ::setenv("EVO_CACHE_DIR", old->c_str(), 1);
+    else
+      ::unsetenv("EVO_CACHE_DIR");
+    llvm::sys::fs::remove_directories(dir);
+  }
+};
+WorkerOptions standIn() {
+  WorkerOptions w;
+  w.workerPath = EVO_FAKE_WORKER;
+  return w;
+}
+} // namespace
+
+TEST(RooflineTest, DeviceCeilingsCarryTheWgmmaRateThroughTheWorkerAndTheCache) {
+  // The stand-in worker's device 0 is a Hopper whose wgmma rates were measured.
+  ScopedCacheDir cache;
+  llvm::Expected<Ceilings> c = deviceCeilings(standIn(), 0);
+  ASSERT_TRUE(static_cast<bool>(c)) << llvm::toString(c.takeError());
+  EXPECT_FALSE(c->fromCache);
+  EXPECT_DOUBLE_EQ(c->f16MmaTFlops, 600);
+  EXPECT_DOUBLE_EQ(c->f16WgmmaTFlops, 1000);
+  EXPECT_DOUBLE_EQ(c->bf16WgmmaTFlops, 1010);
+  EXPECT_EQ(c->wgmmaStatus, "measured");
+  // 1.25 x 1010 is above 2 x 600: the measured wgmma rate sets the bound.
+  EXPECT_DOUBLE_EQ(tensorCoreBoundTFlops(*c), 1010 * kWgmmaHeadroom);
+  // The cache file (v4) keeps the wgmma keys, and a second call reads them back.
+  llvm::SmallString<128> file(cache.dir);
+  llvm::sys::path::append(file, "ceilings-v4-00.json");
+  auto buf = llvm::MemoryBuffer::getFile(file);
+  ASSERT_TRUE(static_cast<bool>(buf)) << file.str().str();
+  llvm::Expected<llvm::json::Value> doc = llvm::json::parse((*buf)->getBuffer());
+  ASSERT_TRUE(static_cast<bool>(doc)) << llvm::toString(doc.takeError());
+  const llvm::json::Object *o = doc->getAsObject();
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->getNumber("f16_wgmma_tflops"), 1000);
+  EXPECT_EQ(o->getNumber("bf16_wgmma_tflops"), 1010);
+  EXPECT_EQ(o->getString("wgmma_status"), llvm::StringRef("measured"));
+  EXPECT_FALSE(o->get("from_cache"));
+  llvm::Expected<Ceilings> again = deviceCeilings(standIn(), 0);
+  ASSERT_TRUE(static_cast<bool>(again)) << llvm::toString(again.takeError());
+  EXPECT_TRUE(again->fromCache);
+  EXPECT_DOUBLE_EQ(again->f16WgmmaTFlops, 1000);
+  EXPECT_DOUBLE_EQ(again->bf16WgmmaTFlops, 1010);
+  EXPECT_EQ(again->wgmmaStatus, "measured");
+}
+
+TEST(RooflineTest, DeviceCeilingsWithoutWgmmaKeepTheMmaSyncBound) {
+  // Device 1: compute capability 8.0; device 2: a Hopper whose sm_90a module did not load.
+  ScopedCacheDir cache;
+  for (int device : {1, 2}) {
+    llvm::Expected<Ceilings> c = deviceCeilings(standIn(), device);
+    ASSERT_TRUE(static_cast<bool>(c)) << llvm::toString(c.takeError());
+    EXPECT_DOUBLE_EQ(c->f16WgmmaTFlops, 0) << device;
+    EXPECT_DOUBLE_EQ(c->bf16WgmmaTFlops, 0) << device;
+    EXPECT_TRUE(llvm::StringRef(c->wgmmaStatus).starts_with("unavailable: ")) << c->wgmmaStatus;
+    EXPECT_DOUBLE_EQ(c->tensorCoreTFlops(), 600);
+    EXPECT_DOUBLE_EQ(tensorCoreBoundTFlops(*c), 600 * kTensorCoreHeadroom);
+  }
+  // A v3 cache file (from before the wgmma ceiling) is not read: the device is measured again.
+  llvm::SmallString<128> v3(cache.dir);
+  llvm::sys::path::append(v3, "ceilings-v3-00.json");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(v3, ec);
+    ASSERT_FALSE(ec);
+    os << R"({"copy_gbps":1,"read_gbps":1,"write_gbps":1,"fp32_tflops":1,"f16_mma_tflops":1})";
+  }
+  llvm::Expected<Ceilings> c = deviceCeilings(standIn(), 0);
+  ASSERT_TRUE(static_cast<bool>(c)) << llvm::toString(c.takeError());
+  EXPECT_FALSE(c->fromCache);
+  EXPECT_DOUBLE_EQ(c->f16WgmmaTFlops, 1000);
+}
+#endif
 
 TEST(RooflineTest, CostCountsBuffersAndPayloadArithmetic) {
   MLIRContext ctx;

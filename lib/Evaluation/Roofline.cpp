@@ -92,6 +92,9 @@ json::Value toJSON(const Ceilings &c) {
                       {protocol::kL2Bytes, c.l2Bytes},
                       {protocol::kFp32TFlops, c.fp32TFlops},
                       {protocol::kF16MmaTFlops, c.f16MmaTFlops},
+                      {protocol::kF16WgmmaTFlops, c.f16WgmmaTFlops},
+                      {protocol::kBf16WgmmaTFlops, c.bf16WgmmaTFlops},
+                      {protocol::kWgmmaStatus, c.wgmmaStatus},
                       {"from_cache", c.fromCache}};
 }
 
@@ -104,6 +107,9 @@ bool fromJSON(const json::Value &value, Ceilings &c, json::Path path) {
          m.mapOptional(protocol::kL2Bytes, c.l2Bytes) &&
          m.mapOptional(protocol::kFp32TFlops, c.fp32TFlops) &&
          m.mapOptional(protocol::kF16MmaTFlops, c.f16MmaTFlops) &&
+         m.mapOptional(protocol::kF16WgmmaTFlops, c.f16WgmmaTFlops) &&
+         m.mapOptional(protocol::kBf16WgmmaTFlops, c.bf16WgmmaTFlops) &&
+         m.mapOptional(protocol::kWgmmaStatus, c.wgmmaStatus) &&
          m.mapOptional("from_cache", c.fromCache);
 }
 
@@ -138,8 +144,9 @@ llvm::Expected<Ceilings> deviceCeilings(const WorkerOptions &options, int device
     }
   std::string dir = cacheDir();
   llvm::SmallString<256> file(dir);
-  // v3: read and write ceilings besides copy (the floor is built from them).
-  llvm::sys::path::append(file, "ceilings-v3-" + c.uuid + ".json");
+  // v3: read and write ceilings besides copy (the floor is built from them); v4: the wgmma
+  // rates (a v3 file would leave a Hopper's tensor-core floor on mma.sync).
+  llvm::sys::path::append(file, "ceilings-v4-" + c.uuid + ".json");
   auto complete = [](const Ceilings &x) {
     return x.copyGBps > 0 && x.readGBps > 0 && x.writeGBps > 0 && x.fp32TFlops > 0;
   };
@@ -208,12 +215,14 @@ RooflineVerdict judge(const TaskCost &cost, const Ceilings &c, double medianMs, 
   v.writeMs =
       c.writeGBps > 0 ? std::max(0.0, cost.writeBytes - c.l2Bytes) / (c.writeGBps * 1e6) : 0;
   // Arithmetic: the fastest unit that could run it. Tensor cores for any contraction (f16/bf16,
-  // or TF32 for f32), with headroom for wgmma; packed half2 math for f16/bf16 payloads.
+  // or TF32 for f32, which runs at most at the f16 rate): tensorCoreBoundTFlops, from wgmma's
+  // measured rate where there is one and from mma.sync's with headroom; packed half2 math for
+  // f16/bf16 payloads. Fractions of peak are against the fastest measured unit.
   double reportPeak =
-      std::max(c.fp32TFlops, cost.halfPrecisionContraction ? c.f16MmaTFlops : 0.0);
+      std::max(c.fp32TFlops, cost.halfPrecisionContraction ? c.tensorCoreTFlops() : 0.0);
   double boundPeak = reportPeak;
   if (cost.contraction || cost.halfPrecisionContraction)
-    boundPeak = std::max(boundPeak, c.f16MmaTFlops * kTensorCoreHeadroom);
+    boundPeak = std::max(boundPeak, tensorCoreBoundTFlops(c));
   if (cost.halfPrecisionMath)
     boundPeak = std::max(boundPeak, 2 * c.fp32TFlops);
   v.mathMs = boundPeak > 0 ? cost.flops / (boundPeak * 1e9) : 0;

@@ -16,6 +16,8 @@
 #include "evo/Evaluation/Supervisor.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/JSON.h"
+#include <algorithm>
+#include <string>
 
 namespace evo {
 
@@ -46,11 +48,22 @@ struct Ceilings {
   double l2Bytes = 0;       // writes the L2 can hold back from memory within one launch
   double fp32TFlops = 0;    // FFMA rate
   double f16MmaTFlops = 0;  // mma.sync m16n8k16 f16->f32 rate
+  /// Dense wgmma m64n256k16 rates (f32 accumulate); 0 where unavailable (not compute
+  /// capability 9.0, or the worker's sm_90a module did not load).
+  double f16WgmmaTFlops = 0, bf16WgmmaTFlops = 0;
+  /// The worker's word on wgmma: "measured" or "unavailable: <why>" (empty: not reported).
+  std::string wgmmaStatus;
   bool fromCache = false;
+
+  /// The faster measured wgmma rate (0: unavailable).
+  double wgmmaTFlops() const { return std::max({0.0, f16WgmmaTFlops, bf16WgmmaTFlops}); }
+  /// The fastest measured f16/bf16 tensor-core rate: max(mma.sync, wgmma f16, wgmma bf16).
+  double tensorCoreTFlops() const { return std::max(f16MmaTFlops, wgmmaTFlops()); }
 };
 /// {"device", "uuid", "copy_gbps", "read_gbps", "write_gbps", "l2_bytes", "fp32_tflops",
-/// "f16_mma_tflops", "from_cache"}: the worker's "ceilings" event and the ceilings cache file.
-/// fromJSON reads every key that is present (each must have its type) and leaves the others.
+/// "f16_mma_tflops", "f16_wgmma_tflops", "bf16_wgmma_tflops", "wgmma_status", "from_cache"}:
+/// the worker's "ceilings" event and the ceilings cache file. fromJSON reads every key that is
+/// present (each must have its type) and leaves the others.
 llvm::json::Value toJSON(const Ceilings &c);
 bool fromJSON(const llvm::json::Value &value, Ceilings &c, llvm::json::Path path);
 
@@ -59,9 +72,21 @@ bool fromJSON(const llvm::json::Value &value, Ceilings &c, llvm::json::Path path
 /// worker ("ceilings" mode) and caches them.
 llvm::Expected<Ceilings> deviceCeilings(const WorkerOptions &options, int device);
 
-/// Headroom over the measured mma.sync rate for the tensor-core floor: wgmma (Hopper) reaches
-/// about 1.6x mma.sync's rate, so the floor assumes twice it to stay a lower bound.
+/// The tensor-core floor's rate is the larger of two bounds, so that neither measurement alone
+/// can make it too tight:
+///  - mma.sync's measured rate x kTensorCoreHeadroom: a unit the worker did not measure (wgmma
+///    where the sm_90a module does not run) reaches about 1.6x mma.sync on Hopper;
+///  - wgmma's measured rate x kWgmmaHeadroom: the fastest dense unit measured itself, with room
+///    for a microbenchmark a little under the true peak and for clocks that differ between the
+///    measurement (cached per device) and a later run.
 inline constexpr double kTensorCoreHeadroom = 2.0;
+inline constexpr double kWgmmaHeadroom = 1.25;
+
+/// The rate (TFLOP/s) no contraction can beat on the device: max(mma.sync x kTensorCoreHeadroom,
+/// wgmma x kWgmmaHeadroom); 0 when neither is known.
+inline double tensorCoreBoundTFlops(const Ceilings &c) {
+  return std::max(c.f16MmaTFlops * kTensorCoreHeadroom, c.wgmmaTFlops() * kWgmmaHeadroom);
+}
 
 struct RooflineVerdict {
   /// max(read / read bw, (write - L2) / write bw, flops / fastest unit): a true lower bound.

@@ -6,6 +6,9 @@
 //   bad       an invalid result       hang     never answers         fatal   a sticky CUDA error
 //   garbage   writes a non-JSON line and exits 1
 //   nogpu     (as the first id) exits like a worker on a machine without a GPU
+// Mode "ceilings" reports fixed ceilings, by the request's device ordinal (each with its own
+// uuid): 0 a Hopper whose wgmma rates were measured, 1 a compute capability 8.0 device (wgmma
+// unavailable), 2 a Hopper whose sm_90a module did not load (wgmma unavailable).
 // Other ids (evo-verify's "naive-baseline" and function names) are valid. Markers in a
 // candidate's code file (e.g. the name of a `memref.global constant` its kernels read) drive the
 // evolution tests' cheats: `evo_stand_in_fast` times at 0.5 ms (it wins), `evo_stand_in_invalid_time`
@@ -100,7 +103,34 @@ int main(int argc, char **argv) {
         return 2;
       }
     }
-  emitObject(json::Object{{"event", "device"}, {"name", "Stand-in GPU"}, {"uuid", "00"}});
+  int64_t device = r.getInteger("device").value_or(0);
+  emitObject(json::Object{{"event", "device"},
+                          {"name", "Stand-in GPU"},
+                          {"uuid", device == 0 ? std::string("00") : "stand-in-" + std::to_string(device)},
+                          {"compute_capability", device == 1 ? "8.0" : "9.0"},
+                          {"l2_bytes", 50331648}});
+  if (r.getString("mode") == StringRef("ceilings")) {
+    namespace P = evo::protocol;
+    json::Object c{{P::kEvent, P::kEventCeilings}, {P::kCopyGBps, 4200.0},
+                   {P::kReadGBps, 4400.0}, {P::kWriteGBps, 4500.0},
+                   {P::kFp32TFlops, 55.0}, {P::kF16MmaTFlops, 600.0},
+                   {P::kL2Bytes, 50331648}};
+    if (device == 0) {
+      c[P::kF16WgmmaTFlops] = 1000.0;
+      c[P::kBf16WgmmaTFlops] = 1010.0;
+      c[P::kWgmmaStatus] = "measured";
+    } else {
+      c[P::kF16WgmmaTFlops] = 0.0;
+      c[P::kBf16WgmmaTFlops] = 0.0;
+      c[P::kWgmmaStatus] =
+          device == 1 ? "unavailable: compute capability 8.0 (wgmma needs 9.0, sm_90a)"
+                      : "unavailable: the sm_90a module does not load: "
+                        "CUDA_ERROR_INVALID_PTX (stand-in)";
+    }
+    emitObject(std::move(c));
+    emitObject(json::Object{{"event", "done"}});
+    return 0;
+  }
   // Candidates of the evolution engine ("#<id>") get a time that depends on their code only, so
   // identical kernels time alike and the search has something to optimize.
   // The PTX's hash when given (cubins may embed temporary file names), else the file's bytes.
