@@ -27,7 +27,7 @@ torch.backends.cudnn.allow_tf32 = False
 
 # name -> (input shapes and dtypes, PyTorch function, matmul-like)
 def suite():
-    f32, f16 = torch.float32, torch.float16
+    f32, f16, bf16 = torch.float32, torch.float16, torch.bfloat16
     M = N = 16384
     R, C = 16384, 8192
     return {
@@ -46,6 +46,12 @@ def suite():
         "matmul_f32": ([((4096, 4096), f32), ((4096, 4096), f32)], torch.matmul, True),
         "matmul_f16": ([((8192, 8192), f16), ((8192, 8192), f16)], torch.matmul, True),
         "bmm_f32": ([((128, 512, 512), f32), ((128, 512, 512), f32)], torch.bmm, True),
+        # Tensor-core shapes (wgmma on sm_90a).
+        "matmul_bf16": ([((8192, 8192), bf16), ((8192, 8192), bf16)], torch.matmul, True),
+        "matmul_f16_4096": ([((4096, 4096), f16), ((4096, 4096), f16)], torch.matmul, True),
+        "matmul_f16_llm": ([((4096, 4096), f16), ((4096, 14336), f16)], torch.matmul, True),
+        "linear_f16": ([((8192, 8192), f16), ((8192, 8192), f16)], lambda x, w: x @ w.t(), True),
+        "bmm_f16": ([((64, 1024, 1024), f16), ((64, 1024, 1024), f16)], torch.bmm, True),
         # The anchor pads inside conv2d; evo's input is the padded tensor (bench/conv2d.mlir).
         "conv2d": ([((32, 64, 128, 128), f32), ((64, 64, 3, 3), f32)],
                    lambda a, w: F.conv2d(a, w, padding=1), True),
@@ -75,10 +81,11 @@ def evolve(evo, name, args, work):
     out_dir = os.path.join(work, "ptx", name)
     mlir = os.path.join(work, name + ".evolved.mlir")
     evolve_opts = (f"run-dir={run_dir} max-candidates={args.candidates} time-budget={args.seconds} "
-                   f"quiet=true generations=1000")
+                   f"quiet=true generations=1000 chip={args.chip}")
     t0 = time.time()
     r = subprocess.run([evo, os.path.join(ROOT, "bench", name + ".mlir"), "--evo-lower-to-gpu",
-                        f"--evo-evolve={evolve_opts}", f"--evo-emit-ptx=output-dir={out_dir}",
+                        f"--evo-evolve={evolve_opts}",
+                        f"--evo-emit-ptx=output-dir={out_dir} chip={args.chip}",
                         "-o", mlir], capture_output=True, text=True)
     row = {"evolve_s": round(time.time() - t0, 1), "evolve_rc": r.returncode}
     if r.returncode != 0:
@@ -115,7 +122,12 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated bench names")
     ap.add_argument("--candidates", type=int, default=48)
     ap.add_argument("--seconds", type=float, default=25)
+    ap.add_argument("--chip", default="",
+                    help="PTX target (default: sm_90a on compute capability 9.0, where wgmma and "
+                         "TMA exist; else sm_90)")
     args = ap.parse_args()
+    if not args.chip:
+        args.chip = "sm_90a" if torch.cuda.get_device_capability(0) == (9, 0) else "sm_90"
     work = tempfile.mkdtemp(prefix="evo-bench-")
     rows = {}
     names = [n for n in suite() if not args.only or n in args.only.split(",")]

@@ -1,0 +1,8 @@
+// An LLM MLP up-projection in f16: 4096 tokens x 4096 -> 14336 (f32 accumulation, f16 result).
+func.func @matmul_f16_llm(%a: tensor<4096x4096xf16>, %b: tensor<4096x14336xf16>) -> tensor<4096x14336xf16> {
+  %zero = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<4096x14336xf16>
+  %acc = linalg.fill ins(%zero : f16) outs(%e : tensor<4096x14336xf16>) -> tensor<4096x14336xf16>
+  %c = linalg.matmul ins(%a, %b : tensor<4096x4096xf16>, tensor<4096x14336xf16>) outs(%acc : tensor<4096x14336xf16>) -> tensor<4096x14336xf16>
+  return %c : tensor<4096x14336xf16>
+}

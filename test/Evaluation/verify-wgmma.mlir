@@ -1,0 +1,65 @@
+// evo-verify on the Hopper tensor-core schedule (wgmma fed by TMA): each function lowered with
+// wgmma, compiled for sm_90a, and proven equal to the oracle and the naive baseline on the GPU.
+// Odd sizes (TMA fills the edges with zeros, the stores are guarded), a K shorter than one tile,
+// bf16 with B given as [n][k], a result accumulated onto an input, and batches.
+//
+// REQUIRES: cuda-sm90a
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: evo-opt %s -split-input-file --evo-pipeline="output-dir=%t chip=sm_90a tile-sizes=128,128,64 wgmma=1 stages=4" \
+// RUN:   --evo-verify="runs=5 output=%t/verify.json" -o /dev/null
+// RUN: evo-opt %s -split-input-file --evo-pipeline="output-dir=%t/n256 chip=sm_90a tile-sizes=128,256,64 wgmma=1 stages=3" \
+// RUN:   --evo-verify="runs=5" -o /dev/null
+// RUN: evo-opt %s -split-input-file --evo-pipeline="output-dir=%t/m64 chip=sm_90a tile-sizes=64,64,64 wgmma=1 stages=2" \
+// RUN:   --evo-verify="runs=5" -o /dev/null
+
+func.func @odd_f16(%a: tensor<1000x1000xf16>, %b: tensor<1000x1000xf16>) -> tensor<1000x1000xf16> {
+  %zero = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<1000x1000xf16>
+  %acc = linalg.fill ins(%zero : f16) outs(%e : tensor<1000x1000xf16>) -> tensor<1000x1000xf16>
+  %c = linalg.matmul ins(%a, %b : tensor<1000x1000xf16>, tensor<1000x1000xf16>) outs(%acc : tensor<1000x1000xf16>) -> tensor<1000x1000xf16>
+  return %c : tensor<1000x1000xf16>
+}
+
+// -----
+
+func.func @short_k(%a: tensor<256x40xf16>, %b: tensor<40x520xf16>) -> tensor<256x520xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x520xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<256x520xf32>) -> tensor<256x520xf32>
+  %c = linalg.matmul ins(%a, %b : tensor<256x40xf16>, tensor<40x520xf16>) outs(%acc : tensor<256x520xf32>) -> tensor<256x520xf32>
+  return %c : tensor<256x520xf32>
+}
+
+// -----
+
+func.func @bmm_nt_bf16(%a: tensor<3x250x512xbf16>, %b: tensor<3x300x512xbf16>) -> tensor<3x250x300xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x250x300xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<3x250x300xf32>) -> tensor<3x250x300xf32>
+  %c = linalg.generic {indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%a, %b : tensor<3x250x512xbf16>, tensor<3x300x512xbf16>) outs(%acc : tensor<3x250x300xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %o: f32):
+    %xe = arith.extf %x : bf16 to f32
+    %ye = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<3x250x300xf32>
+  return %c : tensor<3x250x300xf32>
+}
+
+// -----
+
+func.func @accumulate_bf16(%a: tensor<384x256xbf16>, %b: tensor<256x640xbf16>, %c0: tensor<384x640xbf16>) -> tensor<384x640xbf16> {
+  %c = linalg.matmul ins(%a, %b : tensor<384x256xbf16>, tensor<256x640xbf16>) outs(%c0 : tensor<384x640xbf16>) -> tensor<384x640xbf16>
+  return %c : tensor<384x640xbf16>
+}
+
+// -----
+
+func.func @bmm_f16(%a: tensor<4x512x256xf16>, %b: tensor<4x256x384xf16>) -> tensor<4x512x384xf16> {
+  %zero = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<4x512x384xf16>
+  %acc = linalg.fill ins(%zero : f16) outs(%e : tensor<4x512x384xf16>) -> tensor<4x512x384xf16>
+  %c = linalg.batch_matmul ins(%a, %b : tensor<4x512x256xf16>, tensor<4x256x384xf16>) outs(%acc : tensor<4x512x384xf16>) -> tensor<4x512x384xf16>
+  return %c : tensor<4x512x384xf16>
+}
