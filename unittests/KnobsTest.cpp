@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringExtras.h"
 #include "gtest/gtest.h"
 
 using namespace mlir;
@@ -201,6 +202,62 @@ TEST_F(KnobsTest, FamilyKnobSetsAndSearchValuesComeFromTheKnobList) {
   }
   EXPECT_EQ(symbolizeKnob("split"), std::optional<KnobId>(KnobId::split));
   EXPECT_FALSE(symbolizeKnob("splitt").has_value());
+  EXPECT_TRUE(messages.empty());
+}
+
+TEST_F(KnobsTest, KnobsAttrOverlaysExactlyTheKnobsItSets) {
+  // For every knob of the list, whatever its kind: #evo.knobs<that knob = v> over knobs that
+  // differ from the defaults everywhere changes that knob to v and no other.
+  static const char *const kinds[] = {
+#define EVO_KNOB_KIND(name, cpp, kind, arg, doc) #kind,
+      EVO_KNOB_LIST(EVO_KNOB_KIND)
+#undef EVO_KNOB_KIND
+  };
+  ScheduleKnobs background;
+  for (size_t i = 0; i < knownKnobNames().size(); ++i) {
+    auto id = static_cast<KnobId>(i);
+    ASSERT_FALSE(knobSearchValues(id).empty()) << knobName(id).str();
+    setKnobValue(background, id, knobSearchValues(id).back());
+  }
+  ASSERT_TRUE(succeeded(background.verify([&] { return err(); })));
+  for (size_t i = 0; i < knownKnobNames().size(); ++i) {
+    auto id = static_cast<KnobId>(i);
+    StringRef kind = kinds[i];
+    KnobList want;
+    for (const KnobList &v : knobSearchValues(id))
+      if (!v.empty() && v != getKnobValue(background, id)) {
+        want = v;
+        break;
+      }
+    ASSERT_FALSE(want.empty()) << knobName(id).str();
+    std::string text = ("#evo.knobs<" + knobName(id) + " = ").str();
+    if (kind == "Int")
+      text += std::to_string(want[0]);
+    else if (kind == "Bool")
+      text += want[0] ? "true" : "false";
+    else if (kind == "Strategy")
+      text += stringifyReductionStrategy(static_cast<ReductionStrategy>(want[0])).str();
+    else if (kind == "List")
+      text += "[" + llvm::join(llvm::map_range(want, [](int64_t v) { return std::to_string(v); }),
+                               ", ") +
+              "]";
+    else
+      FAIL() << "knob kind " << kind.str() << " has no assembly in this test";
+    text += ">";
+    auto attr = dyn_cast_or_null<KnobsAttr>(parseAttribute(text, &ctx));
+    ASSERT_TRUE(attr) << text << (messages.empty() ? "" : ": " + messages.back());
+    ScheduleKnobs k = background;
+    ASSERT_TRUE(succeeded(cast<KnobSetAttrInterface>(attr).overlayKnobs(k, [&] { return err(); })));
+    ScheduleKnobs expected = background;
+    setKnobValue(expected, id, want);
+    EXPECT_TRUE(k == expected) << text;
+  }
+  // An empty set changes nothing.
+  ScheduleKnobs k = background;
+  auto empty = dyn_cast_or_null<KnobsAttr>(parseAttribute("#evo.knobs<>", &ctx));
+  ASSERT_TRUE(empty);
+  ASSERT_TRUE(succeeded(cast<KnobSetAttrInterface>(empty).overlayKnobs(k, [&] { return err(); })));
+  EXPECT_TRUE(k == background);
   EXPECT_TRUE(messages.empty());
 }
 

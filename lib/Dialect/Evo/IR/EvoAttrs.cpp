@@ -78,12 +78,10 @@ namespace evo {
 
 LogicalResult KnobsAttr::overlayKnobs(ScheduleKnobs &knobs,
                                       function_ref<InFlightDiagnostic()> emitError) const {
-  ScheduleKnobs set = getKnobs();
-  llvm::json::Object present = toJson();
-  // Only the knobs this attribute sets replace those of `knobs`.
+  // Only the knobs this attribute sets replace those of `knobs`. The parameters are named like
+  // the knobs (EvoAttrs.td), so each knob reads its own: absent is std::nullopt or an empty list.
 #define EVO_KNOB_OVERLAY(name, cpp, kind, arg, doc)                                               \
-  if (present.get(#name))                                                                      \
-    knobs.cpp = set.cpp;
+  detail::overlayKnob(knobs.cpp, getImpl()->name);
   EVO_KNOB_LIST(EVO_KNOB_OVERLAY)
 #undef EVO_KNOB_OVERLAY
   return knobs.verify(emitError);
