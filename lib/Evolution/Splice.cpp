@@ -43,6 +43,9 @@ void dropTaskScratch(LaunchPlan &plan, unsigned t, unsigned numTaskBuffers) {
     if (l.task != t)
       for (unsigned &a : l.args)
         a = newIndex[a];
+  for (BufferDesc &b : plan.buffers)
+    if (b.tensorMap)
+      b.tensorMap->source = newIndex[b.tensorMap->source];
 }
 } // namespace
 
@@ -70,9 +73,22 @@ LogicalResult spliceWinner(gpu::GPUModuleOp gm, LaunchPlan &plan, unsigned t,
     while (llvm::any_of(plan.buffers, [&](const BufferDesc &d) { return d.name == name; }))
       name += "_";
     BufferDesc b{name, BufferRole::Scratch, MemRefType::get(s.shape, elt), s.zeroInit};
+    if (s.tensorMap) {
+      b.role = BufferRole::TensorMap;
+      b.tensorMap = *s.tensorMap; // its source is task-local until every buffer has its index
+    }
     plan.buffers.push_back(b);
     bufferOf.push_back(plan.buffers.size() - 1);
     desc.buffers.push_back(plan.buffers.size() - 1);
+  }
+  for (unsigned i : ArrayRef<unsigned>(bufferOf).drop_front(numTaskBuffers)) {
+    std::optional<TensorMapDesc> &m = plan.buffers[i].tensorMap;
+    if (!m)
+      continue;
+    if (m->source >= bufferOf.size())
+      return gm.emitError() << "evo-evolve: the winner's tensor map names task buffer "
+                            << m->source;
+    m->source = bufferOf[m->source];
   }
   // Drop the task's old kernels and launches, remembering where they were and the first name.
   size_t insertAt = plan.launches.size();
@@ -170,10 +186,18 @@ FailureOr<LaunchPlan> isolateTaskPlan(const LaunchPlan &fp, const SplicedTask &s
     BufferDesc d = fp.buffers[buf];
     d.role = i < f.getNumArguments()  ? BufferRole::Input
              : i < s.numTaskBuffers ? BufferRole::Output
+             : d.tensorMap          ? BufferRole::TensorMap
                                     : BufferRole::Scratch;
     local[buf] = tp.buffers.size();
     tp.buffers.push_back(d);
   }
+  for (BufferDesc &d : tp.buffers)
+    if (d.tensorMap) {
+      auto it = local.find(d.tensorMap->source);
+      if (it == local.end())
+        return failure();
+      d.tensorMap->source = it->second;
+    }
   for (KernelLaunch l : fp.launches) {
     if (l.task != s.index)
       continue;

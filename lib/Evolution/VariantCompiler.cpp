@@ -167,9 +167,20 @@ CompiledVariant compileVariant(const DialectRegistry &registry, StringRef source
   if (failed(tidy.run(gm)))
     return done();
   out.launches = lowered->launches;
+  // A tensor map's element type is its source's: a task argument, result or earlier scratch.
+  SmallVector<Type> taskBufferTypes(task.getArgumentTypes());
+  llvm::append_range(taskBufferTypes, task.getResultTypes());
   for (const BufferDesc &b : lowered->scratch)
+    taskBufferTypes.push_back(b.type);
+  for (const BufferDesc &b : lowered->scratch) {
     out.scratch.push_back({b.name, llvm::to_vector(b.type.getShape()),
                            elementTypeName(b.type.getElementType()), b.zeroInit});
+    if (b.tensorMap && b.tensorMap->source < taskBufferTypes.size()) {
+      out.scratch.back().tensorMap = std::make_shared<const TensorMapDesc>(*b.tensorMap);
+      out.scratch.back().tensorMapElementType = elementTypeName(
+          cast<ShapedType>(taskBufferTypes[b.tensorMap->source]).getElementType());
+    }
+  }
   compileVariantModule(*module, gm, ptx, ptxasPath, out);
   return done();
 }
@@ -190,11 +201,20 @@ json::Array launchesJson(ArrayRef<KernelLaunch> launches) {
 
 json::Array scratchJson(ArrayRef<ScratchSpec> scratch) {
   json::Array out;
-  for (const ScratchSpec &b : scratch)
+  for (const ScratchSpec &b : scratch) {
+    if (b.tensorMap) {
+      // The worker request's tensor map entry (WorkerProtocol.h, kRoleTensorMap).
+      out.push_back(json::Object{{"name", b.name},
+                                 {"role", "tensor_map"},
+                                 {"bytes", b.numElements()},
+                                 {"tensor_map", toJSON(*b.tensorMap, b.tensorMapElementType)}});
+      continue;
+    }
     out.push_back(json::Object{{"name", b.name},
                                {"kind", b.elementType},
                                {"elements", b.numElements()},
                                {"zero_init", b.zeroInit}});
+  }
   return out;
 }
 

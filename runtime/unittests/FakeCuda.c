@@ -29,6 +29,15 @@
  * distinct buffers differ, a buffer keeps its sum) or 0x5eed for every buffer ("constant": the
  * outputs of an op that ignores its inputs). Other copies to the host read nothing (zeros).
  *
+ * Tensor maps: cuTensorMapEncodeTiled logs
+ *   tensormap dtype=T rank=R addr=A dims=D,.. strides=S,.. box=B,.. estrides=E,.. interleave=I
+ *             swizzle=W l2=L oob=O
+ * (one line) and writes a descriptor that starts with A, then T and R; with
+ * $EVO_FAKE_CUDA_TMAP_FAIL set it fails (CUDA_ERROR_INVALID_VALUE). Copies of exactly 128 bytes
+ * to the device are logged (htod128 P first=W, W their first 8 bytes) and remembered, so a later 128-byte copy back from P
+ * reads them; a launch of a kernel whose name contains "rewrite_tmap" changes the remembered
+ * bytes at its first argument (a kernel that rewrites its tensor map).
+ *
  *===----------------------------------------------------------------------===*/
 
 #include <pthread.h>
@@ -186,6 +195,73 @@ static void readSum(void *dst, uintptr_t src, size_t n) {
   pthread_mutex_unlock(&lock);
 }
 
+/* 128-byte device memory (tensor maps): what was copied there last. */
+static uintptr_t tmapAt[64];
+static unsigned char tmapBytes[64][128];
+static int tmapCount;
+static unsigned char *tmapSlot(uintptr_t p, int create) {
+  for (int i = 0; i < tmapCount; ++i)
+    if (tmapAt[i] == p)
+      return tmapBytes[i];
+  if (!create)
+    return NULL;
+  int i = tmapCount < 64 ? tmapCount++ : 63;
+  tmapAt[i] = p;
+  return tmapBytes[i];
+}
+static void copyIn128(uintptr_t dst, const void *src, size_t n) {
+  if (n != 128)
+    return;
+  uint64_t first;
+  memcpy(&first, src, 8);
+  pthread_mutex_lock(&lock);
+  memcpy(tmapSlot(dst, 1), src, 128);
+  pthread_mutex_unlock(&lock);
+  logLine("htod128 %#lx first=%#llx", (unsigned long)dst, (unsigned long long)first);
+}
+static void copyOut128(void *dst, uintptr_t src, size_t n) {
+  if (n != 128)
+    return;
+  pthread_mutex_lock(&lock);
+  unsigned char *b = tmapSlot(src, 0);
+  if (b)
+    memcpy(dst, b, 128);
+  pthread_mutex_unlock(&lock);
+}
+static void listU64(char *out, size_t cap, const uint64_t *v, unsigned n) {
+  size_t used = 0;
+  out[0] = 0;
+  for (unsigned i = 0; i < n && used < cap - 24; ++i)
+    used += (size_t)snprintf(out + used, cap - used, "%s%llu", i ? "," : "", (unsigned long long)v[i]);
+}
+static void listU32(char *out, size_t cap, const uint32_t *v, unsigned n) {
+  size_t used = 0;
+  out[0] = 0;
+  for (unsigned i = 0; i < n && used < cap - 16; ++i)
+    used += (size_t)snprintf(out + used, cap - used, "%s%u", i ? "," : "", v[i]);
+}
+CUresult cuTensorMapEncodeTiled(void *map, int dtype, uint32_t rank, void *addr, const uint64_t *dims,
+                                const uint64_t *strides, const uint32_t *box,
+                                const uint32_t *estrides, int interleave, int swizzle, int l2,
+                                int oob) {
+  const char *fail = getenv("EVO_FAKE_CUDA_TMAP_FAIL");
+  if (fail && *fail)
+    return 1;
+  if (rank < 1 || rank > 5)
+    return 1;
+  char d[128], s[128], b[128], e[128];
+  listU64(d, sizeof d, dims, rank);
+  listU64(s, sizeof s, strides, rank - 1);
+  listU32(b, sizeof b, box, rank);
+  listU32(e, sizeof e, estrides, rank);
+  logLine("tensormap dtype=%d rank=%u addr=%#lx dims=%s strides=%s box=%s estrides=%s "
+          "interleave=%d swizzle=%d l2=%d oob=%d",
+          dtype, rank, (unsigned long)(uintptr_t)addr, d, s, b, e, interleave, swizzle, l2, oob);
+  uint64_t words[16] = {(uint64_t)(uintptr_t)addr, (uint64_t)dtype, rank};
+  memcpy(map, words, sizeof words);
+  return 0;
+}
+
 CUresult cuMemsetD8Async(uintptr_t p, unsigned char v, size_t n, void *s) {
   if (checksumMode())
     forgetSum(p);
@@ -248,6 +324,13 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
                              (unsigned long)*(uint64_t *)params[i]);
   logLine("launch %s grid=%u,%u,%u block=%u,%u,%u smem=%u stream=%p ctx=%p args=%s", fn->name,
           gx, gy, gz, bx, by, bz, smem, s, current(), args);
+  if (strstr(fn->name, "rewrite_tmap") && fn->params > 0) {
+    pthread_mutex_lock(&lock);
+    unsigned char *b = tmapSlot((uintptr_t) * (uint64_t *)params[0], 0);
+    if (b)
+      b[100] ^= 0x5a;
+    pthread_mutex_unlock(&lock);
+  }
   if (checksumMode() && fn->params == 3 && strcmp(fn->name, "evo_checksum") == 0)
     rememberSum((uintptr_t) * (uint64_t *)params[2],
                 strcmp(checksumMode(), "constant") == 0 ? 0x5eed : *(uint64_t *)params[0]);
@@ -264,11 +347,16 @@ CUresult cuEventSynchronize(void *e) { (void)e; logLine("SYNC cuEventSynchronize
 #define NOOP(name, ...) CUresult name(__VA_ARGS__) { return 0; }
 NOOP(cuMemcpy, uintptr_t a, uintptr_t b, size_t n)
 NOOP(cuMemcpyAsync, uintptr_t a, uintptr_t b, size_t n, void *s)
-NOOP(cuMemcpyHtoD_v2, uintptr_t a, const void *b, size_t n)
-CUresult cuMemcpyDtoH_v2(void *a, uintptr_t b, size_t n) { readSum(a, b, n); return 0; }
+CUresult cuMemcpyHtoD_v2(uintptr_t a, const void *b, size_t n) { copyIn128(a, b, n); return 0; }
+CUresult cuMemcpyDtoH_v2(void *a, uintptr_t b, size_t n) {
+  readSum(a, b, n);
+  copyOut128(a, b, n);
+  return 0;
+}
 CUresult cuMemcpyDtoHAsync_v2(void *a, uintptr_t b, size_t n, void *s) {
   (void)s;
   readSum(a, b, n);
+  copyOut128(a, b, n);
   return 0;
 }
 CUresult cuMemsetD16Async(uintptr_t p, unsigned short v, size_t n, void *s) {
@@ -283,7 +371,11 @@ CUresult cuMemsetD32Async(uintptr_t p, unsigned v, size_t n, void *s) {
     logLine("memset32 %#lx %zu value=%#x", (unsigned long)p, n, v);
   return 0;
 }
-NOOP(cuMemcpyHtoDAsync_v2, uintptr_t a, const void *b, size_t n, void *s)
+CUresult cuMemcpyHtoDAsync_v2(uintptr_t a, const void *b, size_t n, void *s) {
+  (void)s;
+  copyIn128(a, b, n);
+  return 0;
+}
 NOOP(cuMemsetD8_v2, uintptr_t a, unsigned char v, size_t n)
 NOOP(cuMemHostRegister_v2, void *p, size_t n, unsigned f)
 NOOP(cuMemHostUnregister, void *p)

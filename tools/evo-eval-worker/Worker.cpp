@@ -30,6 +30,7 @@
 #include "evo/Runtime/BufferContract.h"
 #include "evo/Runtime/CudaDriver.h"
 #include "evo/Runtime/ParentWatch.h"
+#include "evo/Runtime/TensorMap.h"
 
 #include <nlohmann/json.hpp>
 
@@ -339,12 +340,23 @@ double jsonNumber(const json &v) {
 
 // --- the request ------------------------------------------------------------------------
 
+/// A tensor map's arguments (role "tensor_map"; WorkerProtocol.h, evo/Runtime/TensorMap.h).
+struct TensorMapSpec {
+  unsigned source = 0;
+  std::string elementType;
+  std::vector<int64_t> dims, strides, box;
+  int64_t swizzle = 0;
+};
+
 struct BufferSpec {
   std::string name, role;
   ElementKind kind;
   uint64_t elements = 0;
   double lo = -1, hi = 1;
   bool zeroInit = false;
+  /// Role tensor_map: 128 bytes (kind i8) the worker encodes before launches.
+  bool isTensorMap = false;
+  TensorMapSpec tensorMap;
   size_t bytes() const { return elements * contract::elementBytes(kind); }
 };
 
@@ -416,6 +428,31 @@ struct Request {
   int rounds = 1;
 };
 
+/// A tensor map entry: {"name", "role": "tensor_map", "bytes": 128, "tensor_map": {...}}; its
+/// source must index one of the first `numBuffers` buffers.
+BufferSpec parseTensorMap(const json &b, size_t numBuffers) {
+  BufferSpec s;
+  s.name = b.value(P::kName, "tensor_map");
+  s.role = P::kRoleTensorMap;
+  s.kind = ElementKind::I8;
+  s.elements = evo::tensormap::kDescriptorBytes;
+  s.isTensorMap = true;
+  if (b.value(P::kBytes, evo::tensormap::kDescriptorBytes) != evo::tensormap::kDescriptorBytes)
+    throw std::invalid_argument("tensor map '" + s.name + "' must be 128 bytes");
+  const json &m = b.at(P::kTensorMap);
+  TensorMapSpec &t = s.tensorMap;
+  t.source = m.at("source").get<unsigned>();
+  t.elementType = m.at("element_type").get<std::string>();
+  t.dims = m.at("dims").get<std::vector<int64_t>>();
+  t.strides = m.at("strides").get<std::vector<int64_t>>();
+  t.box = m.at("box").get<std::vector<int64_t>>();
+  t.swizzle = m.value("swizzle", int64_t(0));
+  if (t.source >= numBuffers)
+    throw std::invalid_argument("tensor map '" + s.name + "' names buffer " +
+                                std::to_string(t.source));
+  return s;
+}
+
 std::string readFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
@@ -438,7 +475,12 @@ Candidate parseCandidate(const json &c, size_t numBuffers) {
   }
   k.reference = c.value(P::kReference, false);
   k.timeIt = c.value(P::kTimeIt, true);
+  size_t withScratch = numBuffers + c.value(P::kScratch, json::array()).size();
   for (const json &b : c.value(P::kScratch, json::array())) {
+    if (b.value(P::kRole, "") == std::string(P::kRoleTensorMap)) {
+      k.scratch.push_back(parseTensorMap(b, withScratch));
+      continue;
+    }
     BufferSpec s;
     s.name = b.value(P::kName, "scratch");
     s.role = P::kRoleScratch;
@@ -547,7 +589,12 @@ Request parseRequest(const json &j) {
                                 " (evo-opt and evo-eval-worker are from different builds?)");
   r.mode = j.at(P::kMode).get<std::string>();
   r.device = j.value(P::kDevice, 0);
-  for (const json &b : j.value(P::kBuffers, json::array())) {
+  const json requestBuffers = j.value(P::kBuffers, json::array());
+  for (const json &b : requestBuffers) {
+    if (b.value(P::kRole, "") == std::string(P::kRoleTensorMap)) {
+      r.buffers.push_back(parseTensorMap(b, requestBuffers.size()));
+      continue;
+    }
     BufferSpec s;
     s.name = b.at(P::kName).get<std::string>();
     s.role = b.at(P::kRole).get<std::string>();
@@ -658,6 +705,16 @@ struct Evaluator {
   std::unique_ptr<DeviceBuffer> gap;
   /// Check results, copied out after every checked launch (a later launch cannot alter them).
   PinnedWords hostSlots;
+  /// The tensor maps of the request and of the running candidate, encoded for both input sets
+  /// (their sources may be inputs, which set B binds elsewhere): set A's descriptor lives in the
+  /// map's own buffer, set B's in `b`. Uploaded before every run, compared after every checked
+  /// run and at the end of timing: a kernel that rewrites its descriptor is invalid.
+  struct TensorMapSlot {
+    size_t index = 0;
+    CUtensorMap host[2];
+    std::unique_ptr<DeviceBuffer> b;
+  };
+  std::vector<TensorMapSlot> tensorMaps;
 
   DeviceBuffer &buffer(unsigned i) {
     return i < buffers.size() ? *buffers[i] : *candidateScratch[i - buffers.size()];
@@ -678,6 +735,9 @@ struct Evaluator {
   }
 
   void setCandidateScratch(const Candidate &c) {
+    // Earlier uploads read the old descriptors' host copies: let them finish first.
+    check(D->cuStreamSynchronize(gStream), "cuStreamSynchronize");
+    tensorMaps.clear();
     candidateScratch.clear();
     candidateScratchSpecs = c.scratch;
     for (const BufferSpec &s : c.scratch) {
@@ -686,6 +746,79 @@ struct Evaluator {
       check(D->cuMemsetD8Async(b.base, contract::kCanaryByte, b.total(), gStream),
             "cuMemsetD8Async");
     }
+    encodeTensorMaps();
+  }
+
+  /// The device address bound to argument buffer `a` when the inputs are set `set`'s.
+  CUdeviceptr argPtr(unsigned a, int set) {
+    if (a < req.buffers.size() && req.buffers[a].role == P::kRoleInput)
+      return inputBuf(a, set).ptr();
+    if (set == 1 && spec(a).isTensorMap)
+      for (const TensorMapSlot &t : tensorMaps)
+        if (t.index == a)
+          return t.b->ptr();
+    return buffer(a).ptr();
+  }
+
+  /// Encodes every tensor map over the buffers its source is bound to in each input set
+  /// (re-encoded whenever the bound buffers change: per candidate). A map that cannot be
+  /// encoded (TensorMap.h's checks against the bound buffer, or the driver) makes the candidate
+  /// invalid.
+  void encodeTensorMaps() {
+    for (size_t i = 0; i < numBuffers(); ++i) {
+      const BufferSpec &s = spec(i);
+      if (!s.isTensorMap)
+        continue;
+      const TensorMapSpec &t = s.tensorMap;
+      const std::string what = "tensor map '" + s.name + "'";
+      if (t.source >= numBuffers() || spec(t.source).isTensorMap)
+        throw Invalid(what + ": its source is not a buffer");
+      const BufferSpec &src = spec(t.source);
+      if (t.elementType != kindName(src.kind))
+        throw Invalid(what + ": element type " + t.elementType + " is not its source '" +
+                      src.name + "''s (" + kindName(src.kind) + ")");
+      TensorMapSlot slot;
+      slot.index = i;
+      for (int set = 0; set < 2; ++set) {
+        std::string error;
+        if (!evo::cuda::encodeTensorMap(*D, slot.host[set], t.elementType,
+                                        argPtr(t.source, set), src.bytes(), t.dims.data(),
+                                        t.strides.data(), t.box.data(), t.dims.size(), t.swizzle,
+                                        error))
+          throw Invalid(what + " over '" + src.name + "' cannot be encoded: " + error);
+      }
+      slot.b = std::make_unique<DeviceBuffer>(evo::tensormap::kDescriptorBytes);
+      check(D->cuMemsetD8Async(slot.b->base, contract::kCanaryByte, slot.b->total(), gStream),
+            "cuMemsetD8Async");
+      tensorMaps.push_back(std::move(slot));
+    }
+  }
+
+  /// Every tensor map's descriptors of both input sets onto the device (before every run).
+  void uploadTensorMaps() {
+    for (TensorMapSlot &t : tensorMaps)
+      for (int set = 0; set < 2; ++set)
+        check(D->cuMemcpyHtoDAsync(set == 1 ? t.b->ptr() : buffer(t.index).ptr(), &t.host[set],
+                                   sizeof(CUtensorMap), gStream),
+              "cuMemcpyHtoDAsync");
+  }
+
+  /// The descriptors of input set `set` as uploaded (after runs on that set).
+  void checkTensorMaps(int set) {
+    if (tensorMaps.empty())
+      return;
+    std::vector<CUtensorMap> now(tensorMaps.size());
+    for (size_t k = 0; k < tensorMaps.size(); ++k) {
+      const TensorMapSlot &t = tensorMaps[k];
+      check(D->cuMemcpyDtoHAsync(&now[k], set == 1 ? t.b->ptr() : buffer(t.index).ptr(),
+                                 sizeof(CUtensorMap), gStream),
+            "cuMemcpyDtoHAsync");
+    }
+    check(D->cuStreamSynchronize(gStream), "cuStreamSynchronize");
+    for (size_t k = 0; k < tensorMaps.size(); ++k)
+      if (std::memcmp(&now[k], &tensorMaps[k].host[set], sizeof(CUtensorMap)) != 0)
+        throw Invalid("the kernel rewrote its tensor map '" + spec(tensorMaps[k].index).name +
+                      "'" + (set == 1 ? " (timing inputs B)" : ""));
   }
 
   explicit Evaluator(Request &r) : req(r) {
@@ -758,9 +891,10 @@ struct Evaluator {
   /// `keepScratch`, other scratch keeps what the previous run (on other inputs) left there: a
   /// kernel that carries results from launch to launch in scratch is then wrong.
   void resetOutputs(bool keepScratch = false) {
+    uploadTensorMaps();
     for (size_t i = 0; i < numBuffers(); ++i) {
       const BufferSpec &s = spec(i);
-      if (s.role == P::kRoleInput)
+      if (s.role == P::kRoleInput || s.isTensorMap)
         continue;
       if (s.role == P::kRoleScratch && s.zeroInit)
         check(D->cuMemsetD8Async(buffer(i).ptr(), 0, s.bytes(), gStream), "cuMemsetD8Async");
@@ -786,7 +920,7 @@ struct Evaluator {
   uint64_t resetBytes() const {
     uint64_t n = 0;
     for (size_t i = 0; i < numBuffers(); ++i)
-      if (spec(i).role != P::kRoleInput)
+      if (spec(i).role != P::kRoleInput && !spec(i).isTensorMap)
         n += spec(i).bytes();
     return n;
   }
@@ -858,9 +992,7 @@ struct Evaluator {
     for (const Launch &l : c.launches) {
       std::vector<CUdeviceptr> ptrs;
       for (unsigned a : l.args)
-        ptrs.push_back(a < req.buffers.size() && req.buffers[a].role == P::kRoleInput
-                           ? inputBuf(a, set).ptr()
-                           : buffer(a).ptr());
+        ptrs.push_back(argPtr(a, set));
       std::vector<void *> params;
       for (CUdeviceptr &p : ptrs)
         params.push_back(&p);
@@ -979,6 +1111,15 @@ struct Evaluator {
                         " bytes changed in the red zones around buffer '" + spec(i).name +
                         "' (timing inputs B)");
         }
+    for (const TensorMapSlot &t : tensorMaps)
+      if (uint64_t n = changedRedZoneBytes(*t.b)) {
+        check(D->cuMemsetD8Async(t.b->base, contract::kCanaryByte, t.b->total(), gStream),
+              "cuMemsetD8Async");
+        throw Invalid("out-of-bounds write: " + std::to_string(n) +
+                      " bytes changed in the red zones around tensor map '" +
+                      spec(t.index).name + "' (timing inputs B)");
+      }
+    checkTensorMaps(set);
     size_t inputIndex = 0;
     for (size_t i = 0; i < req.buffers.size(); ++i)
       if (req.buffers[i].role == P::kRoleInput) {

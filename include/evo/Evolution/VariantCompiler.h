@@ -25,6 +25,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
+#include <memory>
 
 namespace evo {
 
@@ -36,6 +37,11 @@ struct ScratchSpec {
   llvm::SmallVector<int64_t> shape;
   std::string elementType; // "f32", "bf16", "i32", ...
   bool zeroInit = false;
+  /// A tensor map (shape {128}, element type "i8"): its source indexes the task's buffers then
+  /// the variant's scratch, like launch arguments; `tensorMapElementType` is the source's.
+  /// (Shared and immutable: ScratchSpec stays small enough for SmallVector.)
+  std::shared_ptr<const TensorMapDesc> tensorMap;
+  std::string tensorMapElementType;
   int64_t numElements() const;
 };
 
