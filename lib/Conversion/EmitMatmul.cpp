@@ -135,7 +135,8 @@ FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &t, const ScheduleKnobs
   if (batch > 65535)
     return bad() << "batch " << batch << " exceeds the grid's z limit";
 
-  Type outElt = t.params[t.outputs[0]].getElementType();
+  // The contraction's own result type (an epilogue may store another one).
+  Type outElt = t.resultElementType(0);
   Type acc = accumulatorType(outElt);
   const Combiner &comb = t.combiners[0];
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
@@ -334,9 +335,8 @@ FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &t, const ScheduleKnobs
         for (int64_t l = 0; l < lanes; ++l)
           results[l] = combine(kb.b, loc, comb.op, castTo(kb.b, loc, init0[l], acc), results[l]);
       }
-      for (Value &r : results)
-        r = castTo(kb.b, loc, r, outElt);
-      storeLanes(kb, t.outputs[0], outMap, ivs, nDim, results);
+      // Cast and stored, through the epilogue (in f32 for f16/bf16) where the task has one.
+      storeOutput(kb, t, 0, ivs, nDim, results, /*wide=*/true);
     }
   // Multiply and add contract to FMA (one rounding, as cuBLAS does): without it NVPTX emits
   // mul.rn + add.rn, twice the instructions of the inner loop.

@@ -239,7 +239,6 @@ FailureOr<LoweredTask> ReductionEmitter::emit(EmitContext &ctx) {
   Value point, lane;
   std::tie(point, lane) = groups.pointAndLane(kb, tid, bid);
   const int64_t width = groups.width();
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
 
   auto body = [&] {
     SmallVector<Value> pIdx = kb.delinearize(point, psizes);
@@ -248,7 +247,7 @@ FailureOr<LoweredTask> ReductionEmitter::emit(EmitContext &ctx) {
     if (!t.allCombinersKnown()) {
       SmallVector<Value> results = sequentialPayload(kb, pIdx);
       for (auto [o, v] : llvm::enumerate(results))
-        storeLanes(kb, t.outputs[o], maps[op.getNumDpsInputs() + o], outIvs, 0, {v});
+        storeOutput(kb, t, o, outIvs, 0, {v}, /*wide=*/false);
       return;
     }
     Value slice = S > 1 ? kb.blockId(gpu::Dimension::y) : kb.idx(0);
@@ -275,8 +274,8 @@ FailureOr<LoweredTask> ReductionEmitter::emit(EmitContext &ctx) {
           Value init = castTo(kb.b, kb.b.getLoc(), initValue(kb, o, outIvs), accTypes[o]);
           result = combine(kb.b, kb.b.getLoc(), t.combiners[o].op, init, result);
         }
-        storeLanes(kb, t.outputs[o], maps[op.getNumDpsInputs() + o], outIvs, 0,
-                   {castTo(kb.b, kb.b.getLoc(), result, outTypes[o])});
+        // The naive matmul's epilogue runs exactly as the unfused ops would (wide=false).
+        storeOutput(kb, t, o, outIvs, 0, {result}, /*wide=*/false);
       }
     };
     if (strategy == ReductionStrategy::Thread)
@@ -310,7 +309,6 @@ void ReductionEmitter::emitCombine(EmitContext &ctx, ArrayRef<MemRefType> params
   const int64_t bs = 256, S = k.split;
   KernelBuilder kb(ctx.module, ctx.kernelName, params, {}, {bs, 1, 1}, op.getLoc());
   Value point = kb.add(kb.mul(kb.blockId(), bs), kb.threadId());
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   auto body = [&] {
     SmallVector<Value> pIdx = kb.delinearize(point, psizes);
     SmallVector<Value> outIvs = fullIndices(pIdx, SmallVector<Value>(rsizes.size(), kb.idx(0)));
@@ -327,8 +325,7 @@ void ReductionEmitter::emitCombine(EmitContext &ctx, ArrayRef<MemRefType> params
         Value init = castTo(kb.b, kb.b.getLoc(), initValue(kb, o, outIvs), accTypes[o]);
         total = combine(kb.b, kb.b.getLoc(), c, init, total);
       }
-      storeLanes(kb, t.outputs[o], maps[op.getNumDpsInputs() + o], outIvs, 0,
-                 {castTo(kb.b, kb.b.getLoc(), total, outTypes[o])});
+      storeOutput(kb, t, o, outIvs, 0, {total}, /*wide=*/false);
     }
   };
   if (numOut % bs == 0)

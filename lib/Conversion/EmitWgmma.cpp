@@ -9,7 +9,10 @@
 //    (one arrival per consumer thread) that it may be overwritten.
 //  * Warpgroups 1..BM/64 are consumers: each multiplies its 64 rows of the A tile by the B tile
 //    with four wgmma.m64nBNk16 per K tile (operands straight from shared memory through matrix
-//    descriptors, f32 accumulators in registers), then writes its 64 x BN piece of C.
+//    descriptors, f32 accumulators in registers), keeping one group of them in flight
+//    (wait_group 1) before releasing the previous buffer, then writes its 64 x BN piece of C.
+//  * Tiles are visited in groups of 8 rows of tiles, column by column, so the blocks resident
+//    at once share B's columns in L2.
 //
 // The tensor maps (the TMA descriptors) are built on the host from the plan (role tensor_map);
 // out-of-bounds boxes are filled with zeros, so M, N and K need not be multiples of the tile.
@@ -134,7 +137,8 @@ FailureOr<LoweredTask> emitWgmmaMatmul(const GenericTask &t, const ScheduleKnobs
     return bad() << "needs both operands in memory";
   const unsigned pa = t.inputs[ia].buffer, pb = t.inputs[ib].buffer, pc = t.outputs[0];
   Type eltA = t.params[pa].getElementType(), eltB = t.params[pb].getElementType();
-  Type outElt = t.params[pc].getElementType();
+  // The contraction's own result type (an epilogue may store another one: storeOutput).
+  Type outElt = t.resultElementType(0);
   if (eltA != eltB || !(eltA.isF16() || eltA.isBF16()))
     return bad() << "needs f16 or bf16 operands of one type, got " << eltA << " and " << eltB;
   if (!(outElt.isF32() || outElt.isF16() || outElt.isBF16()))
@@ -351,9 +355,8 @@ FailureOr<LoweredTask> emitWgmmaMatmul(const GenericTask &t, const ScheduleKnobs
         for (auto [o, i] : llvm::zip(out, init0))
           o = combine(b, b.getLoc(), comb.op, castTo(b, b.getLoc(), i, f32), o);
       }
-      for (Value &o : out)
-        o = castTo(b, b.getLoc(), o, outElt);
-      storeLanes(kb, pc, outMap, ivs, nD, out);
+      // Cast and stored, through the epilogue (in f32, as cuBLASLt's) where the task has one.
+      storeOutput(kb, t, 0, ivs, nD, out, /*wide=*/true);
     };
     const bool rowsFull = M % BM == 0, colsFull = N % BN == 0;
     for (int64_t j = 0; j < BN / 8; ++j)

@@ -4,6 +4,7 @@
 #include "Emitters.h"
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -232,6 +233,150 @@ SmallVector<Value> payloadResults(linalg::GenericOp op, IRMapping &map) {
   for (Value v : op.getRegion().front().getTerminator()->getOperands())
     out.push_back(map.lookupOrDefault(v));
   return out;
+}
+
+static bool isNarrowFloat(Type t) { return t.isF16() || t.isBF16(); }
+
+/// `v` as type `to` where both are floats (extension or rounding); other values unchanged.
+static Value castFloat(OpBuilder &b, Location loc, Value v, Type to) {
+  return isa<FloatType>(v.getType()) && isa<FloatType>(to) ? castTo(b, loc, v, to) : v;
+}
+
+void clonePayloadWide(OpBuilder &b, linalg::GenericOp op, ValueRange blockArgs, ValueRange ivs,
+                      IRMapping &map) {
+  Type f32 = b.getF32Type();
+  auto widen = [&](Type t) { return isNarrowFloat(t) ? f32 : t; };
+  Block &body = op.getRegion().front();
+  for (auto [arg, v] : llvm::zip(body.getArguments(), blockArgs))
+    map.map(arg, isNarrowFloat(arg.getType()) ? castFloat(b, op.getLoc(), v, f32) : v);
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(op.getRegion(), captured);
+  for (Value v : captured)
+    if (!map.contains(v) && matchPattern(v, m_Constant()))
+      map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
+  for (Operation &inner : body.without_terminator()) {
+    Location loc = inner.getLoc();
+    if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+      map.map(index.getResult(), ivs[index.getDim()]);
+      continue;
+    }
+    if (isa<arith::ExtFOp, arith::TruncFOp>(inner)) {
+      Value in = map.lookupOrDefault(inner.getOperand(0));
+      map.map(inner.getResult(0), castFloat(b, loc, in, widen(inner.getResult(0).getType())));
+      continue;
+    }
+    if (auto cst = dyn_cast<arith::ConstantOp>(inner)) {
+      if (auto f = dyn_cast<FloatAttr>(cst.getValue()); f && isNarrowFloat(f.getType())) {
+        // Exact: f16 and bf16 values are f32 values.
+        map.map(cst.getResult(), arith::ConstantOp::create(
+                                     b, loc, FloatAttr::get(f32, f.getValue().convertToFloat())));
+        continue;
+      }
+    }
+    // Arithmetic on f16/bf16 (and i1 conditions), outside conversions: the same op on f32.
+    auto narrowOrNotFloat = [](Type t) { return isNarrowFloat(t) || !isa<FloatType>(t); };
+    bool promotable =
+        isa<arith::ArithDialect, math::MathDialect>(inner.getDialect()) &&
+        inner.getNumRegions() == 0 && !isa<CastOpInterface>(inner) &&
+        llvm::all_of(inner.getOperandTypes(), narrowOrNotFloat) &&
+        llvm::all_of(inner.getResultTypes(), narrowOrNotFloat) &&
+        llvm::any_of(inner.getOperandTypes(), isNarrowFloat) &&
+        llvm::all_of(inner.getOperandTypes(), [](Type t) { return t.isIntOrIndexOrFloat(); });
+    if (promotable) {
+      SmallVector<Value> operands;
+      for (Value x : inner.getOperands()) {
+        Value m = map.lookupOrDefault(x);
+        operands.push_back(isNarrowFloat(x.getType()) ? castFloat(b, loc, m, f32) : m);
+      }
+      SmallVector<Type> types;
+      for (Type t : inner.getResultTypes())
+        types.push_back(widen(t));
+      OperationState state(loc, inner.getName(), operands, types);
+      state.propertiesAttr = inner.getPropertiesAsAttribute();
+      state.addAttributes(llvm::to_vector(inner.getDiscardableAttrs()));
+      Operation *wide = b.create(state);
+      map.map(inner.getResults(), wide->getResults());
+      continue;
+    }
+    // Anything else computes in its declared types: round what it reads (operands, and values
+    // its regions use from the payload) back to them.
+    llvm::SetVector<Value> reads(inner.getOperands().begin(), inner.getOperands().end());
+    getUsedValuesDefinedAbove(inner.getRegions(), reads);
+    for (Value x : reads) {
+      Value m = map.lookupOrDefault(x);
+      if (m.getType() != x.getType())
+        map.map(x, castFloat(b, loc, m, x.getType()));
+    }
+    b.clone(inner, map);
+  }
+}
+
+void storeOutput(KernelBuilder &kb, const GenericTask &t, unsigned o, ArrayRef<Value> ivs,
+                 unsigned laneDim, ArrayRef<Value> values, bool wide) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.b.getLoc();
+  linalg::GenericOp op = t.op;
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(o));
+  const int64_t lanes = values.size();
+  Type stored = t.params[t.outputs[o]].getElementType();
+  if (o != 0 || t.epilogue.empty()) {
+    SmallVector<Value> out;
+    for (Value v : values)
+      out.push_back(castTo(b, loc, v, stored));
+    storeLanes(kb, t.outputs[o], outMap, ivs, laneDim, out);
+    return;
+  }
+  // The epilogue's loops are the output's dimensions: its loop indices are the output indices.
+  std::optional<unsigned> eLane;
+  for (auto [i, e] : llvm::enumerate(outMap.getResults()))
+    if (auto d = dyn_cast<AffineDimExpr>(e); d && d.getPosition() == laneDim)
+      eLane = i;
+  if (lanes > 1 && !eLane) {
+    for (int64_t l = 0; l < lanes; ++l)
+      storeOutput(kb, t, o, laneIndices(kb, ivs, laneDim, l), laneDim, {values[l]}, wide);
+    return;
+  }
+  const unsigned lane = eLane.value_or(0);
+  SmallVector<Value> eIvs = kb.applyMap(outMap, ivs);
+  SmallVector<Value> cur;
+  for (Value v : values)
+    cur.push_back(wide ? v : castTo(b, loc, v, t.resultElementType(o)));
+  for (const EpilogueStep &step : t.epilogue.steps) {
+    linalg::GenericOp g = step.op;
+    SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+    SmallVector<SmallVector<Value>> args;
+    for (auto [i, in] : llvm::enumerate(g.getDpsInputs()))
+      args.push_back(step.chained[i] ? cur
+                                     : loadLanes(kb, step.inputs[i], maps[i],
+                                                 getElementTypeOrSelf(in.getType()), eIvs, lane,
+                                                 lanes));
+    Type initElt = getElementTypeOrSelf(g.getDpsInits()[0].getType());
+    if (step.initChained)
+      args.push_back(cur);
+    else if (step.initRead)
+      args.push_back(loadLanes(kb, step.init, maps.back(), initElt, eIvs, lane, lanes));
+    else
+      args.push_back(SmallVector<Value>(
+          lanes, kb.constant(cast<TypedAttr>(b.getZeroAttr(initElt)))));
+    SmallVector<Value> next;
+    for (int64_t l = 0; l < lanes; ++l) {
+      SmallVector<Value> blockArgs;
+      for (auto &a : args)
+        blockArgs.push_back(a[l]);
+      SmallVector<Value> at = laneIndices(kb, eIvs, lane, l);
+      IRMapping map;
+      if (wide)
+        clonePayloadWide(b, g, blockArgs, at, map);
+      else
+        clonePayload(b, g, blockArgs, at, {}, map);
+      next.push_back(payloadResults(g, map).front());
+    }
+    cur = std::move(next);
+  }
+  for (Value &v : cur)
+    v = castFloat(b, loc, v, stored);
+  storeLanes(kb, t.outputs[o], AffineMap::getMultiDimIdentityMap(eIvs.size(), op.getContext()),
+             eIvs, lane, cur);
 }
 
 Type accumulatorType(Type elementType) {

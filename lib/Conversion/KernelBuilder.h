@@ -99,6 +99,28 @@ void clonePayload(mlir::OpBuilder &b, mlir::linalg::GenericOp op, mlir::ValueRan
 /// The values the payload yields, after clonePayload without skips.
 llvm::SmallVector<mlir::Value> payloadResults(mlir::linalg::GenericOp op, mlir::IRMapping &map);
 
+/// clonePayload evaluating f16/bf16 arithmetic in f32: block arguments of those types take (or
+/// are extended to) f32 values, arith/math ops on them compute in f32, extf/truncf between
+/// float types become the identity or the cast to the other type's f32-or-wider version, and
+/// ops that cannot compute in f32 (bitcasts, conversions to integers, ...) get their operands
+/// rounded back to the declared type. The yielded values may therefore be f32 where the payload
+/// yields f16/bf16: the caller casts them.
+void clonePayloadWide(mlir::OpBuilder &b, mlir::linalg::GenericOp op, mlir::ValueRange blockArgs,
+                      mlir::ValueRange ivs, mlir::IRMapping &map);
+
+/// Stores the final values of result `o` of the task's compute op at its loop indices `ivs`
+/// (one value per lane along loop dimension `laneDim`, of the accumulator's type). Without an
+/// epilogue they are cast to the result's type and stored. With one (output 0 of a
+/// contraction), every step's payload runs at the output point on the chained value and the
+/// step's other operands read there, and the last step's value is stored. `wide`: f16/bf16
+/// epilogue arithmetic runs in f32 on the accumulator (clonePayloadWide; what cuBLASLt's
+/// epilogues do: tiled and tensor-core kernels); otherwise the value is rounded to the result's
+/// type first and the payloads run in their declared types (the naive baseline: exactly the
+/// unfused program).
+void storeOutput(KernelBuilder &kb, const GenericTask &t, unsigned o,
+                 llvm::ArrayRef<mlir::Value> ivs, unsigned laneDim,
+                 llvm::ArrayRef<mlir::Value> values, bool wide);
+
 /// Partial results of reductions are kept in a wider type where the element type is narrow
 /// (f16/bf16 accumulate in f32), which is what users of PyTorch expect.
 mlir::Type accumulatorType(mlir::Type elementType);

@@ -102,7 +102,9 @@ public:
 
 private:
   unsigned bufferFor(Value v, BufferRole role, StringRef name);
-  FailureOr<func::FuncOp> extractTask(Operation *op, unsigned index);
+  void formEpilogues();
+  FailureOr<func::FuncOp> extractTask(ArrayRef<Operation *> ops, unsigned index,
+                                      SmallVectorImpl<Value> &operands);
   LogicalResult addTask(func::FuncOp task, const ScheduleKnobs &knobs,
                         ArrayRef<Value> operands, ValueRange results, gpu::GPUModuleOp kernels);
   bool isRowProgram();
@@ -116,6 +118,10 @@ private:
   LaunchPlan plan;
   DenseMap<Value, unsigned> buffers;
   unsigned numScratch = 0;
+  /// Contractions with an epilogue: the chain (contraction first), keyed by its last op, where
+  /// the task is formed (every operand of the chain is available there); its other ops skipped.
+  DenseMap<Operation *, SmallVector<Operation *>> chains;
+  llvm::SmallPtrSet<Operation *, 8> inChain;
 };
 } // namespace
 
@@ -139,47 +145,97 @@ void FunctionLowering::cloneProducers(Value v, OpBuilder &b, IRMapping &map) {
   b.clone(*def, map);
 }
 
-FailureOr<func::FuncOp> FunctionLowering::extractTask(Operation *op, unsigned index) {
-  // Arguments: every operand that is not a cheap producer, once, in operand order.
-  llvm::SetVector<Value> args;
-  for (Value operand : op->getOperands()) {
-    Operation *def = operand.getDefiningOp();
-    if (def && isCheapProducer(def))
+/// Whether `op` belongs to the matmul family (a contraction or a convolution seen as an
+/// implicit GEMM), whose emitters apply epilogues.
+static bool isMatmulFamily(Operation *op) {
+  auto l = dyn_cast<linalg::LinalgOp>(op);
+  return l && l.getNumReductionLoops() > 0 && l->getNumResults() == 1 &&
+         (linalg::isaContractionOpInterface(l) || gemmView(l));
+}
+
+void FunctionLowering::formEpilogues() {
+  // Elementwise consumers of a contraction's result, where that result has no other use, are
+  // applied to each output element in the contraction's kernel: one task and one kernel, no
+  // scratch buffer. Chains fuse step by step. Ops carrying their own knobs keep their own
+  // kernels (as with elementwise fusion); the contraction's knobs become the task's.
+  if (!options.fuseElementwise)
+    return;
+  for (Operation &op : work.getBody().front().without_terminator()) {
+    if (!isMatmulFamily(&op))
       continue;
-    if (!buffers.count(operand))
-      return op->emitError("evo-lower-to-gpu: an operand is not produced by a supported op");
-    args.insert(operand);
+    SmallVector<Operation *> chain{&op};
+    Value prev = op.getResult(0);
+    while (!prev.use_empty()) {
+      auto g = dyn_cast<linalg::GenericOp>(*prev.getUsers().begin());
+      if (!g || g->hasAttr(kOpKnobsAttrName) || !isEpilogueConsumer(g, prev))
+        break;
+      chain.push_back(g);
+      prev = g->getResult(0);
+    }
+    if (chain.size() < 2)
+      continue;
+    for (Operation *c : ArrayRef(chain).drop_back())
+      inChain.insert(c);
+    chains[chain.back()] = std::move(chain);
   }
+}
+
+FailureOr<func::FuncOp> FunctionLowering::extractTask(ArrayRef<Operation *> ops, unsigned index,
+                                                      SmallVectorImpl<Value> &operands) {
+  // Arguments: every operand that is not a cheap producer or a value of the chain, once, in
+  // operand order.
+  llvm::SmallPtrSet<Operation *, 4> members(ops.begin(), ops.end());
+  auto internal = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    return def && (isCheapProducer(def) || members.contains(def));
+  };
+  llvm::SetVector<Value> args;
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands()) {
+      if (internal(operand))
+        continue;
+      if (!buffers.count(operand))
+        return op->emitError("evo-lower-to-gpu: an operand is not produced by a supported op");
+      args.insert(operand);
+    }
+  Operation *last = ops.back();
   SmallVector<Type> argTypes, resultTypes;
   for (Value a : args)
     argTypes.push_back(a.getType());
-  for (Value r : op->getResults()) {
-    if (failed(checkTensorType(r.getType(), op, "result")))
-      return failure();
+  for (Operation *op : ops)
+    for (Value r : op->getResults())
+      if (failed(checkTensorType(r.getType(), op, "result")))
+        return failure();
+  for (Value r : last->getResults())
     resultTypes.push_back(r.getType());
-  }
   builder.setInsertionPointToEnd(scratch.getBody());
   std::string name = (work.getSymName() + "_t" + Twine(index)).str();
-  auto task = func::FuncOp::create(builder, op->getLoc(), name,
+  auto task = func::FuncOp::create(builder, ops.front()->getLoc(), name,
                                    builder.getFunctionType(argTypes, resultTypes));
   Block *entry = task.addEntryBlock();
   OpBuilder b = OpBuilder::atBlockEnd(entry);
   IRMapping map;
   for (auto [v, arg] : llvm::zip(args, entry->getArguments()))
     map.map(v, arg);
-  for (Value operand : op->getOperands())
-    cloneProducers(operand, b, map);
-  // Constants captured by the payload (e.g. after fusion) travel with the task.
-  llvm::SetVector<Value> captured;
-  getUsedValuesDefinedAbove(op->getRegions(), captured);
-  for (Value v : captured) {
-    if (!matchPattern(v, m_Constant()))
-      return op->emitError("evo-lower-to-gpu: the payload uses a value defined outside it that "
-                           "is not a constant");
-    cloneProducers(v, b, map);
+  for (Operation *op : ops) {
+    for (Value operand : op->getOperands())
+      cloneProducers(operand, b, map);
+    // Constants captured by the payload (e.g. after fusion) travel with the task.
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(op->getRegions(), captured);
+    for (Value v : captured) {
+      if (!matchPattern(v, m_Constant()))
+        return op->emitError("evo-lower-to-gpu: the payload uses a value defined outside it "
+                             "that is not a constant");
+      cloneProducers(v, b, map);
+    }
+    b.clone(*op, map);
   }
-  Operation *clone = b.clone(*op, map);
-  func::ReturnOp::create(b, op->getLoc(), clone->getResults());
+  SmallVector<Value> results;
+  for (Value r : last->getResults())
+    results.push_back(map.lookup(r));
+  func::ReturnOp::create(b, last->getLoc(), results);
+  operands.assign(args.begin(), args.end());
   return task;
 }
 
@@ -278,7 +334,11 @@ FailureOr<LaunchPlan> FunctionLowering::run(gpu::GPUModuleOp kernels) {
     return plan;
   }
 
+  formEpilogues();
   for (Operation &op : body.without_terminator()) {
+    // A contraction and the first steps of its epilogue become a task at the epilogue's end.
+    if (inChain.contains(&op))
+      continue;
     bool returned = llvm::any_of(op.getResults(), [&](Value r) { return buffers.count(r); });
     if (isCheapProducer(&op) && !returned)
       continue;
@@ -287,11 +347,16 @@ FailureOr<LaunchPlan> FunctionLowering::run(gpu::GPUModuleOp kernels) {
     if (isa<arith::ConstantOp, tensor::EmptyOp>(op))
       return op.emitError("evo-lower-to-gpu: a returned constant is not supported");
 
-    FailureOr<func::FuncOp> task = extractTask(&op, plan.tasks.size());
+    SmallVector<Operation *> ops{&op};
+    if (auto it = chains.find(&op); it != chains.end())
+      ops = it->second;
+    SmallVector<Value> operands;
+    FailureOr<func::FuncOp> task = extractTask(ops, plan.tasks.size(), operands);
     if (failed(task))
       return failure();
     ScheduleKnobs knobs = options.knobs;
-    if (Attribute set = op.getAttr(kOpKnobsAttrName)) {
+    // The knobs of the compute op (epilogue steps carry none).
+    if (Attribute set = ops.front()->getAttr(kOpKnobsAttrName)) {
       // `{block_size = 128 : i64}` or `#evo.knobs<block_size = 128>`.
       auto knobSet = dyn_cast<KnobSetAttrInterface>(set);
       if (!knobSet)
@@ -299,12 +364,6 @@ FailureOr<LaunchPlan> FunctionLowering::run(gpu::GPUModuleOp kernels) {
                               << "' must be a dictionary or an #evo.knobs attribute";
       if (failed(knobSet.overlayKnobs(knobs, [&] { return op.emitError(); })))
         return failure();
-    }
-    SmallVector<Value> operands;
-    for (Value operand : op.getOperands()) {
-      Operation *def = operand.getDefiningOp();
-      if (!(def && isCheapProducer(def)))
-        operands.push_back(operand);
     }
     if (failed(addTask(*task, knobs, operands, op.getResults(), kernels)))
       return failure();

@@ -74,9 +74,10 @@ FailureOr<LoweredTask> lowerTask(func::FuncOp task, const ScheduleKnobs &knobs,
       return failure();
     return finishLowering(*lowered, TaskFamily::Rows, knobs, task.getContext(), module);
   }
-  FailureOr<Operation *> compute = findComputeOp(*copy);
-  if (failed(compute))
+  FailureOr<ComputeOps> found = findComputeOps(*copy);
+  if (failed(found))
     return failure();
+  FailureOr<Operation *> compute = found->compute;
   if (failed(knobs.verify([&] { return (*compute)->emitError(); })))
     return failure();
 
@@ -92,6 +93,10 @@ FailureOr<LoweredTask> lowerTask(func::FuncOp task, const ScheduleKnobs &knobs,
   } else {
     auto linalgOp = cast<linalg::LinalgOp>(*compute);
     family = familyOf(linalgOp);
+    // Epilogues are fused into contractions only (the matmul family's emitters apply them).
+    if (!found->epilogue.empty() && family != TaskFamily::Matmul)
+      return found->epilogue.front().emitError(
+          "evo-lower-to-gpu: an elementwise epilogue may only follow a contraction");
     auto generic = dyn_cast<linalg::GenericOp>(*compute);
     if (!generic) {
       IRRewriter rewriter(task.getContext());
@@ -101,7 +106,7 @@ FailureOr<LoweredTask> lowerTask(func::FuncOp task, const ScheduleKnobs &knobs,
         return linalgOp.emitError("evo-lower-to-gpu: cannot generalize this op");
       generic = *g;
     }
-    FailureOr<GenericTask> t = analyzeGeneric(generic, *copy);
+    FailureOr<GenericTask> t = analyzeGeneric(generic, *copy, found->epilogue);
     if (failed(t))
       return failure();
     switch (family) {

@@ -32,27 +32,78 @@ bool isCheapProducer(Operation *op) {
   return false;
 }
 
-FailureOr<Operation *> findComputeOp(func::FuncOp task) {
+Type GenericTask::resultElementType(unsigned o) const {
+  return getElementTypeOrSelf(linalg::GenericOp(op).getDpsInits()[o].getType());
+}
+
+bool isEpilogueConsumer(linalg::GenericOp consumer, Value prev) {
+  auto prevType = dyn_cast<RankedTensorType>(prev.getType());
+  if (!prevType || !prevType.hasStaticShape() || !consumer.hasPureTensorSemantics() ||
+      consumer.getNumDpsInits() != 1 || consumer->getNumResults() != 1 ||
+      consumer.getNumReductionLoops() != 0 || consumer.getNumLoops() != prevType.getRank())
+    return false;
+  auto outType = dyn_cast<RankedTensorType>(consumer->getResult(0).getType());
+  if (!outType || outType.getShape() != prevType.getShape())
+    return false;
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(prevType.getRank(), consumer.getContext());
+  if (consumer.getMatchingIndexingMap(consumer.getDpsInitOperand(0)) != identity)
+    return false;
+  bool reads = false;
+  for (OpOperand &operand : consumer->getOpOperands()) {
+    if (operand.get() != prev)
+      continue;
+    if (consumer.getMatchingIndexingMap(&operand) != identity)
+      return false;
+    reads = true;
+  }
+  return reads && llvm::all_of(prev.getUsers(), [&](Operation *u) { return u == consumer; });
+}
+
+FailureOr<ComputeOps> findComputeOps(func::FuncOp task) {
   if (task.isExternal())
     return task.emitError("evo: task function has no body");
   auto ret = cast<func::ReturnOp>(task.getBody().front().getTerminator());
   if (ret.getNumOperands() == 0)
     return task.emitError("evo: task function returns nothing");
-  Operation *compute = ret.getOperand(0).getDefiningOp();
-  if (!compute)
+  Operation *last = ret.getOperand(0).getDefiningOp();
+  if (!last)
     return task.emitError("evo: task function returns its argument unchanged");
   for (Value v : ret.getOperands())
-    if (v.getDefiningOp() != compute)
+    if (v.getDefiningOp() != last)
       return ret.emitError("evo: every result of a task must come from one compute op");
-  if (!isa<linalg::LinalgOp, linalg::SoftmaxOp>(compute))
-    return compute->emitError() << "'" << compute->getName()
-                                << "' is not supported by evo-lower-to-gpu";
-  for (Operation &op : task.getBody().front().without_terminator())
-    if (&op != compute && !isCheapProducer(&op))
+  if (!isa<linalg::LinalgOp, linalg::SoftmaxOp>(last))
+    return last->emitError() << "'" << last->getName() << "' is not supported by evo-lower-to-gpu";
+  ComputeOps found;
+  for (Operation &op : task.getBody().front().without_terminator()) {
+    if (isCheapProducer(&op))
+      continue;
+    if (!found.compute) {
+      found.compute = &op;
+      continue;
+    }
+    // Anything after the compute op must continue its epilogue chain.
+    Operation *prev = found.epilogue.empty() ? found.compute : found.epilogue.back();
+    auto g = dyn_cast<linalg::GenericOp>(op);
+    if (!g || !isa<linalg::LinalgOp>(found.compute) || prev->getNumResults() != 1 ||
+        !isEpilogueConsumer(g, prev->getResult(0)))
       return op.emitError() << "'" << op.getName()
                             << "' cannot be part of a task (only constants, tensor.empty and "
-                               "fills of constants may feed the compute op)";
-  return compute;
+                               "fills of constants may feed the compute op, and only "
+                               "elementwise ops on its result, read at the output point, may "
+                               "follow it)";
+    found.epilogue.push_back(g);
+  }
+  Operation *end = found.epilogue.empty() ? found.compute : found.epilogue.back();
+  if (end != last)
+    return last->emitError("evo: a task must return the last op of its chain");
+  return found;
+}
+
+FailureOr<Operation *> findComputeOp(func::FuncOp task) {
+  FailureOr<ComputeOps> found = findComputeOps(task);
+  if (failed(found))
+    return failure();
+  return found->compute;
 }
 
 FailureOr<SmallVector<MemRefType>> taskParamTypes(func::FuncOp task) {
@@ -172,7 +223,50 @@ static FailureOr<Task> beginTask(Op op, func::FuncOp task) {
   return t;
 }
 
-FailureOr<GenericTask> analyzeGeneric(linalg::GenericOp op, func::FuncOp task) {
+/// The epilogue steps of `op` (findComputeOps), their operands resolved.
+static FailureOr<Epilogue> analyzeEpilogue(linalg::GenericOp op, func::FuncOp task,
+                                           ArrayRef<linalg::GenericOp> ops) {
+  Epilogue epilogue;
+  Value prev = op->getNumResults() == 1 ? op->getResult(0) : Value();
+  for (linalg::GenericOp g : ops) {
+    if (!prev || !isEpilogueConsumer(g, prev))
+      return g.emitError("evo-lower-to-gpu: not an elementwise epilogue of the op before it");
+    if (failed(checkPayloadCaptures(g, g.getRegion())))
+      return failure();
+    EpilogueStep step;
+    step.op = g;
+    for (OpOperand *in : g.getDpsInputOperands()) {
+      bool chained = in->get() == prev;
+      step.chained.push_back(chained);
+      ValueSource s = chained ? ValueSource() : resolve(in->get(), task);
+      if (!chained && isUnresolved(s))
+        return g.emitError() << "evo-lower-to-gpu: epilogue input " << in->getOperandNumber()
+                             << " is neither a function argument nor a splat constant";
+      if (!chained && s.kind == ValueSource::Kind::None && g.payloadUsesValueFromOperand(in))
+        return g.emitError() << "evo-lower-to-gpu: epilogue input " << in->getOperandNumber()
+                             << " is an uninitialized tensor (tensor.empty)";
+      step.inputs.push_back(s);
+    }
+    OpOperand *init = g.getDpsInitOperand(0);
+    step.initChained = init->get() == prev;
+    step.initRead = g.payloadUsesValueFromOperand(init);
+    if (!step.initChained) {
+      step.init = resolve(init->get(), task);
+      if (isUnresolved(step.init))
+        return g.emitError("evo-lower-to-gpu: the epilogue's init is neither a function "
+                           "argument, a fill of a constant nor tensor.empty");
+      if (step.initRead && step.init.kind == ValueSource::Kind::None)
+        return g.emitError("evo-lower-to-gpu: the epilogue reads its output, which is "
+                           "uninitialized (tensor.empty)");
+    }
+    epilogue.steps.push_back(std::move(step));
+    prev = g->getResult(0);
+  }
+  return epilogue;
+}
+
+FailureOr<GenericTask> analyzeGeneric(linalg::GenericOp op, func::FuncOp task,
+                                      ArrayRef<linalg::GenericOp> epilogue) {
   FailureOr<GenericTask> begun = beginTask<GenericTask>(op, task);
   if (failed(begun))
     return failure();
@@ -207,10 +301,20 @@ FailureOr<GenericTask> analyzeGeneric(linalg::GenericOp op, func::FuncOp task) {
                             << " is an uninitialized tensor (tensor.empty)";
     t.inputs.push_back(s);
   }
-  FailureOr<SmallVector<unsigned>> outs = resultParams(op, task);
+  // With an epilogue, the last step's result is what the kernel stores.
+  Operation *stored = op;
+  if (!epilogue.empty())
+    stored = linalg::GenericOp(epilogue.back());
+  FailureOr<SmallVector<unsigned>> outs = resultParams(stored, task);
   if (failed(outs))
     return failure();
   t.outputs = *outs;
+  if (!epilogue.empty()) {
+    FailureOr<Epilogue> e = analyzeEpilogue(op, task, epilogue);
+    if (failed(e))
+      return failure();
+    t.epilogue = std::move(*e);
+  }
   for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable())) {
     ValueSource s = resolve(init.get(), task);
     if (isUnresolved(s))

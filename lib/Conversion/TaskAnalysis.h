@@ -1,8 +1,9 @@
 //===- TaskAnalysis.h - what a task's compute op reads and writes -*- C++ -*-===//
 //
-// Private to the lowering. A task func holds one compute op; the analysis resolves every operand
-// to a kernel buffer parameter (a task argument or result) or to a constant scalar, and for
-// reductions recognizes the combiner so that partial results can be merged in parallel.
+// Private to the lowering. A task func holds one compute op, and after a contraction possibly an
+// epilogue (elementwise generics applied to each of its output elements); the analysis resolves
+// every operand to a kernel buffer parameter (a task argument or result) or to a constant scalar,
+// and for reductions recognizes the combiner so that partial results can be merged in parallel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +30,25 @@ struct Combiner {
   unsigned valueOperand = 0;     // which operand of `op` is f(...), the other being `out`
 };
 
+/// One op of a contraction's epilogue: an elementwise linalg.generic over the contraction's
+/// output space (isEpilogueConsumer) that reads the previous value of the chain (the
+/// contraction's result, or the previous step's) at the output point.
+struct EpilogueStep {
+  mlir::linalg::GenericOp op;
+  llvm::SmallVector<ValueSource> inputs; // per DPS input (Kind::None where chained)
+  llvm::SmallVector<bool> chained;       // per DPS input: it is the previous value
+  ValueSource init;                      // the DPS init, when the payload reads it
+  bool initRead = false, initChained = false;
+};
+
+/// The elementwise ops a contraction's kernel applies to each output element before storing it.
+/// With an epilogue, the contraction's own result is never stored: GenericTask::outputs[0] is
+/// the kernel parameter of the last step's result.
+struct Epilogue {
+  llvm::SmallVector<EpilogueStep> steps;
+  bool empty() const { return steps.empty(); }
+};
+
 /// A linalg.generic (named ops are generalized first) seen from the kernel's side.
 struct GenericTask {
   mlir::linalg::GenericOp op;
@@ -40,7 +60,10 @@ struct GenericTask {
   llvm::SmallVector<bool> initRead;      // payload reads the out block argument
   llvm::SmallVector<Combiner> combiners; // per result; op == nullptr if not recognized
   llvm::SmallVector<mlir::MemRefType> params; // kernel parameter types (task args, results)
+  Epilogue epilogue;                          // applied to output 0 before it is stored
 
+  /// The element type of the op's result `o` (with an epilogue, not the stored buffer's).
+  mlir::Type resultElementType(unsigned o) const;
   bool allCombinersKnown() const {
     return llvm::all_of(combiners, [](const Combiner &c) { return c.op != nullptr; });
   }
@@ -61,12 +84,31 @@ struct SoftmaxTask {
 /// tensor.empty and fills of a constant.
 bool isCheapProducer(mlir::Operation *op);
 
-/// The compute op of a task func: the single op that is not a constant, tensor.empty, a fill of
-/// a constant or the return. Emits a diagnostic if there is not exactly one.
+/// Whether `consumer` can be an epilogue step after `prev` (a contraction's result or the
+/// previous step's): a linalg.generic on tensors with one result, only parallel loops, an
+/// identity output map over exactly `prev`'s (static) shape, reading `prev` only at the output
+/// point (identity maps: no transposed or shifted read), and `prev` used by nothing else. Its
+/// other operands may be anything the kernel can read (buffers through any map, e.g. a bias
+/// broadcast along rows; constants; fills of constants).
+bool isEpilogueConsumer(mlir::linalg::GenericOp consumer, mlir::Value prev);
+
+/// The ops of a task func besides constants, tensor.empty, fills of constants and the return:
+/// one compute op, and where it is followed by elementwise ops on its result, the epilogue
+/// chain (each step an isEpilogueConsumer of the previous value; the last one returned).
+struct ComputeOps {
+  mlir::Operation *compute = nullptr;
+  llvm::SmallVector<mlir::linalg::GenericOp> epilogue;
+};
+/// Emits a diagnostic if the task func is not of that form.
+mlir::FailureOr<ComputeOps> findComputeOps(mlir::func::FuncOp task);
+/// The compute op of findComputeOps.
 mlir::FailureOr<mlir::Operation *> findComputeOp(mlir::func::FuncOp task);
 
-/// Analyses a generic whose operands are values of the task func `task`.
-mlir::FailureOr<GenericTask> analyzeGeneric(mlir::linalg::GenericOp op, mlir::func::FuncOp task);
+/// Analyses a generic whose operands are values of the task func `task`, followed by the
+/// epilogue chain `epilogue` (findComputeOps).
+mlir::FailureOr<GenericTask>
+analyzeGeneric(mlir::linalg::GenericOp op, mlir::func::FuncOp task,
+               llvm::ArrayRef<mlir::linalg::GenericOp> epilogue = {});
 mlir::FailureOr<SoftmaxTask> analyzeSoftmax(mlir::linalg::SoftmaxOp op, mlir::func::FuncOp task);
 
 /// Kernel parameter types for a task func: its arguments then its results, as memrefs.
