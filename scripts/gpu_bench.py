@@ -52,6 +52,9 @@ def suite():
         "matmul_f16_llm": ([((4096, 4096), f16), ((4096, 14336), f16)], torch.matmul, True),
         "linear_f16": ([((8192, 8192), f16), ((8192, 8192), f16)], lambda x, w: x @ w.t(), True),
         "bmm_f16": ([((64, 1024, 1024), f16), ((64, 1024, 1024), f16)], torch.bmm, True),
+        # A fused epilogue: bias and tanh-GELU in the matmul's kernel (issues 13, 14).
+        "matmul_bias_gelu_f16": ([((4096, 4096), f16), ((4096, 4096), f16), ((4096,), f16)],
+                                 lambda a, b, bias: F.gelu(a @ b + bias, approximate="tanh"), True),
         # The anchor pads inside conv2d; evo's input is the padded tensor (bench/conv2d.mlir).
         "conv2d": ([((32, 64, 128, 128), f32), ((64, 64, 3, 3), f32)],
                    lambda a, w: F.conv2d(a, w, padding=1), True),
