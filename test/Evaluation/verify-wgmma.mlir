@@ -1,7 +1,9 @@
 // evo-verify on the Hopper tensor-core schedule (wgmma fed by TMA): each function lowered with
 // wgmma, compiled for sm_90a, and proven equal to the oracle and the naive baseline on the GPU.
 // Odd sizes (TMA fills the edges with zeros, the stores are guarded), a K shorter than one tile,
-// bf16 with B given as [n][k], a result accumulated onto an input, and batches.
+// bf16 with B given as [n][k], a result accumulated onto an input, and batches; fused epilogues
+// (bias + tanh-GELU in f16 at odd sizes; a residual, SiLU and a cast to bf16), applied in f32 to
+// the accumulators and checked against the naive baseline, which runs them in the declared types.
 //
 // REQUIRES: cuda-sm90a
 // RUN: rm -rf %t && mkdir -p %t
@@ -62,4 +64,53 @@ func.func @bmm_f16(%a: tensor<4x512x256xf16>, %b: tensor<4x256x384xf16>) -> tens
   %acc = linalg.fill ins(%zero : f16) outs(%e : tensor<4x512x384xf16>) -> tensor<4x512x384xf16>
   %c = linalg.batch_matmul ins(%a, %b : tensor<4x512x256xf16>, tensor<4x256x384xf16>) outs(%acc : tensor<4x512x384xf16>) -> tensor<4x512x384xf16>
   return %c : tensor<4x512x384xf16>
+}
+
+// -----
+
+func.func @bias_gelu_f16(%a: tensor<1000x512xf16>, %b: tensor<512x1000xf16>, %bias: tensor<1000xf16>) -> tensor<1000x1000xf16> {
+  %zero = arith.constant 0.0 : f16
+  %half = arith.constant dense<0.5> : tensor<1000x1000xf16>
+  %one = arith.constant dense<1.0> : tensor<1000x1000xf16>
+  %k0 = arith.constant dense<0.7978845608> : tensor<1000x1000xf16>
+  %k1 = arith.constant dense<0.044715> : tensor<1000x1000xf16>
+  %e = tensor.empty() : tensor<1000x1000xf16>
+  %acc = linalg.fill ins(%zero : f16) outs(%e : tensor<1000x1000xf16>) -> tensor<1000x1000xf16>
+  %c = linalg.matmul ins(%a, %b : tensor<1000x512xf16>, tensor<512x1000xf16>) outs(%acc : tensor<1000x1000xf16>) -> tensor<1000x1000xf16>
+  %bb = linalg.broadcast ins(%bias : tensor<1000xf16>) outs(%e : tensor<1000x1000xf16>) dimensions = [0]
+  %x = arith.addf %c, %bb : tensor<1000x1000xf16>
+  %x2 = arith.mulf %x, %x : tensor<1000x1000xf16>
+  %x3 = arith.mulf %x2, %x : tensor<1000x1000xf16>
+  %t0 = arith.mulf %x3, %k1 : tensor<1000x1000xf16>
+  %t1 = arith.addf %x, %t0 : tensor<1000x1000xf16>
+  %t2 = arith.mulf %t1, %k0 : tensor<1000x1000xf16>
+  %t3 = math.tanh %t2 : tensor<1000x1000xf16>
+  %t4 = arith.addf %t3, %one : tensor<1000x1000xf16>
+  %h = arith.mulf %x, %half : tensor<1000x1000xf16>
+  %y = arith.mulf %h, %t4 : tensor<1000x1000xf16>
+  return %y : tensor<1000x1000xf16>
+}
+
+// -----
+
+func.func @residual_silu_bf16(%a: tensor<384x256xbf16>, %b: tensor<256x640xbf16>, %res: tensor<384x640xf32>) -> tensor<384x640xbf16> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<384x640xf32>
+  %e16 = tensor.empty() : tensor<384x640xbf16>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<384x640xf32>) -> tensor<384x640xf32>
+  %c = linalg.matmul ins(%a, %b : tensor<384x256xbf16>, tensor<256x640xbf16>) outs(%acc : tensor<384x640xf32>) -> tensor<384x640xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%c, %res : tensor<384x640xf32>, tensor<384x640xf32>) outs(%e16 : tensor<384x640xbf16>) {
+  ^bb0(%v: f32, %r: f32, %o: bf16):
+    %one = arith.constant 1.0 : f32
+    %x = arith.addf %v, %r : f32
+    %n = arith.negf %x : f32
+    %ex = math.exp %n : f32
+    %d = arith.addf %one, %ex : f32
+    %s = arith.divf %x, %d : f32
+    %t = arith.truncf %s : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<384x640xbf16>
+  return %y : tensor<384x640xbf16>
 }
