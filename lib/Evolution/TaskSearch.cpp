@@ -449,8 +449,12 @@ llvm::Error TaskSearch::takeCompiled() {
     }
     infos[p.id] = VariantInfo::of(v);
     compiledById[p.id] = v;
+    // A candidate is a duplicate only of an older one with the same PTX. Compiles finish in
+    // any order: were the first to finish kept, two runs (a run and its replay) could evaluate
+    // different ids of one kernel and name different winners. An older candidate that finishes
+    // second is evaluated too (a tie, which goes to the older id) and holds the hash from then on.
     auto dup = seenHashes.find(v.ptxHash);
-    if (dup != seenHashes.end()) {
+    if (dup != seenHashes.end() && dup->second < p.id) {
       c->verdict = "not-run";
       c->reason = "identical PTX to candidate " + std::to_string(dup->second);
       if (llvm::Error e = runStore.recordResult(*c))
