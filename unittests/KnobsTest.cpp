@@ -270,6 +270,29 @@ TEST_F(KnobsTest, CacheRowIsABoolean) {
   EXPECT_FALSE(k.cacheRow);
 }
 
+TEST_F(KnobsTest, ChecksWithoutAContextSayWhatADiagnosticSays) {
+  // verify(std::string &) and mergeJson need no MLIRContext; their messages are the diagnostic's.
+  ScheduleKnobs k;
+  std::string error;
+  EXPECT_TRUE(succeeded(k.verify(error)));
+  EXPECT_TRUE(error.empty());
+  k.threadTile = {4};
+  EXPECT_TRUE(failed(k.verify(error)));
+  EXPECT_EQ(error, "thread_tile must have 2 entries (M, N), got 1");
+  EXPECT_TRUE(failed(k.verify([&] { return err(); })));
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_EQ(messages[0], error);
+
+  ScheduleKnobs fromJson;
+  json::Object o{{"block_size", 128}, {"split", 3}};
+  EXPECT_TRUE(failed(fromJson.mergeJson(o, &error)));
+  EXPECT_EQ(error, "split must be a power of 2 in [1, 256], got 3");
+  EXPECT_TRUE(failed(fromJson.mergeJson(json::Object{{"split", 3}}, nullptr)));
+  ASSERT_TRUE(succeeded(fromJson.mergeJson(json::Object{{"split", 4}}, &error)));
+  EXPECT_EQ(fromJson.split, 4);
+  EXPECT_EQ(messages.size(), 1u); // nothing reached the context
+}
+
 TEST(TaskFamilyTest, NamesRoundTrip) {
   for (TaskFamily f : {TaskFamily::Elementwise, TaskFamily::Reduction, TaskFamily::Softmax,
                        TaskFamily::Matmul, TaskFamily::Rows})

@@ -8,7 +8,6 @@
 
 #include "evo/Dialect/Evo/IR/Knobs.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -178,13 +177,7 @@ LogicalResult ScheduleKnobs::mergeJson(const json::Object &o, std::string *error
         *error = msg;
       return failure();
     }
-  // The checks report through a diagnostic; collect its text without a context of our own.
-  MLIRContext ctx(MLIRContext::Threading::DISABLED);
-  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
-    msg = d.str();
-    return success();
-  });
-  if (failed(verify([&] { return mlir::emitError(UnknownLoc::get(&ctx)); }))) {
+  if (failed(verify(msg))) {
     if (error)
       *error = msg;
     return failure();

@@ -220,11 +220,16 @@ defvar Evo_KnobFunctions =
   "ScheduleKnobs::ScheduleKnobs() {\n" #
   !interleave(!foreach(k, !filter(k, Evo_AllKnobs, !not(!empty(k.cppDefault))), 
       "  " # k.cpp # " = " # k.cppDefault # ";"), "\n") # "\n}\n\n" #
-  "::mlir::LogicalResult ScheduleKnobs::verify(\n" #
-  "    ::llvm::function_ref<::mlir::InFlightDiagnostic()> emitError) const {\n" #
-  "  const ScheduleKnobs &k = *this;\n" #
+  // The checks once, over any error sink: an InFlightDiagnostic, or a string (no MLIRContext).
+  "template <typename EmitErrorT>\n" #
+  "static ::mlir::LogicalResult verifyKnobValues(const ScheduleKnobs &k, EmitErrorT emitError) {\n" #
   !interleave(!foreach(k, Evo_AllKnobs, "  {" # k.check # "  }"), "\n") #
   "\n  return ::mlir::success();\n}\n\n" #
+  "::mlir::LogicalResult ScheduleKnobs::verify(\n" #
+  "    ::llvm::function_ref<::mlir::InFlightDiagnostic()> emitError) const {\n" #
+  "  return verifyKnobValues(*this, emitError);\n}\n\n" #
+  "::mlir::LogicalResult ScheduleKnobs::verify(std::string &error) const {\n" #
+  "  return verifyKnobValues(*this, [&] { return ::evo::detail::KnobErrorSink(error); });\n}\n\n" #
   "bool isKnobRecorded(KnobId id, TaskFamily f, const ScheduleKnobs &k) {\n" #
   "  switch (id) {\n" #
   !interleave(!foreach(k, Evo_AllKnobs, "  case KnobId::" # k.name # ":\n    return " #

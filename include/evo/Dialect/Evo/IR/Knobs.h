@@ -45,6 +45,8 @@ struct ScheduleKnobs {
 
   /// Checks the values that do not depend on a task's shapes.
   mlir::LogicalResult verify(llvm::function_ref<mlir::InFlightDiagnostic()> emitError) const;
+  /// The same checks without an MLIRContext: the first failure's message goes to `error`.
+  mlir::LogicalResult verify(std::string &error) const;
 
   /// Overlays the entries of an `evo.knobs` dictionary (integers, 0/1 for flags, a strategy
   /// name, integer lists). Unknown keys and ill-typed values are errors: a typo in a knob must
@@ -81,6 +83,22 @@ void setKnobValue(ScheduleKnobs &k, KnobId id, llvm::ArrayRef<int64_t> value);
 inline bool isPowerOf2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 namespace detail {
+/// The plain error sink of ScheduleKnobs::verify(std::string &): the generated checks write
+/// `emitError() << "..." << value` and return it, as with an InFlightDiagnostic.
+class KnobErrorSink {
+public:
+  explicit KnobErrorSink(std::string &out) : os(out) {}
+  template <typename T>
+  KnobErrorSink &operator<<(const T &v) {
+    os << v;
+    return *this;
+  }
+  operator mlir::LogicalResult() const { return mlir::failure(); }
+
+private:
+  llvm::raw_string_ostream os;
+};
+
 /// A knob from a pass option: lists only when given (thread_tile keeps its default otherwise).
 template <typename T, typename Opt>
 void knobFromOption(T &field, const Opt &option) {
