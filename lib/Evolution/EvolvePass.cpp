@@ -143,7 +143,7 @@ private:
   MLIRContext *ctx;
   bool standIn;
   SmallVector<gpu::GPUModuleOp> targets;
-  std::optional<evo::llm::Strategy> llmStrategy;
+  std::optional<evo::SearchStrategy> llmStrategy; // set for the LLM strategies
   std::string workerPath;
   evo::OpenedRun opened;
   std::unique_ptr<evo::LLMRun> llmRun;
@@ -167,7 +167,8 @@ LogicalResult EvolveDriver::validate() {
     return emitError(loc, "evo-evolve: no gpu.module with an evo.plan; run evo-lower-to-gpu first");
   // An enum option: llvm::cl already refused names that are not strategies.
   StringRef strategy = evo::stringifySearchStrategy(p.strategy);
-  llmStrategy = evo::llm::parseStrategy(strategy);
+  if (evo::isLLMStrategy(p.strategy))
+    llmStrategy = p.strategy;
   if (llmStrategy && p.llm.empty())
     return emitError(loc) << "evo-evolve: strategy=" << strategy
                           << " asks an LLM: set llm=openai, llm=anthropic or llm=cmd:<program>";
@@ -251,9 +252,9 @@ LogicalResult EvolveDriver::searchOptions() {
   if (llmStrategy) {
     // The population mechanics of each method: Free and Insight improve the single best, Full
     // and EoH keep an elitist population, FunSearch runs islands (5 unless set).
-    opts.strategy = *llmStrategy == evo::llm::Strategy::FunSearch ? evo::SearchStrategy::Islands
-                    : (*llmStrategy == evo::llm::Strategy::Free ||
-                       *llmStrategy == evo::llm::Strategy::Insight)
+    opts.strategy = *llmStrategy == evo::SearchStrategy::FunSearch ? evo::SearchStrategy::Islands
+                    : (*llmStrategy == evo::SearchStrategy::Free ||
+                       *llmStrategy == evo::SearchStrategy::Insight)
                         ? evo::SearchStrategy::SingleBest
                         : evo::SearchStrategy::Evo;
     opts.llm = &llmRun->settings;
@@ -262,7 +263,7 @@ LogicalResult EvolveDriver::searchOptions() {
   opts.samples = p.samples;
   opts.generations = p.generations;
   opts.islands =
-      llmStrategy == evo::llm::Strategy::FunSearch && p.islands.getNumOccurrences() == 0
+      llmStrategy == evo::SearchStrategy::FunSearch && p.islands.getNumOccurrences() == 0
           ? 5u
           : static_cast<unsigned>(p.islands);
   opts.migrateEvery = p.migrateEvery;

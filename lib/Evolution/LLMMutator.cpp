@@ -21,25 +21,29 @@ using namespace mlir;
 
 namespace evo {
 
-LLMOperator chooseLLMOperator(llm::Strategy s, unsigned numValid, unsigned sequence) {
+LLMOperator chooseLLMOperator(SearchStrategy s, unsigned numValid, unsigned sequence) {
   switch (s) {
-  case llm::Strategy::Free:
+  case SearchStrategy::Free:
     return {"free", 1};
-  case llm::Strategy::Insight:
+  case SearchStrategy::Insight:
     return {"insight", 1};
-  case llm::Strategy::Full:
+  case SearchStrategy::Full:
     // Initialization until two valid solutions exist, then crossover and mutation in turn.
     if (numValid < 2)
       return {"full_init", std::min(numValid, 1u)};
     return sequence % 2 ? LLMOperator{"full_mutation", 1} : LLMOperator{"full_crossover", 2};
-  case llm::Strategy::EoH: {
+  case SearchStrategy::EoH: {
     static const LLMOperator ops[] = {{"eoh_e1", 2}, {"eoh_e2", 2}, {"eoh_m1", 1}, {"eoh_m2", 1}};
     LLMOperator op = ops[sequence % 4];
     op.numParents = std::min(op.numParents, std::max(numValid, 1u));
     return op;
   }
-  case llm::Strategy::FunSearch:
+  case SearchStrategy::FunSearch:
     return {"funsearch", std::min(std::max(numValid, 1u), 2u)};
+  case SearchStrategy::Evo:
+  case SearchStrategy::SingleBest:
+  case SearchStrategy::Islands:
+    break; // not LLM strategies
   }
   return {"free", 1};
 }

@@ -78,7 +78,7 @@ void LLMProposer::noteThought(int64_t id, std::string thought) {
 std::vector<Member> LLMProposer::chooseParents(unsigned island, const LLMOperator &op) {
   std::vector<Member> parents;
   std::vector<Population> &islands = search.islands();
-  if (settings.strategy == llm::Strategy::Free || settings.strategy == llm::Strategy::Insight) {
+  if (settings.strategy == SearchStrategy::Free || settings.strategy == SearchStrategy::Insight) {
     std::optional<Member> b;
     for (Population &p : islands)
       if (std::optional<Member> m = p.best(); m && (!b || m->ms < b->ms))
@@ -95,7 +95,7 @@ std::vector<Member> LLMProposer::chooseParents(unsigned island, const LLMOperato
     if (m && llvm::none_of(parents, [&](const Member &p) { return p.id == m->id; }))
       parents.push_back(*m);
   }
-  if (settings.strategy == llm::Strategy::FunSearch) // versions from worst to best
+  if (settings.strategy == SearchStrategy::FunSearch) // versions from worst to best
     llvm::sort(parents, [](const Member &a, const Member &b) { return a.ms > b.ms; });
   return parents;
 }
@@ -185,7 +185,7 @@ llvm::Expected<Proposer::Outcome> LLMProposer::propose(unsigned island, int gene
   req.maxTokens = settings.maxTokens;
   req.sample = promptSamples[req.system + "\n" + req.prompt]++;
   req.task = search.task().name;
-  req.strategy = llm::strategyName(settings.strategy).str();
+  req.strategy = stringifySearchStrategy(settings.strategy).str();
   req.op = op.templateName;
   for (const Member &m : parents)
     req.parents.push_back(m.id);

@@ -3,7 +3,6 @@
 #include "evo/LLM/Prompt.h"
 #include "evo/LLM/Untrusted.h"
 #include "llvm/ADT/StringExtras.h"
-#include "evo/Support/EnumNames.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -30,18 +29,6 @@ std::string fmtMs(double ms) {
   return llvm::formatv("{0:f4}", ms).str();
 }
 } // namespace
-
-static constexpr EnumName<Strategy> kStrategyNames[] = {{Strategy::Free, "free"},
-                                                        {Strategy::Insight, "insight"},
-                                                        {Strategy::Full, "full"},
-                                                        {Strategy::EoH, "eoh"},
-                                                        {Strategy::FunSearch, "funsearch"}};
-
-std::optional<Strategy> parseStrategy(StringRef name) {
-  return enumFromName(kStrategyNames, name);
-}
-
-StringRef strategyName(Strategy s) { return enumToName(kStrategyNames, s); }
 
 //===----------------------------------------------------------------------===//
 // Templates

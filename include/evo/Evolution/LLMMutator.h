@@ -23,8 +23,26 @@
 
 namespace evo {
 
+/// Whether `s` is one of EvoEngineer's LLM strategies (free, insight, full, eoh, funsearch);
+/// the others (evo, single-best, islands) use the built-in mutators only.
+inline bool isLLMStrategy(SearchStrategy s) {
+  switch (s) {
+  case SearchStrategy::Free:
+  case SearchStrategy::Insight:
+  case SearchStrategy::Full:
+  case SearchStrategy::EoH:
+  case SearchStrategy::FunSearch:
+    return true;
+  case SearchStrategy::Evo:
+  case SearchStrategy::SingleBest:
+  case SearchStrategy::Islands:
+    return false;
+  }
+  return false;
+}
+
 struct LLMSettings {
-  llm::Strategy strategy = llm::Strategy::Full;
+  SearchStrategy strategy = SearchStrategy::Full; // one of the LLM strategies (isLLMStrategy)
   llm::Client *client = nullptr; // shared by every task of the run
   const llm::Templates *templates = nullptr;
   double temperature = 1.0;
@@ -66,7 +84,7 @@ struct LLMOperator {
   std::string templateName;
   unsigned numParents = 1;
 };
-LLMOperator chooseLLMOperator(llm::Strategy s, unsigned numValid, unsigned sequence);
+LLMOperator chooseLLMOperator(SearchStrategy s, unsigned numValid, unsigned sequence);
 
 } // namespace evo
 

@@ -28,9 +28,9 @@
 
 namespace evo::llm {
 
-enum class Strategy { Free, Insight, Full, EoH, FunSearch };
-std::optional<Strategy> parseStrategy(llvm::StringRef name);
-llvm::StringRef strategyName(Strategy s);
+// The strategies themselves are evo::SearchStrategy (the evo dialect's enum, with the built-in
+// ones): this library only ever sees a strategy's name (Request::strategy, the templates), so it
+// needs neither the enum nor the dialect.
 
 class Templates {
 public:
