@@ -1,15 +1,13 @@
 //===- EvolutionTest.cpp - population, mutators and the engine, without a GPU ---===//
 
+#include "EvolutionFixture.h"
 #include "evo/Evolution/Engine.h"
 #include "evo/Evolution/Genome.h"
 #include "evo/Evolution/LLMMutator.h"
 #include "evo/Evolution/Population.h"
 #include "evo/Evolution/RunStore.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Support/FileSystem.h"
 #include "gtest/gtest.h"
 #include <map>
@@ -18,29 +16,10 @@
 using namespace mlir;
 using namespace evo;
 
+using evo::unittest::kElementwise;
+using evo::unittest::registry;
+
 namespace {
-DialectRegistry &registry() {
-  static DialectRegistry r = [] {
-    DialectRegistry reg;
-    registerAllDialects(reg);
-    registerAllExtensions(reg);
-    registerAllToLLVMIRTranslations(reg);
-    return reg;
-  }();
-  return r;
-}
-
-const char *kElementwise = R"mlir(func.func @relu_t0(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
-  %z = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<64x256xf32>
-  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<64x256xf32>) outs(%e : tensor<64x256xf32>) {
-  ^bb0(%v: f32, %o: f32):
-    %m = arith.maximumf %v, %z : f32
-    linalg.yield %m : f32
-  } -> tensor<64x256xf32>
-  return %r : tensor<64x256xf32>
-})mlir";
-
 const char *kReduction = R"mlir(func.func @sum_t0(%x: tensor<64x256xf32>) -> tensor<64xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<64xf32>

@@ -1,4 +1,4 @@
-//===- CompileRecoveryTest.cpp - untrusted kernels end as compile errors --------===//
+//===- UntrustedKernelTest.cpp - untrusted kernels end as compile errors --------===//
 //
 // An LLM-written kernel (a reply, or one read back from the run store) is untrusted text: text
 // nested deeper than the parser's recursion can take must be refused before parsing, as a
@@ -6,41 +6,20 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "EvolutionFixture.h"
 #include "evo/Dialect/Evo/IR/InputChecks.h"
 #include "evo/Evolution/Engine.h"
 #include "evo/Evolution/LLMMutator.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "gtest/gtest.h"
 #include <string>
 
 using namespace mlir;
 using namespace evo;
 
+using evo::unittest::kElementwise;
+using evo::unittest::registry;
+
 namespace {
-DialectRegistry &registry() {
-  static DialectRegistry r = [] {
-    DialectRegistry reg;
-    registerAllDialects(reg);
-    registerAllExtensions(reg);
-    registerAllToLLVMIRTranslations(reg);
-    return reg;
-  }();
-  return r;
-}
-
-const char *kRelu = R"mlir(func.func @relu_t0(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
-  %z = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<64x256xf32>
-  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<64x256xf32>) outs(%e : tensor<64x256xf32>) {
-  ^bb0(%v: f32, %o: f32):
-    %m = arith.maximumf %v, %z : f32
-    linalg.yield %m : f32
-  } -> tensor<64x256xf32>
-  return %r : tensor<64x256xf32>
-})mlir";
-
 /// A gpu.module whose kernel carries an attribute nested `depth` levels deep ([[[...]]]).
 std::string nestedKernel(unsigned depth) {
   return "gpu.module @m {\n"
@@ -52,7 +31,7 @@ std::string nestedKernel(unsigned depth) {
 
 CompiledVariant parentVariant() {
   CompiledVariant parent =
-      compileVariant(registry(), kRelu, TaskFamily::Elementwise, Genome(), PTXOptions(), "");
+      compileVariant(registry(), kElementwise, TaskFamily::Elementwise, Genome(), PTXOptions(), "");
   EXPECT_TRUE(parent.ok) << parent.diagnostics;
   return parent;
 }
@@ -60,7 +39,7 @@ CompiledVariant parentVariant() {
 
 // 200000 levels would overflow any thread's stack in MLIR's parser (it recursed once per level);
 // the reply is refused before parsing, naming the limit and where the text passes it.
-TEST(CompileRecoveryTest, DeeplyNestedReplyIsACompileErrorNotAStackOverflow) {
+TEST(UntrustedKernelTest, DeeplyNestedReplyIsACompileErrorNotAStackOverflow) {
   CompiledVariant parent = parentVariant();
   ASSERT_TRUE(parent.ok);
   CompiledVariant v = compileLLMVariant(registry(), nestedKernel(200000),
@@ -80,7 +59,7 @@ TEST(CompileRecoveryTest, DeeplyNestedReplyIsACompileErrorNotAStackOverflow) {
 }
 
 // A stored kernel read back (resume, the final re-check) goes through the same check.
-TEST(CompileRecoveryTest, DeeplyNestedStoredKernelIsRefusedBeforeParsing) {
+TEST(UntrustedKernelTest, DeeplyNestedStoredKernelIsRefusedBeforeParsing) {
   CompiledVariant v = compileGpuModule(registry(), nestedKernel(200000), PTXOptions(), "");
   EXPECT_FALSE(v.ok);
   EXPECT_NE(v.diagnostics.find("nest brackets deeper than 1000 levels"), std::string::npos)
