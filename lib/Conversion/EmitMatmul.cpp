@@ -13,6 +13,9 @@
 // rows padded by 4 elements (its transposed stores do not collide on banks), and C is written
 // 4 columns at a time.
 //
+// A fused epilogue (elementwise ops on the result, TaskAnalysis.h) is applied to each element
+// of the register tile, in f32 for f16/bf16, just before its store (storeOutput).
+//
 //===----------------------------------------------------------------------===//
 
 #include "Emitters.h"
