@@ -54,6 +54,7 @@ public:
     InvalidArgument, ///< a launch's tensors or workspace do not match the manifest
     NoDevice,        ///< no CUDA driver or no GPU on this machine
     Cuda,            ///< a driver call failed (the message has the CUDA error name)
+    Unsupported,     ///< the driver lacks an entry point the manifest needs (tensor maps: CUDA 12)
   };
   Error(Code code, std::string message) : code_(code), message_(std::move(message)) {}
   Code code() const { return code_; }
@@ -115,8 +116,18 @@ enum class DType : uint8_t { F16, BF16, F32, F64, I8, I16, I32, I64, U8 };
 EVO_RUNTIME_API const char *dtypeName(DType dtype);
 EVO_RUNTIME_API size_t dtypeSize(DType dtype);
 
-enum class Role : uint8_t { Input, Output, Scratch };
+/// TensorMap: a 128-byte TMA descriptor the library encodes and owns (not a launch argument).
+enum class Role : uint8_t { Input, Output, Scratch, TensorMap };
 EVO_RUNTIME_API const char *roleName(Role role);
+
+/// A buffer of role TensorMap: the arguments of cuTensorMapEncodeTiled over buffer `source`
+/// (docs/architecture.md, "Tensor maps"; checked by evo/Runtime/TensorMap.h's rules).
+struct TensorMapInfo {
+  unsigned source = 0;
+  std::string elementType;              ///< the source's dtype name ("f16", ...)
+  std::vector<int64_t> dims, strides, box; ///< elements / bytes, innermost first
+  int64_t swizzle = 0;                  ///< bytes: 0, 32, 64 or 128
+};
 
 struct BufferInfo {
   unsigned index = 0;
@@ -127,6 +138,7 @@ struct BufferInfo {
   uint64_t bytes = 0;
   bool zeroInit = false;       ///< zeroed on the launch stream before the first launch
   uint64_t workspaceOffset = 0; ///< scratch buffers: where they lie in the workspace
+  TensorMapInfo tensorMap;      ///< role TensorMap only
 };
 
 struct LaunchInfo {
@@ -153,6 +165,7 @@ struct Manifest {
   std::vector<std::string> kernels;
   std::vector<LaunchInfo> launches;
   std::vector<unsigned> inputs, outputs, scratch; ///< buffer indices per role, in ABI order
+  std::vector<unsigned> tensorMaps; ///< buffers of role TensorMap (built by Module::launch)
   /// Bytes of one workspace: every scratch buffer at a kWorkspaceAlignment-aligned offset.
   uint64_t workspaceBytes = 0;
 
@@ -274,6 +287,10 @@ public:
   /// Enqueues the manifest's launches on `stream` (zeroing the zero_init buffers first). Returns
   /// as soon as they are enqueued: it never synchronizes, so it may be captured in a CUDA graph
   /// (after prepare()). Kernel faults surface at the caller's next synchronization.
+  /// Tensor maps (if the manifest has any) are encoded over the sources' addresses of this call
+  /// and copied (cuMemcpyHtoDAsync) to device memory the Module owns, one slot per stream, before
+  /// the launches; a call with the same addresses on the same stream reuses them. During graph
+  /// capture they must already be there: launch once with the same tensors on that stream first.
   Status launch(Stream stream, const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
                 size_t numOutputs, WorkspaceRef workspace = {}) const;
   Status launch(Stream stream, const std::vector<TensorRef> &inputs,

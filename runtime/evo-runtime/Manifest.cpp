@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Internal.h"
+#include "evo/Runtime/TensorMap.h"
 
 #include <nlohmann/json.hpp>
 
@@ -179,6 +180,39 @@ uint64_t shapeOf(const json &obj, const std::string &where, size_t elementBytes,
   return count * elementBytes;
 }
 
+/// The "tensor_map" object of a buffer of role tensor_map (a 128-byte i8 buffer). The checks
+/// against its source come once every buffer is known.
+TensorMapInfo tensorMapOf(const json &b, const BufferInfo &info, const std::string &where,
+                          size_t numBuffers) {
+  if (info.dtype != DType::I8 || info.shape != std::vector<int64_t>{int64_t(tensormap::kDescriptorBytes)})
+    fail(where + ": a tensor map must be i8[128] (a CUtensorMap), not " +
+         detail::describe(info.dtype, info.shape));
+  if (info.zeroInit)
+    fail(where + ": a tensor map cannot be zero_init (the runtime encodes it)");
+  const json &t = field(b, "tensor_map", where);
+  std::string tw = where + ": tensor_map";
+  object(t, tw);
+  onlyKeys(t, {"source", "element_type", "dims", "strides", "box", "swizzle"}, tw);
+  TensorMapInfo tm;
+  tm.source = static_cast<unsigned>(
+      intField(t, "source", tw, 0, static_cast<int64_t>(numBuffers) - 1));
+  tm.elementType = str(t, "element_type", tw, 16);
+  auto sizes = [&](const char *key, std::vector<int64_t> &out) {
+    const json &a = array(t, key, tw, tensormap::kMaxRank);
+    for (size_t i = 0; i < a.size(); ++i)
+      out.push_back(integer(a[i], tw + ": " + key + "[" + std::to_string(i) + "]", 0,
+                            int64_t(1) << 40));
+  };
+  sizes("dims", tm.dims);
+  sizes("strides", tm.strides);
+  sizes("box", tm.box);
+  tm.swizzle = intField(t, "swizzle", tw, 0, 128);
+  std::string why = tensormap::checkShape(tm.dims, tm.strides, tm.box, tm.swizzle);
+  if (!why.empty())
+    fail(tw + ": " + why);
+  return tm;
+}
+
 Manifest parseTree(const json &root) {
   Manifest m;
   object(root, "manifest");
@@ -215,7 +249,8 @@ Manifest parseTree(const json &root) {
     std::string where = "buffer " + std::to_string(i);
     const json &b = buffers[i];
     object(b, where);
-    onlyKeys(b, {"index", "name", "role", "dtype", "shape", "bytes", "zero_init"}, where);
+    onlyKeys(b, {"index", "name", "role", "dtype", "shape", "bytes", "zero_init", "tensor_map"},
+             where);
     BufferInfo info;
     info.index = static_cast<unsigned>(i);
     if (intField(b, "index", where, 0, detail::kMaxBuffers) != static_cast<int64_t>(i))
@@ -231,8 +266,10 @@ Manifest parseTree(const json &root) {
       info.role = Role::Output;
     else if (role == "scratch")
       info.role = Role::Scratch;
+    else if (role == "tensor_map")
+      info.role = Role::TensorMap;
     else
-      fail(where + ": role " + quote(role) + " is not input, output or scratch");
+      fail(where + ": role " + quote(role) + " is not input, output, scratch or tensor_map");
     info.dtype = dtypeOf(b, where);
     info.bytes = shapeOf(b, where, dtypeSize(info.dtype), info.shape);
     if (intField(b, "bytes", where, 0, detail::kMaxBufferBytes) !=
@@ -246,12 +283,40 @@ Manifest parseTree(const json &root) {
     }
     if (info.zeroInit && info.role == Role::Input)
       fail(where + ": an input cannot be zero_init (the runtime never writes inputs)");
+    if (info.role == Role::TensorMap)
+      info.tensorMap = tensorMapOf(b, info, where, buffers.size());
+    else if (b.contains("tensor_map"))
+      fail(where + ": has a 'tensor_map' but its role is not tensor_map");
     (info.role == Role::Input    ? m.inputs
      : info.role == Role::Output ? m.outputs
-                                 : m.scratch)
+     : info.role == Role::Scratch ? m.scratch
+                                  : m.tensorMaps)
         .push_back(info.index);
     m.buffers.push_back(std::move(info));
   }
+  // Tensor maps, against their sources (which may come later in the list): the rules of
+  // evo/Runtime/TensorMap.h, as the plan verifier applies them, so that no map lets TMA reach
+  // beyond the buffer it is encoded over.
+  for (unsigned t : m.tensorMaps) {
+    const BufferInfo &map = m.buffers[t];
+    const TensorMapInfo &tm = map.tensorMap;
+    std::string where = "buffer " + std::to_string(t) + " ('" + map.name + "'): tensor_map";
+    const BufferInfo &src = m.buffers[tm.source];
+    if (src.role == Role::TensorMap)
+      fail(where + ": its source '" + src.name + "' is a tensor map itself");
+    if (tm.elementType != dtypeName(src.dtype))
+      fail(where + ": element_type " + quote(tm.elementType) + " is not the dtype of its source '" +
+           src.name + "' (" + dtypeName(src.dtype) + ")");
+    tensormap::ElementInfo element;
+    if (!tensormap::elementInfo(tm.elementType, element))
+      fail(where + ": element type " + quote(tm.elementType) + " is not one TMA supports (" +
+           tensormap::kSupportedElementTypes + ")");
+    std::string why = tensormap::check(tm.dims, tm.strides, tm.box, tm.swizzle, element.bytes,
+                                       src.bytes);
+    if (!why.empty())
+      fail(where + " over '" + src.name + "': " + why);
+  }
+
   uint64_t offset = 0;
   for (unsigned s : m.scratch) {
     m.buffers[s].workspaceOffset = offset;
@@ -284,9 +349,8 @@ Manifest parseTree(const json &root) {
     for (size_t j = 0; j < ps.size(); ++j) {
       std::string pw = where + ": param " + std::to_string(j);
       object(ps[j], pw);
-      // Extension point (issue 13): a tensor-map parameter will carry its own keys (the buffer,
-      // the box, swizzle, ...) and be passed by value as a CUtensorMap. Until the emitter defines
-      // them, every parameter is a device pointer and any other key is refused here.
+      // Every parameter is a device pointer (tensor maps too: buffers of role tensor_map, which
+      // the runtime encodes and owns); any other key is refused here.
       onlyKeys(ps[j], {"dtype", "shape"}, pw);
       Param p;
       p.dtype = dtypeOf(ps[j], pw);
@@ -501,6 +565,7 @@ const char *roleName(Role role) {
   case Role::Input: return "input";
   case Role::Output: return "output";
   case Role::Scratch: return "scratch";
+  case Role::TensorMap: return "tensor_map";
   }
   return "?";
 }

@@ -9,6 +9,7 @@
 #include "Internal.h"
 #include "Sha256.h"
 #include "evo/Runtime/CudaDriver.h"
+#include "evo/Runtime/TensorMap.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -45,6 +46,8 @@ struct ExtraEntryPoints {
   CUresult (*cuStreamGetCtx)(CUstream, CUcontext *) = nullptr;
   CUresult (*cuFuncGetAttribute)(int *, int, CUfunction) = nullptr;
   CUresult (*cuCtxGetDevice)(CUdevice *) = nullptr;
+  /// (CUstream, CUstreamCaptureStatus *): 0 none, 1 active, 2 invalidated.
+  CUresult (*cuStreamIsCapturing)(CUstream, int *) = nullptr;
 };
 
 const ExtraEntryPoints &extra() {
@@ -58,6 +61,8 @@ const ExtraEntryPoints &extra() {
       x.cuFuncGetAttribute =
           reinterpret_cast<decltype(x.cuFuncGetAttribute)>(dlsym(lib, "cuFuncGetAttribute"));
       x.cuCtxGetDevice = reinterpret_cast<decltype(x.cuCtxGetDevice)>(dlsym(lib, "cuCtxGetDevice"));
+      x.cuStreamIsCapturing =
+          reinterpret_cast<decltype(x.cuStreamIsCapturing)>(dlsym(lib, "cuStreamIsCapturing"));
       dlclose(lib); // Driver::get keeps its own reference
     }
     return x;
@@ -109,10 +114,26 @@ struct Module::Impl {
   std::string image; ///< PTX text NUL-terminated, or a cubin / fatbin
   std::string prefix; ///< "evo-runtime: <name>: "
 
+  /// The tensor maps of launches on one stream: 128 bytes of device memory per map (one
+  /// cuMemAlloc, so 256-byte aligned), the encoded bytes they were copied from (kept here, so the
+  /// asynchronous copy never reads freed memory), and the source addresses they encode.
+  struct MapSlot {
+    CUstream stream = nullptr;
+    CUdeviceptr device = 0;
+    std::vector<CUtensorMap> host;
+    std::vector<CUdeviceptr> sources; ///< empty: nothing valid on the device
+    bool frozen = false; ///< used in a CUDA graph capture: never rewritten
+  };
+  struct MapState {
+    std::mutex mutex; ///< held from the maps' upload to the last launch of a call
+    std::deque<MapSlot> slots;
+  };
+
   struct Loaded {
     CUcontext ctx = nullptr;
     CUmodule module = nullptr;
     std::vector<CUfunction> functions; ///< per Manifest::kernels entry
+    std::unique_ptr<MapState> maps;    ///< when the manifest has tensor maps
   };
   mutable std::mutex mutex;
   mutable std::deque<Loaded> loaded; ///< a deque: pointers to entries stay valid
@@ -154,6 +175,14 @@ struct Module::Impl {
         return &l;
     Loaded l;
     l.ctx = ctx;
+    if (!manifest.tensorMaps.empty()) {
+      // Optional in CudaDriver (CUDA 12.0+): without it no launch of this manifest can work.
+      if (!d.cuTensorMapEncodeTiled)
+        return err(Error::Code::Unsupported,
+                   "the manifest has tensor maps, but the CUDA driver has no "
+                   "cuTensorMapEncodeTiled (TMA needs a CUDA 12 driver)");
+      l.maps = std::make_unique<MapState>();
+    }
     char log[8192] = {};
     int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void *values[] = {log, reinterpret_cast<void *>(uintptr_t(sizeof(log) - 1))};
@@ -214,6 +243,70 @@ struct Module::Impl {
     loaded.push_back(std::move(l));
     return &loaded.back();
   }
+
+  /// The device address of this call's tensor maps (map k at + 128 k): those already uploaded
+  /// on `stream` over the same source addresses, else encoded now over `addr` and copied with
+  /// cuMemcpyHtoDAsync on `stream` (ordered before the launches; no synchronization). The
+  /// caller holds st.mutex until its launches are enqueued. A slot used during a CUDA graph
+  /// capture is frozen (the graph reads it at every replay); a capture cannot upload (a copy from
+  /// pageable memory is not capturable), so it needs a launch with the same tensors before.
+  Expected<CUdeviceptr> bindTensorMaps(Driver &d, MapState &st, Stream stream,
+                                       const std::vector<CUdeviceptr> &addr) const {
+    namespace tm = evo::tensormap;
+    const size_t n = manifest.tensorMaps.size();
+    std::vector<CUdeviceptr> sources(n);
+    for (size_t k = 0; k < n; ++k)
+      sources[k] = addr[manifest.buffers[manifest.tensorMaps[k]].tensorMap.source];
+    CUstream s = cu(stream);
+    bool capturing = false;
+    if (extra().cuStreamIsCapturing) {
+      int status = 0;
+      if (extra().cuStreamIsCapturing(s, &status) == CUDA_SUCCESS)
+        capturing = status != 0;
+    }
+    MapSlot *spare = nullptr;
+    for (MapSlot &slot : st.slots) {
+      if (slot.stream != s)
+        continue;
+      if (!slot.sources.empty() && slot.sources == sources) {
+        slot.frozen |= capturing;
+        return slot.device;
+      }
+      if (!slot.frozen)
+        spare = &slot;
+    }
+    if (capturing)
+      return err(Error::Code::InvalidArgument,
+                 "its tensor maps over these tensors are not on the device yet and cannot be "
+                 "uploaded during CUDA graph capture: launch once with the same tensors on this "
+                 "stream before capturing");
+    if (!spare) {
+      CUdeviceptr p = 0;
+      if (CUresult rc = d.cuMemAlloc(&p, n * tm::kDescriptorBytes); rc != CUDA_SUCCESS)
+        return cudaErr(d, "cuMemAlloc", rc, "tensor maps");
+      st.slots.push_back(MapSlot{s, p, std::vector<CUtensorMap>(n), {}, false});
+      spare = &st.slots.back();
+    }
+    spare->sources.clear(); // nothing valid until every map is encoded and its copy enqueued
+    for (size_t k = 0; k < n; ++k) {
+      const BufferInfo &map = manifest.buffers[manifest.tensorMaps[k]];
+      const TensorMapInfo &t = map.tensorMap;
+      const BufferInfo &src = manifest.buffers[t.source];
+      std::string why;
+      if (!encodeTensorMap(d, spare->host[k], t.elementType, sources[k], src.bytes, t.dims.data(),
+                           t.strides.data(), t.box.data(), t.dims.size(), t.swizzle, why))
+        return err(Error::Code::Cuda, "tensor map '" + map.name + "' over '" + src.name +
+                                          "' cannot be encoded: " + why);
+    }
+    for (size_t k = 0; k < n; ++k)
+      if (CUresult rc = d.cuMemcpyHtoDAsync(spare->device + k * tm::kDescriptorBytes,
+                                            &spare->host[k], tm::kDescriptorBytes, s);
+          rc != CUDA_SUCCESS)
+        return cudaErr(d, "cuMemcpyHtoDAsync", rc,
+                       "tensor map '" + manifest.buffers[manifest.tensorMaps[k]].name + "'");
+    spare->sources = std::move(sources);
+    return spare->device;
+  }
 };
 
 //===----------------------------------------------------------------------===//
@@ -261,6 +354,9 @@ Module::~Module() {
   for (const Impl::Loaded &l : impl_->loaded) {
     // Errors are ignored: the context may be gone already (e.g. at process exit).
     ContextGuard guard(*d, l.ctx);
+    if (l.maps)
+      for (const Impl::MapSlot &slot : l.maps->slots)
+        d->cuMemFree(slot.device);
     d->cuModuleUnload(l.module);
   }
 }
@@ -459,6 +555,17 @@ Status Module::launch(Stream stream, const TensorRef *inputs, size_t numInputs,
     addr[m.outputs[i]] = reinterpret_cast<CUdeviceptr>(outputs[i].data);
   for (unsigned s : m.scratch)
     addr[s] = reinterpret_cast<CUdeviceptr>(workspace.data) + m.buffers[s].workspaceOffset;
+  // Tensor maps: encoded over the addresses above, in memory of the loaded module.
+  std::unique_lock<std::mutex> mapLock;
+  if (!m.tensorMaps.empty()) {
+    Impl::MapState &st = *(*loaded)->maps;
+    mapLock = std::unique_lock<std::mutex>(st.mutex);
+    Expected<CUdeviceptr> base = impl_->bindTensorMaps(d, st, stream, addr);
+    if (!base)
+      return base.error();
+    for (size_t k = 0; k < m.tensorMaps.size(); ++k)
+      addr[m.tensorMaps[k]] = *base + k * evo::tensormap::kDescriptorBytes;
+  }
   for (const BufferInfo &b : m.buffers)
     if (b.zeroInit)
       if (CUresult rc = d.cuMemsetD8Async(addr[b.index], 0, b.bytes, cu(stream)); rc != CUDA_SUCCESS)
@@ -467,8 +574,6 @@ Status Module::launch(Stream stream, const TensorRef *inputs, size_t numInputs,
   void *params[detail::kMaxParams];
   for (size_t i = 0; i < m.launches.size(); ++i) {
     const LaunchInfo &l = m.launches[i];
-    // Extension point (issue 13): a tensor-map parameter would be encoded here from its buffer's
-    // address (cuTensorMapEncodeTiled) into per-launch storage and passed by value.
     for (size_t j = 0; j < l.args.size(); ++j)
       params[j] = &addr[l.args[j]];
     CUresult rc = d.cuLaunchKernel((*loaded)->functions[l.kernelIndex], l.grid[0], l.grid[1],

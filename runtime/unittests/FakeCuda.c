@@ -36,7 +36,14 @@
  * $EVO_FAKE_CUDA_TMAP_FAIL set it fails (CUDA_ERROR_INVALID_VALUE). Copies of exactly 128 bytes
  * to the device are logged (htod128 P first=W, W their first 8 bytes) and remembered, so a later 128-byte copy back from P
  * reads them; a launch of a kernel whose name contains "rewrite_tmap" changes the remembered
- * bytes at its first argument (a kernel that rewrites its tensor map).
+ * bytes at its first argument (a kernel that rewrites its tensor map). cuMemcpyHtoDAsync also logs
+ *   htodasync P N stream=S ctx=C
+ * (before the htod128 line) and the synchronous cuMemcpyHtoD logs "SYNC cuMemcpyHtoD".
+ * Built with -DEVO_FAKE_CUDA_NO_TMAP (libevo-fake-cuda-notmap.so) the library has no
+ * cuTensorMapEncodeTiled at all (a driver older than CUDA 12).
+ *
+ * Graph capture: cuStreamIsCapturing reports the stream $EVO_FAKE_CUDA_CAPTURING (a handle in
+ * hex, e.g. 0x7000) as capturing, every other as not.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -228,6 +235,7 @@ static void copyOut128(void *dst, uintptr_t src, size_t n) {
     memcpy(dst, b, 128);
   pthread_mutex_unlock(&lock);
 }
+#ifndef EVO_FAKE_CUDA_NO_TMAP
 static void listU64(char *out, size_t cap, const uint64_t *v, unsigned n) {
   size_t used = 0;
   out[0] = 0;
@@ -259,6 +267,13 @@ CUresult cuTensorMapEncodeTiled(void *map, int dtype, uint32_t rank, void *addr,
           dtype, rank, (unsigned long)(uintptr_t)addr, d, s, b, e, interleave, swizzle, l2, oob);
   uint64_t words[16] = {(uint64_t)(uintptr_t)addr, (uint64_t)dtype, rank};
   memcpy(map, words, sizeof words);
+  return 0;
+}
+#endif
+
+CUresult cuStreamIsCapturing(void *s, int *status) {
+  const char *c = getenv("EVO_FAKE_CUDA_CAPTURING");
+  *status = c && *c && strtoull(c, NULL, 16) == (unsigned long long)(uintptr_t)s ? 1 : 0;
   return 0;
 }
 
@@ -347,7 +362,11 @@ CUresult cuEventSynchronize(void *e) { (void)e; logLine("SYNC cuEventSynchronize
 #define NOOP(name, ...) CUresult name(__VA_ARGS__) { return 0; }
 NOOP(cuMemcpy, uintptr_t a, uintptr_t b, size_t n)
 NOOP(cuMemcpyAsync, uintptr_t a, uintptr_t b, size_t n, void *s)
-CUresult cuMemcpyHtoD_v2(uintptr_t a, const void *b, size_t n) { copyIn128(a, b, n); return 0; }
+CUresult cuMemcpyHtoD_v2(uintptr_t a, const void *b, size_t n) {
+  logLine("SYNC cuMemcpyHtoD");
+  copyIn128(a, b, n);
+  return 0;
+}
 CUresult cuMemcpyDtoH_v2(void *a, uintptr_t b, size_t n) {
   readSum(a, b, n);
   copyOut128(a, b, n);
@@ -372,7 +391,7 @@ CUresult cuMemsetD32Async(uintptr_t p, unsigned v, size_t n, void *s) {
   return 0;
 }
 CUresult cuMemcpyHtoDAsync_v2(uintptr_t a, const void *b, size_t n, void *s) {
-  (void)s;
+  logLine("htodasync %#lx %zu stream=%p ctx=%p", (unsigned long)a, n, s, current());
   copyIn128(a, b, n);
   return 0;
 }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Sha256.h"
+#include "TensorMapManifest.h"
 #include "evo-runtime/Module.h"
 
 #include <gtest/gtest.h>
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -252,4 +254,225 @@ TEST_F(FakeDriver, NullStreamWithoutACurrentContextUsesDeviceZero) {
   std::vector<std::string> log = takeLog();
   EXPECT_EQ(count(log, "launch mm_relu_k0 grid=128,1,1 block=256,1,1 smem=0 stream=(nil) ctx=0xc000"), 1u)
       << joined(log);
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor maps
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+struct TmArgs {
+  std::vector<TensorRef> in = {TensorRef(at(0x100000), DType::F16, {256, 64}),
+                               TensorRef(at(0x200000), DType::F16, {64, 128})};
+  std::vector<TensorRef> out = {TensorRef(at(0x300000), DType::F32, {256, 128})};
+  WorkspaceRef ws{at(0x400000), 16384};
+};
+
+std::string hex(uintptr_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%#lx", static_cast<unsigned long>(v));
+  return buf;
+}
+
+/// The address of the one "alloc ctx=C P N" line of `log` with N bytes.
+uintptr_t allocated(const std::vector<std::string> &log, size_t bytes) {
+  uintptr_t found = 0;
+  for (const std::string &l : log) {
+    unsigned long p = 0;
+    size_t n = 0;
+    if (std::sscanf(l.c_str(), "alloc ctx=%*s %lx %zu", &p, &n) == 2 && n == bytes) {
+      EXPECT_EQ(found, 0u) << "two allocations of " << bytes << " bytes";
+      found = p;
+    }
+  }
+  return found;
+}
+
+const char kEncodeA[] = "tensormap dtype=6 rank=2 addr=0x100000 dims=64,256 strides=128 box=64,128 "
+                        "estrides=1,1 interleave=0 swizzle=3 l2=3 oob=0";
+const char kEncodeBt[] = "tensormap dtype=6 rank=2 addr=0x400000 dims=128,64 strides=256 box=32,64 "
+                         "estrides=1,1 interleave=0 swizzle=2 l2=3 oob=0";
+
+} // namespace
+
+TEST_F(FakeDriver, TensorMapsAreEncodedOverTheCallersBuffersAndUploadedOnItsStream) {
+  auto mod = Module::fromMemory(evo::runtime::testing::tensorMapManifest(),
+                                evo::runtime::testing::kTensorMapImage);
+  ASSERT_TRUE(mod.ok()) << mod.error().message();
+  TmArgs a;
+  Status s = mod->launch(stream(0x7000), a.in, a.out, a.ws);
+  ASSERT_TRUE(s.ok()) << s.message();
+  std::vector<std::string> log = takeLog();
+  uintptr_t maps = allocated(log, 256); // 128 bytes per map, allocated once
+  ASSERT_NE(maps, 0u) << joined(log);
+  EXPECT_EQ(maps % 64, 0u);
+  std::vector<std::string> want = {
+      "load ctx=0xc000",
+      "attr tm_k1 8=100000",
+      "alloc ctx=0xc000 " + hex(maps) + " 256",
+      // dtype f16 (6), rank 2, the manifest's dims/strides/box, element strides 1, interleave
+      // none (0), swizzle 128 B (3) / 64 B (2), L2 256 B (3), OOB fill none (0); map_bt over the
+      // scratch buffer at its workspace offset.
+      kEncodeA,
+      kEncodeBt,
+      "htodasync " + hex(maps) + " 128 stream=0x7000 ctx=0xc000",
+      "htod128 " + hex(maps) + " first=0x100000",
+      "htodasync " + hex(maps + 128) + " 128 stream=0x7000 ctx=0xc000",
+      "htod128 " + hex(maps + 128) + " first=0x400000",
+      "launch tm_k0 grid=4,1,1 block=128,1,1 smem=0 stream=0x7000 ctx=0xc000 args=0x200000,0x400000",
+      "launch tm_k1 grid=2,1,1 block=384,1,1 smem=100000 stream=0x7000 ctx=0xc000 args=0x100000," +
+          hex(maps) + "," + hex(maps + 128) + ",0x300000"};
+  EXPECT_EQ(joined(log), joined(want));
+
+  // The same buffers again on the same stream: nothing re-encoded or copied.
+  ASSERT_TRUE(mod->launch(stream(0x7000), a.in, a.out, a.ws).ok());
+  log = takeLog();
+  EXPECT_EQ(log.size(), 2u) << joined(log);
+  EXPECT_EQ(count(log, "launch tm_k1"), 1u) << joined(log);
+
+  // Another input address: both maps encoded again into the same memory, on the stream.
+  a.in[0].data = at(0x500000);
+  ASSERT_TRUE(mod->launch(stream(0x7000), a.in, a.out, a.ws).ok());
+  log = takeLog();
+  EXPECT_EQ(count(log, "alloc"), 0u) << joined(log);
+  EXPECT_EQ(count(log, "tensormap dtype=6 rank=2 addr=0x500000 dims=64,256"), 1u) << joined(log);
+  EXPECT_EQ(count(log, kEncodeBt), 1u) << joined(log);
+  EXPECT_EQ(count(log, "htod128 " + hex(maps) + " first=0x500000"), 1u) << joined(log);
+  EXPECT_EQ(count(log, "launch tm_k1 grid=2,1,1 block=384,1,1 smem=100000 stream=0x7000 ctx=0xc000 "
+                       "args=0x500000," + hex(maps) + ","),
+            1u)
+      << joined(log);
+
+  // Another stream has maps of its own (a launch there cannot overwrite this stream's).
+  ASSERT_TRUE(mod->launch(stream(0x8000), a.in, a.out, a.ws).ok());
+  log = takeLog();
+  uintptr_t other = allocated(log, 256);
+  EXPECT_NE(other, 0u) << joined(log);
+  EXPECT_NE(other, maps);
+  EXPECT_EQ(count(log, "htodasync " + hex(other) + " 128 stream=0x8000 ctx=0xc000"), 1u) << joined(log);
+  EXPECT_EQ(count(log, "SYNC"), 0u);
+
+  // The Module frees its tensor maps with it.
+  { Module dropped = std::move(*mod); }
+  log = takeLog();
+  EXPECT_EQ(count(log, "free ctx=0xc000 " + hex(maps)), 1u) << joined(log);
+  EXPECT_EQ(count(log, "free ctx=0xc000 " + hex(other)), 1u) << joined(log);
+}
+
+TEST_F(FakeDriver, TensorMapsInAGraphCaptureAreNeverRewritten) {
+  auto mod = Module::fromMemory(evo::runtime::testing::tensorMapManifest(),
+                                evo::runtime::testing::kTensorMapImage);
+  ASSERT_TRUE(mod.ok());
+  TmArgs a;
+  ASSERT_TRUE(mod->prepare(stream(0x9000)).ok());
+  takeLog();
+  // Capturing with maps not uploaded yet: refused (a copy from pageable memory is not
+  // capturable), nothing enqueued.
+  setenv("EVO_FAKE_CUDA_CAPTURING", "0x9000", 1);
+  Status s = mod->launch(stream(0x9000), a.in, a.out, a.ws);
+  unsetenv("EVO_FAKE_CUDA_CAPTURING");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code(), Error::Code::InvalidArgument);
+  EXPECT_NE(s.message().find("launch once with the same tensors on this stream before capturing"),
+            std::string::npos)
+      << s.message();
+  EXPECT_EQ(takeLog(), std::vector<std::string>{});
+  // A warm-up launch, then the capture: uses the uploaded maps, copies nothing.
+  ASSERT_TRUE(mod->launch(stream(0x9000), a.in, a.out, a.ws).ok());
+  uintptr_t captured = allocated(takeLog(), 256);
+  setenv("EVO_FAKE_CUDA_CAPTURING", "0x9000", 1);
+  s = mod->launch(stream(0x9000), a.in, a.out, a.ws);
+  unsetenv("EVO_FAKE_CUDA_CAPTURING");
+  ASSERT_TRUE(s.ok()) << s.message();
+  std::vector<std::string> log = takeLog();
+  EXPECT_EQ(count(log, "htod"), 0u) << joined(log);
+  EXPECT_EQ(count(log, "launch tm_k1 grid=2,1,1 block=384,1,1 smem=100000 stream=0x9000 ctx=0xc000 "
+                       "args=0x100000," + hex(captured) + ","),
+            1u)
+      << joined(log);
+  // Later launches on that stream with other buffers leave the captured maps alone.
+  a.in[0].data = at(0x600000);
+  ASSERT_TRUE(mod->launch(stream(0x9000), a.in, a.out, a.ws).ok());
+  log = takeLog();
+  uintptr_t fresh = allocated(log, 256);
+  EXPECT_NE(fresh, 0u) << joined(log);
+  EXPECT_NE(fresh, captured);
+  EXPECT_EQ(count(log, "htodasync " + hex(captured)), 0u) << joined(log);
+  // ... and the captured ones are still used for their own buffers.
+  a.in[0].data = at(0x100000);
+  ASSERT_TRUE(mod->launch(stream(0x9000), a.in, a.out, a.ws).ok());
+  log = takeLog();
+  EXPECT_EQ(count(log, "htod"), 0u) << joined(log);
+  EXPECT_EQ(count(log, "launch tm_k1 grid=2,1,1 block=384,1,1 smem=100000 stream=0x9000 ctx=0xc000 "
+                       "args=0x100000," + hex(captured) + ","),
+            1u)
+      << joined(log);
+}
+
+TEST_F(FakeDriver, TensorMapEncodeFailuresAreErrorValues) {
+  auto mod = Module::fromMemory(evo::runtime::testing::tensorMapManifest(),
+                                evo::runtime::testing::kTensorMapImage);
+  ASSERT_TRUE(mod.ok());
+  TmArgs a;
+  setenv("EVO_FAKE_CUDA_TMAP_FAIL", "1", 1);
+  Status s = mod->launch(stream(0x7000), a.in, a.out, a.ws);
+  unsetenv("EVO_FAKE_CUDA_TMAP_FAIL");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code(), Error::Code::Cuda);
+  EXPECT_NE(s.message().find("evo-runtime: tm: tensor map 'map_a' over 'a' cannot be encoded: "
+                             "cuTensorMapEncodeTiled failed: CUDA_ERROR_FAKE"),
+            std::string::npos)
+      << s.message();
+  std::vector<std::string> log = takeLog();
+  EXPECT_EQ(count(log, "htod"), 0u) << joined(log);
+  EXPECT_EQ(count(log, "launch"), 0u) << joined(log);
+  // Nothing half-made is reused: the next launch encodes and uploads both maps.
+  ASSERT_TRUE(mod->launch(stream(0x7000), a.in, a.out, a.ws).ok());
+  log = takeLog();
+  EXPECT_EQ(count(log, "tensormap"), 2u) << joined(log);
+  EXPECT_EQ(count(log, "htodasync"), 2u) << joined(log);
+  EXPECT_EQ(count(log, "alloc"), 0u) << joined(log);
+}
+
+TEST_F(FakeDriver, TensorMapsWithThreads) {
+  auto mod = Module::fromMemory(evo::runtime::testing::tensorMapManifest(),
+                                evo::runtime::testing::kTensorMapImage);
+  ASSERT_TRUE(mod.ok());
+  std::vector<std::thread> threads;
+  std::vector<int> failures(4, 0);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      TmArgs a;
+      for (int i = 0; i < 20; ++i) {
+        a.in[0].data = at(0x100000 + 0x10000 * (i % 2)); // alternating sources: re-encoded
+        failures[t] += !mod->launch(stream(0x1000 * (t + 1)), a.in, a.out, a.ws).ok();
+      }
+    });
+  for (std::thread &t : threads)
+    t.join();
+  for (int f : failures)
+    EXPECT_EQ(f, 0);
+  std::vector<std::string> log = takeLog();
+  EXPECT_EQ(count(log, "launch tm_k1"), 4u * 20u);
+  EXPECT_EQ(count(log, "alloc"), 4u) << joined(log); // one slot per stream
+  EXPECT_EQ(count(log, "SYNC"), 0u);
+  // Every launch received the maps its own stream last uploaded for its own source.
+  std::map<std::string, std::string> held; // map address -> the source it encodes
+  std::map<std::string, std::string> streamOf;
+  size_t checked = 0;
+  for (const std::string &l : log) {
+    char p[64], first[64];
+    if (std::sscanf(l.c_str(), "htod128 %63s first=%63s", p, first) == 2)
+      held[p] = first;
+    size_t at = l.find("launch tm_k1 ");
+    if (at != 0)
+      continue;
+    std::string args = l.substr(l.find("args=") + 5);
+    std::string src = args.substr(0, args.find(','));
+    std::string map = args.substr(src.size() + 1, args.find(',', src.size() + 1) - src.size() - 1);
+    EXPECT_EQ(held[map], src) << l;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 80u);
 }

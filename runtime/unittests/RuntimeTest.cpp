@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Sha256.h"
+#include "TensorMapManifest.h"
 #include "evo-runtime/Module.h"
 
 #include <gtest/gtest.h>
@@ -199,7 +200,7 @@ TEST(RuntimeManifest, RefusesHostileManifests) {
       {"buffer not object", [](json &j) { j["buffers"][0] = 3; }, "must be an object"},
       {"buffer index", [](json &j) { j["buffers"][1]["index"] = 0; }, "must equal its position"},
       {"buffer unknown key", [](json &j) { j["buffers"][0]["strides"] = {1, 2}; }, "unknown key 'strides'"},
-      {"buffer role", [](json &j) { j["buffers"][0]["role"] = "inout"; }, "not input, output or scratch"},
+      {"buffer role", [](json &j) { j["buffers"][0]["role"] = "inout"; }, "not input, output, scratch or tensor_map"},
       {"buffer dtype", [](json &j) { j["buffers"][0]["dtype"] = "f128"; }, "unsupported dtype"},
       {"buffer name", [](json &j) { j["buffers"][0]["name"] = "a b"; }, "not a valid symbol"},
       {"dim zero", [](json &j) { j["buffers"][0]["shape"] = {0, 64}; }, "out of range"},
@@ -418,4 +419,100 @@ TEST(RuntimeModule, WithoutAGpuLaunchIsAnErrorValue) {
   EXPECT_NE(s.message().find("evo-runtime: mm_relu: no CUDA driver"), std::string::npos) << s.message();
   EXPECT_EQ(mod->prepare().error().code(), Error::Code::NoDevice);
   EXPECT_EQ(mod->allocateWorkspace().error().code(), Error::Code::NoDevice);
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor maps (docs/architecture.md, "Tensor maps")
+//===----------------------------------------------------------------------===//
+
+TEST(RuntimeManifest, ParsesTensorMaps) {
+  auto m = Manifest::parse(evo::runtime::testing::tensorMapManifest());
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->tensorMaps, (std::vector<unsigned>{3, 5}));
+  EXPECT_EQ(m->inputs, (std::vector<unsigned>{0, 1}));
+  EXPECT_EQ(m->outputs, (std::vector<unsigned>{2}));
+  EXPECT_EQ(m->scratch, (std::vector<unsigned>{4}));
+  EXPECT_EQ(m->workspaceBytes, 16384u); // tensor maps live in the module, not the workspace
+  const evo::runtime::BufferInfo &map = m->buffers[5];
+  EXPECT_EQ(map.role, Role::TensorMap);
+  EXPECT_STREQ(evo::runtime::roleName(map.role), "tensor_map");
+  EXPECT_EQ(map.tensorMap.source, 4u);
+  EXPECT_EQ(map.tensorMap.elementType, "f16");
+  EXPECT_EQ(map.tensorMap.dims, (std::vector<int64_t>{128, 64}));
+  EXPECT_EQ(map.tensorMap.strides, (std::vector<int64_t>{256}));
+  EXPECT_EQ(map.tensorMap.box, (std::vector<int64_t>{32, 64}));
+  EXPECT_EQ(map.tensorMap.swizzle, 64);
+  // The caller passes the inputs and outputs only.
+  auto mod = Module::fromMemory(evo::runtime::testing::tensorMapManifest(),
+                                evo::runtime::testing::kTensorMapImage);
+  ASSERT_TRUE(mod.ok()) << mod.error().message();
+  auto at = [](uintptr_t p) { return reinterpret_cast<void *>(p); };
+  Status s = mod->checkArguments(
+      std::vector<TensorRef>{TensorRef(at(0x100000), DType::F16, {256, 64}),
+                             TensorRef(at(0x200000), DType::F16, {64, 128})}
+          .data(),
+      2, std::vector<TensorRef>{TensorRef(at(0x300000), DType::F32, {256, 128})}.data(), 1,
+      WorkspaceRef{at(0x400000), 16384});
+  EXPECT_TRUE(s.ok()) << s.message();
+}
+
+TEST(RuntimeManifest, RefusesHostileTensorMaps) {
+  const Hostile cases[] = {
+      {"unknown key", [](json &j) { j["buffers"][3]["tensor_map"]["interleave"] = 1; },
+       "unknown key 'interleave'"},
+      {"missing key", [](json &j) { j["buffers"][3]["tensor_map"].erase("swizzle"); },
+       "missing 'swizzle'"},
+      {"missing map", [](json &j) { j["buffers"][3].erase("tensor_map"); }, "missing 'tensor_map'"},
+      {"map on an input", [](json &j) { j["buffers"][0]["tensor_map"] = j["buffers"][3]["tensor_map"]; },
+       "has a 'tensor_map' but its role is not tensor_map"},
+      {"not an object", [](json &j) { j["buffers"][3]["tensor_map"] = 3; }, "tensor_map must be an object"},
+      {"wrong size", [](json &j) { j["buffers"][3]["shape"] = {64}; j["buffers"][3]["bytes"] = 64; },
+       "a tensor map must be i8[128]"},
+      {"wrong dtype", [](json &j) { j["buffers"][3]["dtype"] = "f32"; j["buffers"][3]["shape"] = {32};
+                                    j["buffers"][3]["bytes"] = 128; }, "a tensor map must be i8[128]"},
+      {"zero_init", [](json &j) { j["buffers"][3]["zero_init"] = true; }, "cannot be zero_init"},
+      {"source range", [](json &j) { j["buffers"][3]["tensor_map"]["source"] = 6; }, "'source' is 6, out of range"},
+      {"source negative", [](json &j) { j["buffers"][3]["tensor_map"]["source"] = -1; }, "out of range"},
+      {"source is a map", [](json &j) { j["buffers"][3]["tensor_map"]["source"] = 5; },
+       "its source 'map_bt' is a tensor map itself"},
+      {"element type", [](json &j) { j["buffers"][3]["tensor_map"]["element_type"] = "bf16"; },
+       "element_type 'bf16' is not the dtype of its source 'a' (f16)"},
+      {"ui8 source", [](json &j) { j["buffers"][0]["dtype"] = "ui8"; j["buffers"][0]["bytes"] = 16384;
+                                   j["kernels"][1]["params"][0]["dtype"] = "ui8";
+                                   j["buffers"][3]["tensor_map"]["element_type"] = "ui8"; },
+       "is not one TMA supports"},
+      {"rank 0", [](json &j) { j["buffers"][3]["tensor_map"]["dims"] = json::array(); }, "rank 0 is not in 1..5"},
+      {"rank 6", [](json &j) { j["buffers"][3]["tensor_map"]["dims"] = {1, 1, 1, 1, 1, 1}; }, "more than 5"},
+      {"strides count", [](json &j) { j["buffers"][3]["tensor_map"]["strides"] = {128, 128}; },
+       "needs rank - 1 = 1 strides, got 2"},
+      {"stride align", [](json &j) { j["buffers"][3]["tensor_map"]["strides"] = {120}; },
+       "strides[0] = 120 bytes is not a positive multiple of 16"},
+      {"box count", [](json &j) { j["buffers"][3]["tensor_map"]["box"] = {64}; }, "needs 2 box sizes"},
+      {"box big", [](json &j) { j["buffers"][3]["tensor_map"]["box"] = {64, 257}; }, "box[1] = 257 is not in [1, 256]"},
+      {"dim zero", [](json &j) { j["buffers"][3]["tensor_map"]["dims"] = {0, 256}; }, "dims[0] = 0 is not in [1, 2^32]"},
+      {"dim float", [](json &j) { j["buffers"][3]["tensor_map"]["dims"] = {64.0, 256}; }, "must be an integer"},
+      {"swizzle", [](json &j) { j["buffers"][3]["tensor_map"]["swizzle"] = 48; }, "swizzle 48 is not 0, 32, 64 or 128"},
+      {"inner box", [](json &j) { j["buffers"][3]["tensor_map"]["box"] = {4, 128}; },
+       "box[0] * 2 = 8 bytes is not a multiple of 16"},
+      {"inner box swizzle", [](json &j) { j["buffers"][3]["tensor_map"]["swizzle"] = 32; },
+       "inner extent of 128 bytes exceeds the swizzle of 32 bytes"},
+      // 64 x 257 f16 with rows of 128 bytes reach byte 32896 of a 32768-byte source.
+      {"beyond source", [](json &j) { j["buffers"][3]["tensor_map"]["dims"] = {64, 257}; },
+       "addresses bytes up to 32896 of its source, which has 32768"},
+      {"row stride beyond", [](json &j) { j["buffers"][3]["tensor_map"]["strides"] = {144}; },
+       "addresses bytes up to 36848 of its source, which has 32768"},
+      {"wraps", [](json &j) { j["buffers"][3]["tensor_map"]["dims"] = {64, 1, 1, 1, 1ll << 32};
+                              j["buffers"][3]["tensor_map"]["strides"] = {128, 128, 128, (1ll << 40) - 16};
+                              j["buffers"][3]["tensor_map"]["box"] = {64, 1, 1, 1, 1}; },
+       "addresses bytes up to beyond 2^64"},
+  };
+  for (const Hostile &c : cases) {
+    json j = json::parse(evo::runtime::testing::tensorMapManifest());
+    c.mutate(j);
+    auto m = Manifest::parse(j.dump());
+    ASSERT_FALSE(m.ok()) << c.name;
+    EXPECT_EQ(m.error().code(), Error::Code::InvalidManifest) << c.name;
+    EXPECT_NE(m.error().message().find(c.expect), std::string::npos)
+        << c.name << ": expected '" << c.expect << "' in: " << m.error().message();
+  }
 }
