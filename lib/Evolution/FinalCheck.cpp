@@ -89,11 +89,18 @@ LogicalResult reportCulprits(gpu::GPUModuleOp gm, const Culprits &culprits, RunS
       std::optional<CandidateRecord> c = store.getCandidate(t->bestId);
       std::optional<TaskRecord> r = store.getTask(t->name);
       if (c && r) {
-        c->verdict = "invalid";
-        c->reason = "final re-verification of the emitted module: " + why;
+        // Every candidate of the task with the winner's PTX is the same kernel: all of them are
+        // invalid, or resume would choose the same kernel again under another id.
+        for (CandidateRecord &same : store.getCandidates(t->name)) {
+          if (same.id != c->id && (c->ptxHash.empty() || same.ptxHash != c->ptxHash ||
+                                   same.verdict != "valid"))
+            continue;
+          same.verdict = "invalid";
+          same.reason = "final re-verification of the emitted module: " + why;
+          if (llvm::Error e = store.recordResult(same))
+            return emitError(gm.getLoc()) << "evo-evolve: " << llvm::toString(std::move(e));
+        }
         r->status = "running";
-        if (llvm::Error e = store.recordResult(*c))
-          return emitError(gm.getLoc()) << "evo-evolve: " << llvm::toString(std::move(e));
         if (llvm::Error e = store.upsertTask(*r))
           return emitError(gm.getLoc()) << "evo-evolve: " << llvm::toString(std::move(e));
       }

@@ -53,7 +53,7 @@ struct CandidateRecord {
   std::string knobs = "{}";    // JSON object
   std::string rewrites = "[]"; // JSON array of IR rewrites applied after lowering
   std::string ir;              // the variant's gpu.module (printed IR)
-  std::string ptxHash;         // sha256 of its PTX; identical PTX is never evaluated twice
+  std::string ptxHash;         // sha256 of its PTX; the PTX of an older candidate is not run again
   std::string compileDiagnostics;
   /// pending | valid | invalid | crashed | timeout | compile-error | not-run
   std::string verdict = "pending";
