@@ -54,11 +54,27 @@ class CudaDriver:
             "cuMemsetD8Async": [c_uint64, ctypes.c_ubyte, c_size_t, c_void_p],
             "cuLaunchKernel": [c_void_p, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint,
                                c_void_p, c_void_p, c_void_p],
+            "cuMemAlloc_v2": [POINTER(c_uint64), c_size_t],
+            "cuMemFree_v2": [c_uint64],
+            "cuMemcpyHtoDAsync_v2": [c_uint64, c_void_p, c_size_t, c_void_p],
+            "cuStreamIsCapturing": [c_void_p, POINTER(c_int)],
         }
         for fn, args in proto.items():
             f = getattr(lib, fn)
             f.argtypes = args
             f.restype = c_int
+        # Optional (CUDA 12.0+ drivers): TMA tensor maps. (CUtensorMap *, CUtensorMapDataType,
+        # rank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave,
+        # swizzle, l2Promotion, oobFill); the enums as int.
+        try:
+            self._encode = lib.cuTensorMapEncodeTiled
+        except AttributeError:
+            self._encode = None
+        else:
+            self._encode.argtypes = [c_void_p, c_int, c_uint, c_void_p, POINTER(c_uint64),
+                                     POINTER(c_uint64), POINTER(c_uint), POINTER(c_uint), c_int,
+                                     c_int, c_int, c_int]
+            self._encode.restype = c_int
         self._check(lib.cuInit(0), "cuInit")
         self._launch = lib.cuLaunchKernel
         self._memset = lib.cuMemsetD8Async
@@ -153,6 +169,48 @@ class CudaDriver:
     # Work on a stream --------------------------------------------------------------------------
     def memset_async(self, ptr: int, nbytes: int, stream: int):
         self._check(self._memset(ptr, 0, nbytes, stream), "cuMemsetD8Async")
+
+    def mem_alloc(self, nbytes: int):
+        """cuMemAlloc in the current context (at least 256-byte aligned)."""
+        p = c_uint64()
+        self._check(self.lib.cuMemAlloc_v2(byref(p), nbytes), "cuMemAlloc")
+        return p.value
+
+    def mem_free(self, ptr: int):
+        self._check(self.lib.cuMemFree_v2(ptr), "cuMemFree")
+
+    def copy_to_device_async(self, dst: int, src: int, nbytes: int, stream: int):
+        """cuMemcpyHtoDAsync: `src` is a host address that must stay valid (and unchanged) until
+        the copy has run."""
+        self._check(self.lib.cuMemcpyHtoDAsync_v2(dst, src, nbytes, stream), "cuMemcpyHtoDAsync")
+
+    def is_capturing(self, stream: int):
+        """Whether `stream` is being captured into a CUDA graph."""
+        status = c_int()
+        self._check(self.lib.cuStreamIsCapturing(stream, byref(status)), "cuStreamIsCapturing")
+        return status.value != 0
+
+    @property
+    def has_tensor_maps(self):
+        """Whether the driver has cuTensorMapEncodeTiled (CUDA 12.0+)."""
+        return self._encode is not None
+
+    def encode_tensor_map(self, out: int, data_type: int, address: int, dims, strides, box,
+                          swizzle: int):
+        """cuTensorMapEncodeTiled into the 128 bytes at host address `out` (64-byte aligned) with
+        evo's fixed arguments: element strides 1, interleave none, L2 promotion 256 B, OOB fill
+        none (docs/architecture.md, "Tensor maps"). `swizzle` is the CUtensorMapSwizzle value."""
+        from .manifest import TMA_INTERLEAVE_NONE, TMA_L2_PROMOTION_256B, TMA_OOB_FILL_NONE
+        if self._encode is None:
+            raise CudaError("the CUDA driver has no cuTensorMapEncodeTiled (TMA needs a CUDA 12 "
+                            "driver)")
+        rank = len(dims)
+        rc = self._encode(out, data_type, rank, address, (c_uint64 * rank)(*dims),
+                          (c_uint64 * max(rank - 1, 1))(*strides), (c_uint * rank)(*box),
+                          (c_uint * rank)(*([1] * rank)), TMA_INTERLEAVE_NONE, swizzle,
+                          TMA_L2_PROMOTION_256B, TMA_OOB_FILL_NONE)
+        if rc != 0:
+            raise CudaError(self.describe(rc, "cuTensorMapEncodeTiled"))
 
     def launch(self, fn, grid, block, smem: int, stream: int, params):
         """cuLaunchKernel; `params` is a ctypes array of pointers to the parameter values."""

@@ -3,8 +3,10 @@
 A manifest is untrusted input: every field is checked before it becomes a size, an index, a launch
 dimension, a symbol or a file name, with the same limits and messages as libevo_runtime
 (runtime/evo-runtime/Manifest.cpp). Keys of buffers, launches and kernel parameters that this
-runtime does not know are refused (they could change how a kernel must be launched, e.g. tensor
-maps); other unknown keys are ignored.
+runtime does not know are refused (they could change how a kernel must be launched); other unknown
+keys are ignored. Buffers of role "tensor_map" (TMA descriptors the loader encodes,
+docs/architecture.md "Tensor maps") are checked with the rules of include/evo/Runtime/TensorMap.h,
+repeated below.
 """
 
 import hashlib
@@ -33,6 +35,17 @@ BUFFER_ALIGNMENT = 16
 DTYPE_SIZES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8,
                "ui8": 1}
 
+# TMA tensor maps (include/evo/Runtime/TensorMap.h): sizeof(CUtensorMap), the limits of
+# cuTensorMapEncodeTiled and the driver's enum values.
+TENSOR_MAP_BYTES = 128
+TENSOR_MAP_MAX_RANK = 5
+#: element type -> (CUtensorMapDataType, bytes)
+TMA_ELEMENTS = {"f16": (6, 2), "bf16": (9, 2), "f32": (7, 4), "f64": (8, 8), "i8": (0, 1),
+                "i16": (1, 2), "i32": (3, 4), "i64": (5, 8)}
+TMA_SUPPORTED_ELEMENTS = "f16, bf16, f32, f64, i8, i16, i32, i64"
+TMA_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}  # bytes -> CUtensorMapSwizzle
+TMA_INTERLEAVE_NONE, TMA_L2_PROMOTION_256B, TMA_OOB_FILL_NONE = 0, 3, 0
+
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*\Z")
 
 
@@ -41,15 +54,71 @@ class ManifestError(ValueError):
 
 
 @dataclass(frozen=True)
+class TensorMap:
+    """The arguments of cuTensorMapEncodeTiled over buffer `source` (elements / bytes, innermost
+    dimension first)."""
+    source: int
+    element_type: str
+    dims: Tuple[int, ...]
+    strides: Tuple[int, ...]
+    box: Tuple[int, ...]
+    swizzle: int
+
+
+@dataclass(frozen=True)
 class Buffer:
     index: int
     name: str
-    role: str  # "input", "output" or "scratch"
+    role: str  # "input", "output", "scratch" or "tensor_map"
     dtype: str
     shape: Tuple[int, ...]
     bytes: int
     zero_init: bool
     offset: int = 0  # scratch buffers: where they lie in the workspace
+    tensor_map: Optional[TensorMap] = None  # role "tensor_map" only
+
+
+def tensor_map_check_shape(dims, strides, box, swizzle):
+    """TensorMap.h's checkShape: "" when cuTensorMapEncodeTiled accepts the shape."""
+    if not dims or len(dims) > TENSOR_MAP_MAX_RANK:
+        return f"rank {len(dims)} is not in 1..5"
+    if len(strides) + 1 != len(dims):
+        return f"needs rank - 1 = {len(dims) - 1} strides, got {len(strides)}"
+    if len(box) != len(dims):
+        return f"needs {len(dims)} box sizes (one per dimension), got {len(box)}"
+    for i, d in enumerate(dims):
+        if d < 1 or d > 1 << 32:
+            return f"dims[{i}] = {d} is not in [1, 2^32]"
+    for i, st in enumerate(strides):
+        if st < 16 or st % 16 or st >= 1 << 40:
+            return f"strides[{i}] = {st} bytes is not a positive multiple of 16 below 2^40"
+    for i, b in enumerate(box):
+        if b < 1 or b > 256:
+            return f"box[{i}] = {b} is not in [1, 256]"
+    if swizzle not in TMA_SWIZZLE:
+        return f"swizzle {swizzle} is not 0, 32, 64 or 128 bytes"
+    return ""
+
+
+def tensor_map_check(dims, strides, box, swizzle, element_bytes, source_bytes):
+    """TensorMap.h's check: the shape, the box's inner extent, and every byte addressed inside
+    the source."""
+    err = tensor_map_check_shape(dims, strides, box, swizzle)
+    if err:
+        return err
+    inner = box[0] * element_bytes
+    if inner % 16:
+        return (f"the box's inner extent box[0] * {element_bytes} = {inner} bytes is not a "
+                "multiple of 16")
+    if swizzle > 0 and inner > swizzle:
+        return (f"the box's inner extent of {inner} bytes exceeds the swizzle of {swizzle} "
+                "bytes")
+    extent = dims[0] * element_bytes + sum((d - 1) * st for d, st in zip(dims[1:], strides))
+    if extent >= 1 << 64:
+        return f"addresses bytes up to beyond 2^64 of its source, which has {source_bytes}"
+    if extent > source_bytes:
+        return f"addresses bytes up to {extent} of its source, which has {source_bytes}"
+    return ""
 
 
 @dataclass(frozen=True)
@@ -225,10 +294,12 @@ class Manifest:
             raise ManifestError("manifest: ptx sha256 must be 64 lowercase hex digits")
 
         buffers = []
-        for i, b in enumerate(_array(root, "buffers", "manifest", MAX_BUFFERS)):
+        raw_buffers = _array(root, "buffers", "manifest", MAX_BUFFERS)
+        for i, b in enumerate(raw_buffers):
             where = f"buffer {i}"
             _object(b, where)
-            _only_keys(b, ("index", "name", "role", "dtype", "shape", "bytes", "zero_init"), where)
+            _only_keys(b, ("index", "name", "role", "dtype", "shape", "bytes", "zero_init",
+                           "tensor_map"), where)
             if _int_field(b, "index", where, 0, MAX_BUFFERS) != i:
                 raise ManifestError(f"{where}: 'index' must equal its position in 'buffers'")
             name = _str(b, "name", where, 256)
@@ -236,8 +307,9 @@ class Manifest:
                 raise ManifestError(f"{where}: name {_quote(name)} is not a valid symbol")
             where = f"buffer {i} ('{name}')"
             role = _str(b, "role", where, 16)
-            if role not in ("input", "output", "scratch"):
-                raise ManifestError(f"{where}: role {_quote(role)} is not input, output or scratch")
+            if role not in ("input", "output", "scratch", "tensor_map"):
+                raise ManifestError(f"{where}: role {_quote(role)} is not input, output, scratch "
+                                    "or tensor_map")
             dtype = _dtype(b, where)
             shape, nbytes = _shape(b, where, DTYPE_SIZES[dtype])
             if _int_field(b, "bytes", where, 0, MAX_BUFFER_BYTES) != nbytes:
@@ -247,7 +319,32 @@ class Manifest:
                 raise ManifestError(f"{where}: 'zero_init' must be a boolean")
             if zero and role == "input":
                 raise ManifestError(f"{where}: an input cannot be zero_init (the runtime never writes inputs)")
-            buffers.append(Buffer(i, name, role, dtype, shape, nbytes, zero))
+            tmap = None
+            if role == "tensor_map":
+                tmap = self._tensor_map(b, dtype, shape, zero, where, len(raw_buffers))
+            elif "tensor_map" in b:
+                raise ManifestError(f"{where}: has a 'tensor_map' but its role is not tensor_map")
+            buffers.append(Buffer(i, name, role, dtype, shape, nbytes, zero, 0, tmap))
+        # Tensor maps against their sources (which may come later in the list), so that no map
+        # lets TMA reach beyond the buffer it is encoded over.
+        for b in buffers:
+            if b.tensor_map is None:
+                continue
+            t = b.tensor_map
+            where = f"buffer {b.index} ('{b.name}'): tensor_map"
+            src = buffers[t.source]
+            if src.role == "tensor_map":
+                raise ManifestError(f"{where}: its source '{src.name}' is a tensor map itself")
+            if t.element_type != src.dtype:
+                raise ManifestError(f"{where}: element_type {_quote(t.element_type)} is not the "
+                                    f"dtype of its source '{src.name}' ({src.dtype})")
+            if t.element_type not in TMA_ELEMENTS:
+                raise ManifestError(f"{where}: element type {_quote(t.element_type)} is not one TMA "
+                                    f"supports ({TMA_SUPPORTED_ELEMENTS})")
+            why = tensor_map_check(t.dims, t.strides, t.box, t.swizzle,
+                                   TMA_ELEMENTS[t.element_type][1], src.bytes)
+            if why:
+                raise ManifestError(f"{where} over '{src.name}': {why}")
         offset = 0
         for i, b in enumerate(buffers):
             if b.role == "scratch":
@@ -259,6 +356,8 @@ class Manifest:
         self.inputs = [b for b in buffers if b.role == "input"]
         self.outputs = [b for b in buffers if b.role == "output"]
         self.scratch = [b for b in buffers if b.role == "scratch"]
+        #: Buffers of role "tensor_map": built by the loader at every call, not passed by callers.
+        self.tensor_maps = [b for b in buffers if b.role == "tensor_map"]
 
         kernels, params, index = [], [], {}
         for i, k in enumerate(_array(root, "kernels", "manifest", MAX_KERNELS)):
@@ -275,7 +374,7 @@ class Manifest:
             for j, p in enumerate(_array(k, "params", where, MAX_PARAMS)):
                 pw = f"{where}: param {j}"
                 _object(p, pw)
-                # Extension point (issue 13): tensor-map parameters will carry keys of their own.
+                # Every parameter is a device pointer (tensor maps too: buffers of their own).
                 _only_keys(p, ("dtype", "shape"), pw)
                 dt = _dtype(p, pw)
                 plist.append((dt, _shape(p, pw, DTYPE_SIZES[dt])[0]))
@@ -335,6 +434,32 @@ class Manifest:
                 raise ManifestError(f"output buffer '{b.name}' is passed to no launch (it would "
                                     "never be written)")
         self.launches: List[Launch] = launches
+
+    @staticmethod
+    def _tensor_map(b, dtype, shape, zero, where, num_buffers):
+        """The "tensor_map" object of a buffer of role tensor_map (a 128-byte i8 buffer); the
+        checks against its source come once every buffer is known."""
+        if dtype != "i8" or shape != (TENSOR_MAP_BYTES,):
+            raise ManifestError(f"{where}: a tensor map must be i8[128] (a CUtensorMap), not "
+                                f"{describe(dtype, shape)}")
+        if zero:
+            raise ManifestError(f"{where}: a tensor map cannot be zero_init (the runtime encodes it)")
+        t = _field(b, "tensor_map", where)
+        tw = f"{where}: tensor_map"
+        _object(t, tw)
+        _only_keys(t, ("source", "element_type", "dims", "strides", "box", "swizzle"), tw)
+        source = _int_field(t, "source", tw, 0, num_buffers - 1)
+        element_type = _str(t, "element_type", tw, 16)
+
+        def sizes(key):
+            return tuple(_int(v, f"{tw}: {key}[{i}]", 0, 1 << 40)
+                         for i, v in enumerate(_array(t, key, tw, TENSOR_MAP_MAX_RANK)))
+        dims, strides, box = sizes("dims"), sizes("strides"), sizes("box")
+        swizzle = _int_field(t, "swizzle", tw, 0, 128)
+        why = tensor_map_check_shape(dims, strides, box, swizzle)
+        if why:
+            raise ManifestError(f"{tw}: {why}")
+        return TensorMap(source, element_type, dims, strides, box, swizzle)
 
     # ----------------------------------------------------------------------------------------
     def read_image(self, base_dir: Optional[str] = None) -> bytes:

@@ -5,7 +5,8 @@ import threading
 
 from .driver import (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, CU_FUNC_ATTRIBUTE_NUM_REGS,
                      CudaDriver, CudaError)
-from .manifest import BUFFER_ALIGNMENT, WORKSPACE_ALIGNMENT, Manifest, ManifestError, describe
+from .manifest import (BUFFER_ALIGNMENT, TENSOR_MAP_BYTES, TMA_ELEMENTS, TMA_SWIZZLE,
+                       WORKSPACE_ALIGNMENT, Manifest, ManifestError, describe)
 
 _TORCH_DTYPES = {
     "f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64",
@@ -27,6 +28,21 @@ def dtype_name(torch_dtype_):
     return str(torch_dtype_).replace("torch.", "")
 
 
+class _MapSlot:
+    """The tensor maps of calls on one stream: 128 bytes of device memory per map (one cuMemAlloc,
+    256-byte aligned), the encoded bytes they were copied from (kept here, so the asynchronous
+    copy never reads freed memory) and the source addresses they encode."""
+
+    def __init__(self, stream, device, count):
+        self.stream = stream
+        self.device = device
+        self._host = ctypes.create_string_buffer(count * TENSOR_MAP_BYTES + 64)
+        base = ctypes.addressof(self._host)
+        self.host = base + (-base % 64)  # CUtensorMap is 64-byte aligned
+        self.sources = None  # None: nothing valid on the device
+        self.frozen = False  # used in a CUDA graph capture: never rewritten
+
+
 class _Loaded:
     """The CUDA module in one device's primary context."""
 
@@ -34,6 +50,9 @@ class _Loaded:
         self.ctx = ctx
         self.module = module
         self.launches = launches  # (function, grid, block, smem, param offsets) per launch
+        # Tensor maps: held from their upload to the last launch of a call.
+        self.map_lock = threading.Lock()
+        self.map_slots = []
 
 
 class EvoModule:
@@ -49,6 +68,11 @@ class EvoModule:
       nothing needs a synchronization; it also works inside CUDA graph capture.
     - The CUDA module is loaded per device, on first use; `prepare(device)` loads it ahead (CUDA
       graph capture does not allow loading modules).
+    - Tensor maps (buffers of role "tensor_map") are not arguments: each call encodes them over
+      its sources' addresses (cuTensorMapEncodeTiled) and copies them (cuMemcpyHtoDAsync, on the
+      call's stream) to device memory this object owns, one slot per stream; a call with the same
+      addresses on the same stream reuses them. Under CUDA graph capture they must be there
+      already (a call with the same tensors on the capturing stream before).
     """
 
     def __init__(self, manifest_path, image=None, device=None):
@@ -71,6 +95,7 @@ class EvoModule:
         self._in_idx = [b.index for b in self.spec.inputs]
         self._out_idx = [b.index for b in self.spec.outputs]
         self._zero = [b for b in self.spec.buffers if b.zero_init]
+        self._maps = self.spec.tensor_maps
         self._in_want = [(b.shape, torch_dtype(b.dtype)) for b in self.spec.inputs]
         self._out_want = [(b.shape, torch_dtype(b.dtype)) for b in self.spec.outputs]
         if torch.cuda.is_available():
@@ -105,6 +130,9 @@ class EvoModule:
             if self._driver is None:
                 self._driver = CudaDriver.get()
             d = self._driver
+            if self._maps and not d.has_tensor_maps:
+                raise CudaError(f"{self.name}: the manifest has tensor maps, but the CUDA driver has "
+                                "no cuTensorMapEncodeTiled (TMA needs a CUDA 12 driver)")
             ctx = d.primary_context(index)
             d.lib.cuCtxPushCurrent_v2(ctx)
             try:
@@ -259,7 +287,13 @@ class EvoModule:
         pushed = cur.value != loaded.ctx
         if pushed:
             d.lib.cuCtxPushCurrent_v2(loaded.ctx)
+        if self._maps:
+            loaded.map_lock.acquire()
         try:
+            if self._maps:
+                base = self._bind_tensor_maps(loaded, ptrs, handle)
+                for k, b in enumerate(self._maps):
+                    ptrs[b.index] = base + k * TENSOR_MAP_BYTES
             for b in self._zero:
                 d.memset_async(ptrs[b.index], b.bytes, handle)
             values = (ctypes.c_uint64 * len(ptrs))(*ptrs)
@@ -268,8 +302,54 @@ class EvoModule:
                 params = array_type(*[base + o for o in offsets])
                 d.launch(fn, grid, block, smem, handle, params)
         finally:
+            if self._maps:
+                loaded.map_lock.release()
             if pushed:
                 d.lib.cuCtxPopCurrent_v2(ctypes.byref(cur))
+
+    def _bind_tensor_maps(self, loaded, ptrs, handle):
+        """The device address of this call's tensor maps (map k at + 128 k): those already on the
+        device for `handle` over the same sources, else encoded now and copied on `handle` (no
+        synchronization). A slot used during capture is frozen (the graph reads it at every
+        replay); a capture cannot upload (a copy from pageable memory is not capturable)."""
+        d = self._driver
+        spec = self.spec
+        sources = tuple(ptrs[b.tensor_map.source] for b in self._maps)
+        capturing = d.is_capturing(handle)
+        spare = None
+        for slot in loaded.map_slots:
+            if slot.stream != handle:
+                continue
+            if slot.sources == sources:
+                slot.frozen |= capturing
+                return slot.device
+            if not slot.frozen:
+                spare = slot
+        if capturing:
+            raise RuntimeError(f"{self.name}: its tensor maps over these tensors are not on the "
+                               "device yet and cannot be uploaded during CUDA graph capture: launch "
+                               "once with the same tensors on this stream before capturing")
+        if spare is None:
+            spare = _MapSlot(handle, d.mem_alloc(len(self._maps) * TENSOR_MAP_BYTES), len(self._maps))
+            loaded.map_slots.append(spare)
+        spare.sources = None  # nothing valid until every map is encoded and its copy enqueued
+        for k, b in enumerate(self._maps):
+            t = b.tensor_map
+            src = spec.buffers[t.source]
+            if sources[k] % BUFFER_ALIGNMENT:  # checked with the arguments; the driver needs it
+                raise ValueError(f"{self.name}: the source of tensor map '{b.name}' is not "
+                                 f"{BUFFER_ALIGNMENT}-byte aligned")
+            try:
+                d.encode_tensor_map(spare.host + k * TENSOR_MAP_BYTES, TMA_ELEMENTS[t.element_type][0],
+                                    sources[k], t.dims, t.strides, t.box, TMA_SWIZZLE[t.swizzle])
+            except CudaError as e:
+                raise CudaError(f"{self.name}: tensor map '{b.name}' over '{src.name}' cannot be "
+                                f"encoded: {e}") from None
+        for k in range(len(self._maps)):
+            d.copy_to_device_async(spare.device + k * TENSOR_MAP_BYTES,
+                                   spare.host + k * TENSOR_MAP_BYTES, TENSOR_MAP_BYTES, handle)
+        spare.sources = sources
+        return spare.device
 
     def _check_overlaps(self, inputs, outputs):
         """Outputs the caller passed must share no byte with an input or another output."""

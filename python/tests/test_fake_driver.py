@@ -177,8 +177,9 @@ def take_log():
     return lines
 
 
-@unittest.skipUnless(FAKE and os.path.exists(FAKE), "set $EVO_FAKE_CUDA to FakeCuda.c's library")
-class FakeDriverTest(unittest.TestCase):
+class FakeDriverBase(unittest.TestCase):
+    """The stand-in driver and torch, and mm_relu's files in a temporary directory."""
+
     @classmethod
     def setUpClass(cls):
         os.environ.update(EVO_LIBCUDA=FAKE, EVO_FAKE_CUDA_LOG=LOG, EVO_FAKE_CUDA_DEVICES="2")
@@ -197,6 +198,9 @@ class FakeDriverTest(unittest.TestCase):
         shutil.rmtree(cls.dir)
         del sys.modules["torch"]
 
+
+@unittest.skipUnless(FAKE and os.path.exists(FAKE), "set $EVO_FAKE_CUDA to FakeCuda.c's library")
+class FakeDriverTest(FakeDriverBase):
     def setUp(self):
         take_log()
         self.torch.allocations.clear()
@@ -319,6 +323,233 @@ class FakeDriverTest(unittest.TestCase):
         log = take_log()
         self.assertEqual(sum(line.startswith("launch") for line in log), 4 * 20 * 2)
         self.assertFalse(any(line.startswith(("SYNC", "load")) for line in log))
+
+
+# Tensor maps ---------------------------------------------------------------------------------
+TM_PTX = (b"//\n.version 8.0\n.target sm_90a\n"
+          b".visible .entry tm_k0(\n.param .u64 a,\n.param .u64 b\n)\n{}\n"
+          b".visible .entry tm_k1(\n.param .u64 a,\n.param .u64 b,\n.param .u64 c,\n.param .u64 d\n)\n{}\n")
+
+
+def tm_manifest():
+    """A matmul-shaped plan whose second kernel takes two tensor maps: one over input a, one over
+    the scratch buffer bt that the first kernel writes (runtime/unittests/TensorMapManifest.h)."""
+    def buf(i, name, role, dtype, shape, nbytes, tmap=None):
+        b = {"index": i, "name": name, "role": role, "dtype": dtype, "shape": shape, "bytes": nbytes}
+        if tmap:
+            b["tensor_map"] = tmap
+        return b
+    return {
+        "format": "evo-manifest/1", "name": "tm",
+        "ptx": {"file": "tm.ptx", "bytes": len(TM_PTX), "sha256": hashlib.sha256(TM_PTX).hexdigest()},
+        "buffers": [
+            buf(0, "a", "input", "f16", [256, 64], 32768),
+            buf(1, "b", "input", "f16", [64, 128], 16384),
+            buf(2, "c", "output", "f32", [256, 128], 131072),
+            buf(3, "map_a", "tensor_map", "i8", [128], 128,
+                {"source": 0, "element_type": "f16", "dims": [64, 256], "strides": [128],
+                 "box": [64, 128], "swizzle": 128}),
+            buf(4, "bt", "scratch", "f16", [64, 128], 16384),
+            buf(5, "map_bt", "tensor_map", "i8", [128], 128,
+                {"source": 4, "element_type": "f16", "dims": [128, 64], "strides": [256],
+                 "box": [32, 64], "swizzle": 64})],
+        "kernels": [
+            {"name": "tm_k0", "params": [{"dtype": "f16", "shape": [64, 128]}] * 2},
+            {"name": "tm_k1", "params": [{"dtype": "f16", "shape": [256, 64]},
+                                         {"dtype": "i8", "shape": [128]}, {"dtype": "i8", "shape": [128]},
+                                         {"dtype": "f32", "shape": [256, 128]}]}],
+        "launches": [
+            {"kernel": "tm_k0", "grid": [4, 1, 1], "block": [128, 1, 1], "dynamic_shared_memory": 0,
+             "args": [1, 4]},
+            {"kernel": "tm_k1", "grid": [2, 1, 1], "block": [384, 1, 1],
+             "dynamic_shared_memory": 100000, "args": [0, 3, 5, 2]}],
+    }
+
+
+ENCODE_A = ("tensormap dtype=6 rank=2 addr={:#x} dims=64,256 strides=128 box=64,128 estrides=1,1 "
+            "interleave=0 swizzle=3 l2=3 oob=0")
+ENCODE_BT = ("tensormap dtype=6 rank=2 addr={:#x} dims=128,64 strides=256 box=32,64 estrides=1,1 "
+             "interleave=0 swizzle=2 l2=3 oob=0")
+
+
+@unittest.skipUnless(FAKE and os.path.exists(FAKE), "set $EVO_FAKE_CUDA to FakeCuda.c's library")
+class FakeDriverTensorMapTest(FakeDriverBase):
+    """EvoModule with tensor maps: encoded over the call's buffers with the contract's arguments,
+    copied on the call's stream into memory of the loaded module, reused for the same buffers,
+    frozen once captured; refusals and driver errors."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        with open(os.path.join(cls.dir, "tm.json"), "w") as f:
+            json.dump(tm_manifest(), f)
+        with open(os.path.join(cls.dir, "tm.ptx"), "wb") as f:
+            f.write(TM_PTX)
+
+    def setUp(self):
+        take_log()
+        self.torch.allocations.clear()
+        self.torch.state.update(device=0, capturing=False)
+        self.mod = self.EvoModule(os.path.join(self.dir, "tm.json"))
+
+    def tm_inputs(self):
+        t = self.torch
+        return (t.empty((256, 64), dtype=t.float16), t.empty((64, 128), dtype=t.float16))
+
+    @staticmethod
+    def allocated(log):
+        found = [int(line.split()[2], 16) for line in log
+                 if line.startswith("alloc ") and line.endswith(" 256")]
+        return found
+
+    def test_encoded_over_the_callers_buffers_on_its_stream(self):
+        t = self.torch
+        self.assertEqual(take_log(), ["load ctx=0xc000", "attr tm_k1 8=100000"])
+        a, b = self.tm_inputs()
+        t.allocations.clear()
+        s = t.cuda.Stream(0x7000, 0)
+        (c,) = self.mod(a, b, stream=s)
+        log = take_log()
+        (maps,) = self.allocated(log)
+        self.assertEqual(maps % 64, 0)
+        # Outputs and workspace from the caching allocator; the maps are not caller-visible.
+        (_, _, _), (ws, ws_bytes, _) = t.allocations
+        self.assertEqual(ws_bytes, 16384)
+        self.assertEqual(log[1:], [
+            ENCODE_A.format(a.data_ptr()),
+            ENCODE_BT.format(ws),
+            f"htodasync {maps:#x} 128 stream=0x7000 ctx=0xc000",
+            f"htod128 {maps:#x} first={a.data_ptr():#x}",
+            f"htodasync {maps + 128:#x} 128 stream=0x7000 ctx=0xc000",
+            f"htod128 {maps + 128:#x} first={ws:#x}",
+            f"launch tm_k0 grid=4,1,1 block=128,1,1 smem=0 stream=0x7000 ctx=0xc000 "
+            f"args={b.data_ptr():#x},{ws:#x}",
+            f"launch tm_k1 grid=2,1,1 block=384,1,1 smem=100000 stream=0x7000 ctx=0xc000 "
+            f"args={a.data_ptr():#x},{maps:#x},{maps + 128:#x},{c.data_ptr():#x}"])
+        # Same buffers (given workspace, so bt stays put), same stream: nothing re-encoded.
+        w = t.empty(16384, dtype=t.uint8)
+        self.mod(a, b, stream=s, workspace=w)
+        log = take_log()
+        self.assertEqual(sum(line.startswith("tensormap") for line in log), 2)  # bt moved
+        self.mod(a, b, stream=s, workspace=w)
+        log = take_log()
+        self.assertEqual([line.split()[0] for line in log], ["launch", "launch"], log)
+        # The current stream (0x10) has maps of its own.
+        self.mod(a, b, workspace=w)
+        log = take_log()
+        (other,) = self.allocated(log)
+        self.assertNotEqual(other, maps)
+        self.assertIn(f"htodasync {other:#x} 128 stream=0x10 ctx=0xc000", log)
+        self.assertFalse(any(line.startswith("SYNC") for line in log))
+
+    def test_graph_capture(self):
+        t = self.torch
+        a, b = self.tm_inputs()
+        w = t.empty(16384, dtype=t.uint8)
+        take_log()
+        os.environ["EVO_FAKE_CUDA_CAPTURING"] = "0x10"
+        try:
+            with self.assertRaisesRegex(RuntimeError, "launch once with the same tensors on this "
+                                                      "stream before capturing"):
+                self.mod(a, b, workspace=w)
+            self.assertEqual(take_log(), [])
+        finally:
+            del os.environ["EVO_FAKE_CUDA_CAPTURING"]
+        self.mod(a, b, workspace=w)  # warm-up
+        (captured,) = self.allocated(take_log())
+        os.environ["EVO_FAKE_CUDA_CAPTURING"] = "0x10"
+        try:
+            self.mod(a, b, workspace=w)
+        finally:
+            del os.environ["EVO_FAKE_CUDA_CAPTURING"]
+        log = take_log()
+        self.assertFalse(any(line.startswith("htod") for line in log), log)
+        self.assertIn(f",{captured:#x},", log[-1])
+        # Other buffers later on that stream: new memory, the captured maps stay as they are.
+        a2, _ = self.tm_inputs()
+        self.mod(a2, b, workspace=w)
+        log = take_log()
+        (fresh,) = self.allocated(log)
+        self.assertNotEqual(fresh, captured)
+        self.assertFalse(any(line.startswith(f"htodasync {captured:#x}") for line in log), log)
+
+    def test_encode_failure_and_refusals(self):
+        a, b = self.tm_inputs()
+        take_log()
+        os.environ["EVO_FAKE_CUDA_TMAP_FAIL"] = "1"
+        try:
+            with self.assertRaisesRegex(Exception, "tm: tensor map 'map_a' over 'a' cannot be "
+                                                   "encoded: cuTensorMapEncodeTiled failed: "
+                                                   "CUDA_ERROR_FAKE"):
+                self.mod(a, b)
+        finally:
+            del os.environ["EVO_FAKE_CUDA_TMAP_FAIL"]
+        log = take_log()
+        self.assertFalse(any(line.startswith(("htod", "launch")) for line in log), log)
+        # Nothing half-made is reused.
+        self.mod(a, b)
+        self.assertEqual(sum(line.startswith("htodasync") for line in take_log()), 2)
+        # Maps are not arguments.
+        with self.assertRaisesRegex(ValueError, "takes 2 inputs, got 3"):
+            self.mod(a, b, self.torch.empty(128, dtype=self.torch.int8))
+
+    def test_threads_get_their_own_maps(self):
+        t = self.torch
+        pairs = [self.tm_inputs() for _ in range(2)]
+        b = pairs[0][1]
+        take_log()
+        errors = []
+
+        def work(k):
+            try:
+                s = t.cuda.Stream(0x1000 * (k + 1), 0)
+                w = t.empty(16384, dtype=t.uint8)
+                for i in range(20):
+                    self.mod(pairs[i % 2][0], b, stream=s, workspace=w)
+            except Exception as e:
+                errors.append(e)
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        self.assertEqual(errors, [])
+        held, checked = {}, 0
+        log = take_log()
+        self.assertEqual(len(self.allocated(log)), 4)
+        for line in log:
+            if line.startswith("htod128 "):
+                _, p, first = line.split()
+                held[p] = first[len("first="):]
+            elif line.startswith("launch tm_k1 "):
+                args = line.split("args=")[1].split(",")
+                self.assertEqual(held[args[1]], args[0], line)
+                checked += 1
+        self.assertEqual(checked, 80)
+
+    def test_driver_without_tensor_maps(self):
+        import evo_runtime.driver as drv
+        notmap = os.path.join(os.path.dirname(FAKE),
+                              os.path.basename(FAKE).replace("evo-fake-cuda", "evo-fake-cuda-notmap"))
+        if not os.path.exists(notmap):
+            self.skipTest(f"{notmap} is not built")
+        os.environ["EVO_LIBCUDA"] = notmap
+        try:
+            old = drv.CudaDriver._instance
+            drv.CudaDriver._instance = drv.CudaDriver()
+            self.assertFalse(drv.CudaDriver._instance.has_tensor_maps)
+            with self.assertRaisesRegex(drv.CudaError, "tm: the manifest has tensor maps, but the "
+                                                       "CUDA driver has no cuTensorMapEncodeTiled "
+                                                       r"\(TMA needs a CUDA 12 driver\)"):
+                self.EvoModule(os.path.join(self.dir, "tm.json"))
+            # Manifests without tensor maps still run there.
+            mm = self.EvoModule(os.path.join(self.dir, "mm_relu.json"))
+            a = self.torch.empty((256, 64), dtype=self.torch.float32)
+            bb = self.torch.empty((64, 128), dtype=self.torch.float32)
+            mm(a, bb)
+        finally:
+            drv.CudaDriver._instance = old
+            os.environ["EVO_LIBCUDA"] = FAKE
 
 
 if __name__ == "__main__":

@@ -109,7 +109,7 @@ HOSTILE = [
     ("buffer not object", set_(["buffers", 0], 3), "must be an object"),
     ("buffer index", set_(["buffers", 1, "index"], 0), "must equal its position"),
     ("buffer unknown key", set_(["buffers", 0, "strides"], [1, 2]), "unknown key 'strides'"),
-    ("buffer role", set_(["buffers", 0, "role"], "inout"), "not input, output or scratch"),
+    ("buffer role", set_(["buffers", 0, "role"], "inout"), "not input, output, scratch or tensor_map"),
     ("buffer dtype", set_(["buffers", 0, "dtype"], "f128"), "unsupported dtype"),
     ("buffer name", set_(["buffers", 0, "name"], "a b"), "not a valid symbol"),
     ("dim zero", set_(["buffers", 0, "shape"], [0, 64]), "out of range"),
@@ -246,6 +246,120 @@ class ManifestTest(unittest.TestCase):
             shutil.rmtree(other)
 
 
+def tm_valid():
+    """A manifest with two tensor maps (runtime/unittests/TensorMapManifest.h): map_a over input
+    a, map_bt over scratch bt."""
+    ptx = b"//\n.version 8.0\n.target sm_90a\n"
+    f16 = lambda shape: {"dtype": "f16", "shape": list(shape)}  # noqa: E731
+
+    def buf(i, name, role, dtype, shape, nbytes, tmap=None):
+        b = {"index": i, "name": name, "role": role, "dtype": dtype, "shape": list(shape),
+             "bytes": nbytes}
+        if tmap is not None:
+            b["tensor_map"] = tmap
+        return b
+    return {
+        "format": "evo-manifest/1", "name": "tm",
+        "ptx": {"file": "tm.ptx", "bytes": len(ptx), "sha256": hashlib.sha256(ptx).hexdigest()},
+        "buffers": [
+            buf(0, "a", "input", "f16", (256, 64), 32768),
+            buf(1, "b", "input", "f16", (64, 128), 16384),
+            buf(2, "c", "output", "f32", (256, 128), 131072),
+            buf(3, "map_a", "tensor_map", "i8", (128,), 128,
+                {"source": 0, "element_type": "f16", "dims": [64, 256], "strides": [128],
+                 "box": [64, 128], "swizzle": 128}),
+            buf(4, "bt", "scratch", "f16", (64, 128), 16384),
+            buf(5, "map_bt", "tensor_map", "i8", (128,), 128,
+                {"source": 4, "element_type": "f16", "dims": [128, 64], "strides": [256],
+                 "box": [32, 64], "swizzle": 64})],
+        "kernels": [{"name": "tm_k0", "params": [f16((64, 128)), f16((64, 128))]},
+                    {"name": "tm_k1", "params": [f16((256, 64)), {"dtype": "i8", "shape": [128]},
+                                                 {"dtype": "i8", "shape": [128]},
+                                                 param((256, 128))]}],
+        "launches": [{"kernel": "tm_k0", "grid": [4, 1, 1], "block": [128, 1, 1],
+                      "dynamic_shared_memory": 0, "args": [1, 4]},
+                     {"kernel": "tm_k1", "grid": [2, 1, 1], "block": [384, 1, 1],
+                      "dynamic_shared_memory": 100000, "args": [0, 3, 5, 2]}],
+    }
+
+
+def tmset(key, value):
+    return set_(["buffers", 3, "tensor_map", key], value)
+
+
+def _tm_wraps(j):
+    t = j["buffers"][3]["tensor_map"]
+    t.update(dims=[64, 1, 1, 1, 1 << 32], strides=[128, 128, 128, (1 << 40) - 16], box=[64, 1, 1, 1, 1])
+
+
+def _tm_ui8(j):
+    j["buffers"][0].update(dtype="ui8", bytes=16384)
+    j["kernels"][1]["params"][0]["dtype"] = "ui8"
+    j["buffers"][3]["tensor_map"]["element_type"] = "ui8"
+
+
+# The same cases as RuntimeTest.cpp's RefusesHostileTensorMaps, with the same messages.
+TM_HOSTILE = [
+    ("unknown key", tmset("interleave", 1), "unknown key 'interleave'"),
+    ("missing key", lambda j: j["buffers"][3]["tensor_map"].pop("swizzle"), "missing 'swizzle'"),
+    ("missing map", lambda j: j["buffers"][3].pop("tensor_map"), "missing 'tensor_map'"),
+    ("map on an input", lambda j: j["buffers"][0].update(tensor_map=j["buffers"][3]["tensor_map"]),
+     "has a 'tensor_map' but its role is not tensor_map"),
+    ("not an object", set_(["buffers", 3, "tensor_map"], 3), "tensor_map must be an object"),
+    ("wrong size", lambda j: j["buffers"][3].update(shape=[64], bytes=64), "a tensor map must be i8[128]"),
+    ("wrong dtype", lambda j: j["buffers"][3].update(dtype="f32", shape=[32], bytes=128),
+     "a tensor map must be i8[128]"),
+    ("zero_init", set_(["buffers", 3, "zero_init"], True), "cannot be zero_init"),
+    ("source range", tmset("source", 6), "'source' is 6, out of range"),
+    ("source negative", tmset("source", -1), "out of range"),
+    ("source bool", tmset("source", True), "must be an integer"),
+    ("source is a map", tmset("source", 5), "its source 'map_bt' is a tensor map itself"),
+    ("element type", tmset("element_type", "bf16"),
+     "element_type 'bf16' is not the dtype of its source 'a' (f16)"),
+    ("ui8 source", _tm_ui8, "is not one TMA supports"),
+    ("rank 0", tmset("dims", []), "rank 0 is not in 1..5"),
+    ("rank 6", tmset("dims", [1] * 6), "more than 5"),
+    ("strides count", tmset("strides", [128, 128]), "needs rank - 1 = 1 strides, got 2"),
+    ("stride align", tmset("strides", [120]), "strides[0] = 120 bytes is not a positive multiple of 16"),
+    ("box count", tmset("box", [64]), "needs 2 box sizes"),
+    ("box big", tmset("box", [64, 257]), "box[1] = 257 is not in [1, 256]"),
+    ("dim zero", tmset("dims", [0, 256]), "dims[0] = 0 is not in [1, 2^32]"),
+    ("dim float", tmset("dims", [64.0, 256]), "must be an integer"),
+    ("swizzle", tmset("swizzle", 48), "swizzle 48 is not 0, 32, 64 or 128"),
+    ("inner box", tmset("box", [4, 128]), "box[0] * 2 = 8 bytes is not a multiple of 16"),
+    ("inner box swizzle", tmset("swizzle", 32), "inner extent of 128 bytes exceeds the swizzle of 32 bytes"),
+    ("beyond source", tmset("dims", [64, 257]), "addresses bytes up to 32896 of its source, which has 32768"),
+    ("row stride beyond", tmset("strides", [144]), "addresses bytes up to 36848 of its source, which has 32768"),
+    ("wraps", _tm_wraps, "addresses bytes up to beyond 2^64"),
+]
+
+
+class TensorMapManifestTest(unittest.TestCase):
+    def test_valid(self):
+        m = Manifest.parse(json.dumps(tm_valid()))
+        self.assertEqual([b.index for b in m.tensor_maps], [3, 5])
+        self.assertEqual([b.index for b in m.inputs], [0, 1])
+        self.assertEqual([b.index for b in m.scratch], [4])
+        self.assertEqual(m.workspace_bytes, 16384)  # maps live in the loader, not the workspace
+        t = m.buffers[5].tensor_map
+        self.assertEqual((t.source, t.element_type, t.dims, t.strides, t.box, t.swizzle),
+                         (4, "f16", (128, 64), (256,), (32, 64), 64))
+        self.assertIsNone(m.buffers[4].tensor_map)
+        # Maps are not inputs of the op.
+        self.assertEqual(schema(m, "tm"), "tm(Tensor in0, Tensor in1) -> Tensor")
+        self.assertEqual(output_specs(m, [((256, 64), "f16"), ((64, 128), "f16")]),
+                         [((256, 128), "f32")])
+
+    def test_hostile(self):
+        for name, mutate, expect in TM_HOSTILE:
+            j = copy.deepcopy(tm_valid())
+            mutate(j)
+            with self.subTest(name):
+                with self.assertRaises(ManifestError) as cm:
+                    Manifest.parse(json.dumps(j))
+                self.assertIn(expect, str(cm.exception))
+
+
 class TorchOpTest(unittest.TestCase):
     """The parts of register_op that need no torch."""
 
@@ -340,6 +454,29 @@ class EmittedTest(unittest.TestCase):
         m = self.emit(os.path.join(SRCROOT, "bench", "col_sum.mlir"), "split=8")
         self.assertEqual(len(m.scratch), 1)
         self.assertEqual(len(m.launches), 2)
+
+    def test_wgmma_tensor_maps(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        src = os.path.join(d, "mm16.mlir")
+        with open(src, "w") as f:
+            f.write(MATMUL_F16)
+        m = self.emit(src, "chip=sm_90a tile-sizes=128,128,64 wgmma=1 stages=4")
+        self.assertEqual(len(m.tensor_maps), 2)
+        self.assertEqual({m.buffers[b.tensor_map.source].name for b in m.tensor_maps},
+                         {"arg0", "arg1"})
+        self.assertEqual([(b.shape, b.dtype) for b in m.inputs], [((512, 256), "f16"), ((256, 384), "f16")])
+
+
+MATMUL_F16 = """func.func @mm16(%a: tensor<512x256xf16>, %b: tensor<256x384xf16>) -> tensor<512x384xf16> {
+  %zero = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<512x384xf16>
+  %acc = linalg.fill ins(%zero : f16) outs(%e : tensor<512x384xf16>) -> tensor<512x384xf16>
+  %c = linalg.matmul ins(%a, %b : tensor<512x256xf16>, tensor<256x384xf16>)
+                     outs(%acc : tensor<512x384xf16>) -> tensor<512x384xf16>
+  return %c : tensor<512x384xf16>
+}
+"""
 
 
 if __name__ == "__main__":
