@@ -118,6 +118,37 @@ def evolve(evo, name, args, work):
     return row
 
 
+def sass_summary(ptx_dir, chip):
+    """The emitted kernels' knobs and tensor-instruction mix: each PTX assembled with ptxas for
+    `chip` and disassembled with cuobjdump (HGMMA: wgmma, HMMA: mma.sync, FFMA: CUDA cores)."""
+    import glob
+    import re
+    import shutil
+    tools = [shutil.which(t) or os.path.join("/usr/local/cuda/bin", t) for t in ("ptxas", "cuobjdump")]
+    out = {}
+    for ptx in sorted(glob.glob(os.path.join(ptx_dir, "*.ptx"))):
+        entry = {}
+        try:
+            manifest = json.load(open(ptx[:-4] + ".json"))
+            entry["knobs"] = [k.get("knobs") for k in manifest.get("kernels", [])]
+        except Exception:
+            pass
+        cubin = ptx[:-4] + ".cubin"
+        try:
+            subprocess.run([tools[0], f"-arch={chip}", ptx, "-o", cubin], check=True,
+                           capture_output=True, timeout=120)
+            sass = subprocess.run([tools[1], "-sass", cubin], check=True, capture_output=True,
+                                  text=True, timeout=120).stdout
+            for op in ("HGMMA", "HMMA", "FFMA"):
+                shapes = re.findall(rf"\b{op}(\.[0-9A-Za-z.]+)?", sass)
+                entry[op] = len(shapes)
+            entry["hgmma_shapes"] = sorted(set(re.findall(r"HGMMA\.[0-9x]+\.[A-Z0-9]+", sass)))
+        except Exception as e:  # the summary is evidence, not a gate
+            entry["error"] = str(e)[-300:]
+        out[os.path.basename(ptx)] = entry
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--evo-opt", default=os.environ.get("EVO_OPT", os.path.join(ROOT, "build/bin/evo-opt")))
@@ -139,6 +170,9 @@ def main():
         row = evolve(args.evo_opt, name, args, work)
         row["eager_ms"], row["compile_ms"] = torch_times(fn, shapes)
         row["matmul"] = matmul
+        if matmul:
+            row["sass"] = sass_summary(os.path.join(work, "ptx", name), args.chip)
+            print(f"[bench] {name}: sass {json.dumps(row['sass'])}", flush=True)
         rows[name] = row
         print(f"[bench] {name}: {json.dumps({k: row.get(k) for k in ('baseline_ms', 'evolved_ms', 'eager_ms', 'compile_ms', 'verify', 'evaluated', 'valid', 'evolve_s')})}",
               flush=True)
