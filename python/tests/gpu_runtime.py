@@ -9,6 +9,9 @@
   * register_op: the op matches PyTorch, passes torch.library.opcheck (fake implementation,
     schema), runs inside torch.compile (fullgraph), and in a captured CUDA graph that replays
     with new inputs; so does a plain module call;
+  * tensor maps (compute capability 9.0 only, else skipped with the reason): an emitted wgmma
+    matmul (f16, sm_90a, TMA) through EvoModule, on new and reused buffers and on a side
+    stream, and through register_op (eager and torch.compile), against torch.matmul;
   * timing: the op through evo_runtime against the same kernels launched directly (driver calls
     with prepared parameters), CUDA events, L2 flushed (issue 14: at most 3 % slower).
 
@@ -94,6 +97,85 @@ def inputs_for(module, seed=0):
     g = torch.Generator(device="cuda").manual_seed(seed)
     return [torch.randn(b.shape, generator=g, device="cuda", dtype=torch.float32)
             for b in module.spec.inputs]
+
+
+def matmul_f16_mlir(name, m, n, k):
+    return f"""func.func @{name}(%a: tensor<{m}x{k}xf16>, %b: tensor<{k}x{n}xf16>) -> tensor<{m}x{n}xf16> {{
+  %zero = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<{m}x{n}xf16>
+  %acc = linalg.fill ins(%zero : f16) outs(%e : tensor<{m}x{n}xf16>) -> tensor<{m}x{n}xf16>
+  %c = linalg.matmul ins(%a, %b : tensor<{m}x{k}xf16>, tensor<{k}x{n}xf16>)
+                     outs(%acc : tensor<{m}x{n}xf16>) -> tensor<{m}x{n}xf16>
+  return %c : tensor<{m}x{n}xf16>
+}}
+"""
+
+
+WGMMA_OPTIONS = "chip=sm_90a tile-sizes=128,128,64 wgmma=1 stages=4"
+
+
+def tensor_map_checks(args, kdir):
+    """An f16 matmul emitted with the wgmma schedule (its kernel takes TMA tensor maps) run
+    through EvoModule and register_op, against torch.matmul (cuBLAS) and float64."""
+    mods = {}
+    for name, (m, n, k) in {"mm16": (512, 384, 256), "mm16_odd": (1000, 392, 200)}.items():
+        src = os.path.join(kdir, name + ".mlir")
+        os.makedirs(kdir, exist_ok=True)
+        with open(src, "w") as f:
+            f.write(matmul_f16_mlir(name, m, n, k))
+        mods[name] = EvoModule(emit(args.evo_opt, src, kdir, WGMMA_OPTIONS))
+
+    def inputs(mod, seed):
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        return [torch.randn(b.shape, generator=g, device="cuda", dtype=torch.float16)
+                for b in mod.spec.inputs]
+
+    def close(c, a, b, what):
+        ref = torch.matmul(a, b)  # cuBLAS, f16 out
+        e64 = assert_close(c, a.double() @ b.double(), 2e-3, what + " vs float64")
+        assert_close(c, ref, 2e-3, what + " vs torch.matmul")
+        return e64
+
+    @check("tensor maps: emitted wgmma matmuls (sm_90a, TMA) through EvoModule match torch.matmul")
+    def wgmma_module():
+        errs = []
+        for name, mod in mods.items():
+            assert len(mod.spec.tensor_maps) == 2, f"{name}: {len(mod.spec.tensor_maps)} tensor maps"
+            for seed in range(3):  # new buffers each time: the maps are encoded again
+                a, b = inputs(mod, seed)
+                (c,) = mod(a, b)
+                torch.cuda.synchronize()
+                errs.append(close(c, a, b, f"{name} seed {seed}"))
+            # The same buffers with new contents: the maps are reused.
+            na, nb = inputs(mod, 7)
+            a.copy_(na)
+            b.copy_(nb)
+            (c,) = mod(a, b, outputs=[c])
+            torch.cuda.synchronize()
+            errs.append(close(c, a, b, f"{name} reused buffers"))
+            # Another stream: maps of its own, uploaded on it.
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            (c2,) = mod(a, b, stream=side)
+            side.synchronize()
+            errs.append(close(c2, a, b, f"{name} stream="))
+        return (f"worst relative error vs float64 {max(errs):.1e}; "
+                + ", ".join(f"{k} {tuple(m.spec.inputs[0].shape)}x{tuple(m.spec.inputs[1].shape)}"
+                            for k, m in mods.items()))
+    wgmma_module()
+
+    @check("tensor maps: the wgmma matmul as a registered op (eager, torch.compile fullgraph)")
+    def wgmma_op():
+        op = register_op("evotest::mm16", mods["mm16"])
+        a, b = inputs(mods["mm16"], 40)
+        close(op(a, b), a, b, "mm16 op")
+        cf = torch.compile(lambda a, b: op(a, b) * 2, fullgraph=True)
+        for seed in (41, 42):
+            a, b = inputs(mods["mm16"], seed)
+            y = cf(a, b)
+            torch.cuda.synchronize()
+            assert_close(y, (a.double() @ b.double()) * 2, 2e-3, f"compiled mm16 op (seed {seed})")
+    wgmma_op()
 
 
 def main():
@@ -307,6 +389,15 @@ def main():
             assert_close(y, REFS["col_sum"](x), 1e-5, f"replayed col_sum (seed {seed})")
             assert_close(z, REFS["mm_relu"](a, b), 1e-5, f"replayed mm_relu op (seed {seed})")
     graphs()
+
+    # Tensor maps: emitted wgmma matmuls (sm_90a: TMA descriptors built by EvoModule) ---------
+    cc = torch.cuda.get_device_capability()
+    if cc != (9, 0):
+        why = f"SKIP wgmma matmul with tensor maps: compute capability {cc[0]}.{cc[1]}, not 9.0 (sm_90a)"
+        print(why, file=log, flush=True)
+        print("runtime python: " + why)
+    else:
+        tensor_map_checks(args, kdir)
 
     # Timing ---------------------------------------------------------------------------------
     flush = torch.empty(64 << 20, dtype=torch.float32, device="cuda")

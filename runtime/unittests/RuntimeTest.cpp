@@ -473,6 +473,7 @@ TEST(RuntimeManifest, RefusesHostileTensorMaps) {
       {"zero_init", [](json &j) { j["buffers"][3]["zero_init"] = true; }, "cannot be zero_init"},
       {"source range", [](json &j) { j["buffers"][3]["tensor_map"]["source"] = 6; }, "'source' is 6, out of range"},
       {"source negative", [](json &j) { j["buffers"][3]["tensor_map"]["source"] = -1; }, "out of range"},
+      {"source bool", [](json &j) { j["buffers"][3]["tensor_map"]["source"] = true; }, "must be an integer"},
       {"source is a map", [](json &j) { j["buffers"][3]["tensor_map"]["source"] = 5; },
        "its source 'map_bt' is a tensor map itself"},
       {"element type", [](json &j) { j["buffers"][3]["tensor_map"]["element_type"] = "bf16"; },
