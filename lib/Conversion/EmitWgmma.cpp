@@ -113,14 +113,35 @@ struct Ptx {
   }
 };
 
-} // namespace
 
-FailureOr<LoweredTask> emitWgmmaMatmul(const GenericTask &t, const ScheduleKnobs &k,
-                                       EmitContext &ctx) {
+/// A wgmma matmul's shapes, checked against the knobs: everything the kernel is built from.
+struct WgmmaPlan {
+  const GenericTask *t = nullptr;
+  int64_t BM = 0, BN = 0, S = 0;
+  unsigned pa = 0, pb = 0, pc = 0;     // kernel parameters of A, B and C
+  unsigned mD = 0, nD = 0, kD = 0;     // loop dimensions of M, N and K
+  SmallVector<unsigned> batch;         // at most one
+  Type eltA, outElt;
+  bool bKMajor = false;                // B[n][k] (else B[k][n], read transposed)
+  int64_t M = 0, N = 0, K = 0, B = 1;
+  int64_t stageBytes = 0, smem = 0;
+  TensorMapDesc mapA, mapB;
+
+  int64_t tilesM() const { return ceilDiv(M, BM); }
+  int64_t tilesN() const { return ceilDiv(N, BN); }
+  int64_t kTiles() const { return ceilDiv(K, kBK); }
+  int64_t consumers() const { return BM / 64; }
+  int64_t threads() const { return 128 * (1 + consumers()); }
+};
+
+FailureOr<WgmmaPlan> planWgmma(const GenericTask &t, const ScheduleKnobs &k) {
   linalg::GenericOp op = t.op;
-  MLIRContext *mctx = op.getContext();
-  const int64_t BM = k.tileSizes[0], BN = k.tileSizes[1], BK = k.tileSizes[2];
-  const int64_t S = k.stages;
+  WgmmaPlan pl;
+  pl.t = &t;
+  pl.BM = k.tileSizes[0];
+  pl.BN = k.tileSizes[1];
+  pl.S = k.stages;
+  const int64_t BM = pl.BM, BN = pl.BN, BK = k.tileSizes[2];
   auto bad = [&]() {
     return op.emitError() << "wgmma with tile_sizes=" << BM << "," << BN << "," << BK << ": ";
   };
@@ -135,14 +156,17 @@ FailureOr<LoweredTask> emitWgmmaMatmul(const GenericTask &t, const ScheduleKnobs
   if (t.inputs[ia].kind != ValueSource::Kind::Buffer ||
       t.inputs[ib].kind != ValueSource::Kind::Buffer)
     return bad() << "needs both operands in memory";
-  const unsigned pa = t.inputs[ia].buffer, pb = t.inputs[ib].buffer, pc = t.outputs[0];
-  Type eltA = t.params[pa].getElementType(), eltB = t.params[pb].getElementType();
+  pl.pa = t.inputs[ia].buffer;
+  pl.pb = t.inputs[ib].buffer;
+  pl.pc = t.outputs[0];
+  pl.eltA = t.params[pl.pa].getElementType();
+  Type eltB = t.params[pl.pb].getElementType();
   // The contraction's own result type (an epilogue may store another one: storeOutput).
-  Type outElt = t.resultElementType(0);
-  if (eltA != eltB || !(eltA.isF16() || eltA.isBF16()))
-    return bad() << "needs f16 or bf16 operands of one type, got " << eltA << " and " << eltB;
-  if (!(outElt.isF32() || outElt.isF16() || outElt.isBF16()))
-    return bad() << "needs an f32, f16 or bf16 result, got " << outElt;
+  pl.outElt = t.resultElementType(0);
+  if (pl.eltA != eltB || !(pl.eltA.isF16() || pl.eltA.isBF16()))
+    return bad() << "needs f16 or bf16 operands of one type, got " << pl.eltA << " and " << eltB;
+  if (!(pl.outElt.isF32() || pl.outElt.isF16() || pl.outElt.isBF16()))
+    return bad() << "needs an f32, f16 or bf16 result, got " << pl.outElt;
   if (BM != 64 && BM != 128)
     return bad() << "the M tile must be 64 or 128 (one consumer warpgroup per 64 rows)";
   if (BN < 64 || BN > 256 || BN % 64)
@@ -151,121 +175,157 @@ FailureOr<LoweredTask> emitWgmmaMatmul(const GenericTask &t, const ScheduleKnobs
     return bad() << "the K tile must be 64 (one 128-byte swizzled row)";
 
   // Operand layouts: A[batch][m][k]; B[batch][k][n] (MN-major) or B[batch][n][k]; C[batch][m][n].
-  const unsigned mD = view->m[0], nD = view->n[0], kD = view->k[0];
+  pl.mD = view->m[0];
+  pl.nD = view->n[0];
+  pl.kD = view->k[0];
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  SmallVector<unsigned> batch(view->batch.begin(), view->batch.end());
+  pl.batch.assign(view->batch.begin(), view->batch.end());
   auto expect = [&](AffineMap map, ArrayRef<unsigned> inner) {
     std::optional<SmallVector<unsigned>> d = dimsOf(map);
-    SmallVector<unsigned> want(batch);
+    SmallVector<unsigned> want(pl.batch);
     want.append(inner.begin(), inner.end());
     return d && *d == want;
   };
-  if (!expect(maps[ia], {mD, kD}))
+  if (!expect(maps[ia], {pl.mD, pl.kD}))
     return bad() << "needs A laid out [batch][m][k] (K contiguous)";
-  const bool bKMajor = expect(maps[ib], {nD, kD});
-  if (!bKMajor && !expect(maps[ib], {kD, nD}))
+  pl.bKMajor = expect(maps[ib], {pl.nD, pl.kD});
+  if (!pl.bKMajor && !expect(maps[ib], {pl.kD, pl.nD}))
     return bad() << "needs B laid out [batch][k][n] or [batch][n][k]";
-  if (!expect(maps[2], {mD, nD}))
+  if (!expect(maps[2], {pl.mD, pl.nD}))
     return bad() << "needs C laid out [batch][m][n]";
-  if (!t.params[pa].getLayout().isIdentity() || !t.params[pb].getLayout().isIdentity() ||
-      !t.params[pc].getLayout().isIdentity())
+  if (!t.params[pl.pa].getLayout().isIdentity() || !t.params[pl.pb].getLayout().isIdentity() ||
+      !t.params[pl.pc].getLayout().isIdentity())
     return bad() << "needs row-major buffers";
-  const int64_t M = t.loopSizes[mD], N = t.loopSizes[nD], K = t.loopSizes[kD];
-  const int64_t B = batch.empty() ? 1 : t.loopSizes[batch[0]];
+  const int64_t M = pl.M = t.loopSizes[pl.mD], N = pl.N = t.loopSizes[pl.nD],
+                K = pl.K = t.loopSizes[pl.kD];
+  pl.B = pl.batch.empty() ? 1 : t.loopSizes[pl.batch[0]];
   // TMA: global strides are multiples of 16 bytes (8 elements).
-  if (K % 8 || (!bKMajor && N % 8))
-    return bad() << "TMA needs rows of a multiple of 16 bytes (K" << (bKMajor ? "" : " and N")
+  if (K % 8 || (!pl.bKMajor && N % 8))
+    return bad() << "TMA needs rows of a multiple of 16 bytes (K" << (pl.bKMajor ? "" : " and N")
                  << " a multiple of 8), got M=" << M << " N=" << N << " K=" << K;
-  if (B > 65535)
-    return bad() << "batch " << B << " exceeds the grid's z limit";
-  const int64_t stageBytes = (BM + BN) * kRow;
-  const int64_t barrierBytes = 2 * S * 8;
-  // 1024 bytes of slack: swizzled tiles start on a 1024-byte boundary.
-  const int64_t smem = 1024 + S * stageBytes + barrierBytes;
-  if (smem > 232448)
-    return bad() << "stages=" << S << " needs " << smem
+  if (pl.B > 65535)
+    return bad() << "batch " << pl.B << " exceeds the grid's z limit";
+  pl.stageBytes = (BM + BN) * kRow;
+  // 1024 bytes of slack: swizzled tiles start on a 1024-byte boundary; then the stages, then
+  // the full and empty barriers.
+  pl.smem = 1024 + pl.S * pl.stageBytes + 2 * pl.S * 8;
+  if (pl.smem > 232448)
+    return bad() << "stages=" << pl.S << " needs " << pl.smem
                  << " bytes of shared memory (limit 232448)";
 
-  // Tensor maps, innermost dimension first. Kernel parameters: the task's buffers, then A's
-  // map, then B's.
-  auto elemBytes = eltA.getIntOrFloatBitWidth() / 8;
-  TensorMapDesc mapA{pa, {K, M}, {K * elemBytes}, {kBK, BM}, 128};
-  TensorMapDesc mapB = bKMajor ? TensorMapDesc{pb, {K, N}, {K * elemBytes}, {kBK, BN}, 128}
-                               : TensorMapDesc{pb, {N, K}, {N * elemBytes}, {64, kBK}, 128};
-  if (!batch.empty()) {
-    mapA.dims.push_back(B);
-    mapA.strides.push_back(M * K * elemBytes);
-    mapA.box.push_back(1);
-    mapB.dims.push_back(B);
-    mapB.strides.push_back(N * K * elemBytes);
-    mapB.box.push_back(1);
+  // Tensor maps, innermost dimension first.
+  const int64_t elemBytes = pl.eltA.getIntOrFloatBitWidth() / 8;
+  pl.mapA = TensorMapDesc{pl.pa, {K, M}, {K * elemBytes}, {kBK, BM}, 128};
+  pl.mapB = pl.bKMajor ? TensorMapDesc{pl.pb, {K, N}, {K * elemBytes}, {kBK, BN}, 128}
+                       : TensorMapDesc{pl.pb, {N, K}, {N * elemBytes}, {64, kBK}, 128};
+  if (!pl.batch.empty()) {
+    pl.mapA.dims.push_back(pl.B);
+    pl.mapA.strides.push_back(M * K * elemBytes);
+    pl.mapA.box.push_back(1);
+    pl.mapB.dims.push_back(pl.B);
+    pl.mapB.strides.push_back(N * K * elemBytes);
+    pl.mapB.box.push_back(1);
   }
-  auto mapType = MemRefType::get({128}, IntegerType::get(mctx, 8));
-  SmallVector<MemRefType> params(t.params.begin(), t.params.end());
-  const unsigned paramMapA = params.size(), paramMapB = params.size() + 1;
-  params.push_back(mapType);
-  params.push_back(mapType);
+  return pl;
+}
 
-  const int64_t consumers = BM / 64, threads = 128 * (1 + consumers);
-  KernelBuilder kb(ctx.module, ctx.kernelName, params, {}, {threads, 1, 1}, op.getLoc());
-  ImplicitLocOpBuilder &b = kb.b;
-  Ptx p(b);
-  Value tid = kb.threadId();
-  Value warpgroup = kb.div(tid, 128);
+/// Writes the kernel of a plan, piece by piece, in the order the kernel runs them.
+class WgmmaKernel {
+public:
+  /// Kernel parameters: the task's buffers, then A's tensor map, then B's.
+  WgmmaKernel(const WgmmaPlan &pl, KernelBuilder &kb, unsigned paramMapA, unsigned paramMapB)
+      : pl(pl), t(*pl.t), kb(kb), b(kb.b), p(kb.b), paramMapA(paramMapA),
+        paramMapB(paramMapB) {}
 
+  /// Thread 0 initialises the ring's barriers in the aligned dynamic shared memory.
+  void setUpBarriers();
+  /// This block's tile (m0, n0, bz), in groups of 8 rows of tiles.
+  void placeTile();
+  /// Warpgroup 0, one thread: streams the K tiles with TMA.
+  void produce();
+  /// The other warpgroups: their 64 x BN accumulators over all K tiles, then the epilogue.
+  void consume();
+
+private:
+  Value stageA(Value s) {
+    return p.add(base, arith::MulIOp::create(b, s, p.c64(pl.stageBytes)));
+  }
+  Value stageB(Value s) { return p.add(stageA(s), pl.BM * kRow); }
+  Value full(Value s) { return p.shared(p.add(barriers, p.mul(s, 8))); }
+  Value empty(Value s) { return p.shared(p.add(p.add(barriers, pl.S * 8), p.mul(s, 8))); }
+  Value ult(Value a, int64_t c) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, a, kb.idx(c));
+  }
+  Value uge(Value a, int64_t c) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::uge, a, kb.idx(c));
+  }
+  Value mainLoop(Value w);
+  void storeTile(Value acc, Value w);
+  void storeElements(Value row, Value col, ArrayRef<Value> values);
+
+  const WgmmaPlan &pl;
+  const GenericTask &t;
+  KernelBuilder &kb;
+  ImplicitLocOpBuilder &b;
+  Ptx p;
+  unsigned paramMapA, paramMapB;
+  Value tid, warpgroup, base, barriers, m0, n0, bz, zero;
+};
+
+void WgmmaKernel::setUpBarriers() {
+  MLIRContext *mctx = b.getContext();
+  tid = kb.threadId();
+  warpgroup = kb.div(tid, 128);
   // The aligned base of dynamic shared memory, as an address in the shared window.
   auto smemType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
                                   gpu::AddressSpaceAttr::get(mctx, gpu::AddressSpace::Workgroup));
   Value dyn = gpu::DynamicSharedMemoryOp::create(b, smemType);
   Value raw = p.to64(memref::ExtractAlignedPointerAsIndexOp::create(b, dyn));
-  Value base = arith::AndIOp::create(b, p.add(raw, 1023), p.c64(~int64_t(1023)));
-  Value barriers = p.add(base, S * stageBytes);
-  // Per-stage addresses from a stage index (an i64).
-  auto stageA = [&](Value s) { return p.add(base, arith::MulIOp::create(b, s, p.c64(stageBytes))); };
-  auto stageB = [&](Value s) { return p.add(stageA(s), BM * kRow); };
-  auto full = [&](Value s) { return p.shared(p.add(barriers, p.mul(s, 8))); };
-  auto empty = [&](Value s) { return p.shared(p.add(p.add(barriers, S * 8), p.mul(s, 8))); };
-
-  // Thread 0 sets the barriers up; everyone waits for it.
+  base = arith::AndIOp::create(b, p.add(raw, 1023), p.c64(~int64_t(1023)));
+  barriers = p.add(base, pl.S * pl.stageBytes);
   kb.ifThen(kb.eq(tid, 0), [&] {
-    for (int64_t s = 0; s < S; ++s) {
+    for (int64_t s = 0; s < pl.S; ++s) {
       NVVM::MBarrierInitOp::create(b, full(p.c64(s)), p.c32(1), Value());
-      NVVM::MBarrierInitOp::create(b, empty(p.c64(s)), p.c32(128 * consumers), Value());
+      NVVM::MBarrierInitOp::create(b, empty(p.c64(s)), p.c32(128 * pl.consumers()), Value());
     }
   });
   gpu::BarrierOp::create(b);
+}
 
-  // Tiles in groups of kGroupM rows of tiles, column by column within a group: the blocks
-  // running at once share B's columns and a band of A's rows in L2.
-  const int64_t tilesM = ceilDiv(M, BM), tilesN = ceilDiv(N, BN);
-  const int64_t groupM = std::min<int64_t>(8, tilesM), perGroup = groupM * tilesN;
+void WgmmaKernel::placeTile() {
+  // Column by column within a group of 8 rows of tiles: the blocks running at once share B's
+  // columns and a band of A's rows in L2.
+  const int64_t tilesN = pl.tilesN();
+  const int64_t groupM = std::min<int64_t>(8, pl.tilesM()), perGroup = groupM * tilesN;
   Value pid = kb.add(kb.blockId(gpu::Dimension::x), kb.mul(kb.blockId(gpu::Dimension::y), tilesN));
   Value firstM = kb.mul(kb.div(pid, perGroup), groupM);
   // The last group may be shorter: min(tilesM - firstM, groupM) rows of tiles.
   Value rowsHere = arith::MinUIOp::create(
-      b, arith::SubIOp::create(b, kb.idx(tilesM), firstM), kb.idx(groupM));
+      b, arith::SubIOp::create(b, kb.idx(pl.tilesM()), firstM), kb.idx(groupM));
   Value inGroup = kb.rem(pid, perGroup);
-  Value m0 = kb.mul(kb.add(firstM, arith::RemUIOp::create(b, inGroup, rowsHere)), BM);
-  Value n0 = kb.mul(arith::DivUIOp::create(b, inGroup, rowsHere), BN);
-  Value bz = kb.blockId(gpu::Dimension::z);
-  const int64_t KT = ceilDiv(K, kBK);
-  Value zero = kb.idx(0);
+  m0 = kb.mul(kb.add(firstM, arith::RemUIOp::create(b, inGroup, rowsHere)), pl.BM);
+  n0 = kb.mul(arith::DivUIOp::create(b, inGroup, rowsHere), pl.BN);
+  bz = kb.blockId(gpu::Dimension::z);
+  zero = kb.idx(0);
+}
 
-  // The producer.
+void WgmmaKernel::produce() {
+  const int64_t S = pl.S;
   kb.ifThen(kb.eq(tid, 0), [&] {
     Value tmapA = p.globalPtr(kb.param(paramMapA)), tmapB = p.globalPtr(kb.param(paramMapB));
-    kb.forLoop(zero, kb.idx(KT), 1, {}, [&](Value kt, ValueRange) -> SmallVector<Value> {
+    kb.forLoop(zero, kb.idx(pl.kTiles()), 1, {}, [&](Value kt, ValueRange) -> SmallVector<Value> {
       Value s = p.to64(kb.rem(kt, S)), round = p.to32(kb.div(kt, S));
-      kb.ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::uge, kt, kb.idx(S)), [&] {
+      // From the second round on, wait until the consumers released the buffer.
+      kb.ifThen(uge(kt, S), [&] {
         Value parity = arith::AndIOp::create(b, arith::SubIOp::create(b, round, p.c32(1)), p.c32(1));
         NVVM::MBarrierTryWaitParityOp::create(b, empty(s), parity, p.c32(1000000));
       });
-      NVVM::MBarrierArriveExpectTxOp::create(b, Type(), full(s), p.c32(stageBytes),
+      NVVM::MBarrierArriveExpectTxOp::create(b, Type(), full(s), p.c32(pl.stageBytes),
                                              NVVM::MemScopeKind::CTA, false, Value());
       Value k0 = p.to32(kb.mul(kt, kBK));
       auto coords = [&](Value inner, Value outer) {
         SmallVector<Value> c{inner, outer};
-        if (!batch.empty())
+        if (!pl.batch.empty())
           c.push_back(p.to32(bz));
         return c;
       };
@@ -275,128 +335,152 @@ FailureOr<LoweredTask> emitWgmmaMatmul(const GenericTask &t, const ScheduleKnobs
             NVVM::TMALoadMode::TILE, false, NVVM::CTAGroupKindAttr(), Value());
       };
       load(stageA(s), tmapA, coords(k0, p.to32(m0)));
-      if (bKMajor) {
+      if (pl.bKMajor) {
         load(stageB(s), tmapB, coords(k0, p.to32(n0)));
       } else {
-        for (int64_t c = 0; c < BN / 64; ++c)
+        for (int64_t c = 0; c < pl.BN / 64; ++c)
           load(p.add(stageB(s), c * kBK * kRow), tmapB, coords(p.to32(kb.add(n0, c * 64)), k0));
       }
       return {};
     });
   });
+}
 
-  // The consumers.
-  Type f32 = b.getF32Type();
-  const int64_t accCount = BN / 2;
-  auto accType = LLVM::LLVMStructType::getLiteral(mctx, SmallVector<Type>(accCount, f32));
-  kb.ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::uge, tid, kb.idx(128)), [&] {
-    Value w = p.to64(arith::SubIOp::create(b, warpgroup, kb.idx(1)));
-    Value init = LLVM::ZeroOp::create(b, accType);
-    auto wgType = eltA.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
-    SmallVector<Value> accs =
-        kb.forLoop(zero, kb.idx(KT), 1, {init}, [&](Value kt, ValueRange cur) -> SmallVector<Value> {
-          Value s = p.to64(kb.rem(kt, S));
-          Value parity = arith::AndIOp::create(b, p.to32(kb.div(kt, S)), p.c32(1));
-          NVVM::MBarrierTryWaitParityOp::create(b, full(s), parity, p.c32(1000000));
-          NVVM::WgmmaFenceAlignedOp::create(b);
-          Value acc = cur[0];
-          Value aBase = p.add(stageA(s), arith::MulIOp::create(b, w, p.c64(64 * kRow)));
-          for (int64_t kk = 0; kk < kBK / 16; ++kk) {
-            Value descA = p.descriptor(p.add(aBase, kk * 32), 16, 1024);
-            Value descB = bKMajor ? p.descriptor(p.add(stageB(s), kk * 32), 16, 1024)
-                                  : p.descriptor(p.add(stageB(s), kk * 16 * kRow), kBK * kRow, 1024);
-            acc = NVVM::WgmmaMmaAsyncOp::create(
-                b, accType, acc, descA, descB, NVVM::MMAShapeAttr::get(mctx, 64, BN, 16),
-                NVVM::WGMMATypesAttr::get(mctx, wgType), NVVM::WGMMATypesAttr::get(mctx, wgType),
-                NVVM::WGMMATypesAttr::get(mctx, NVVM::WGMMATypes::f32),
-                NVVM::WGMMAScaleOutAttr::get(mctx, NVVM::WGMMAScaleOut::one),
-                NVVM::WGMMAScaleInAttr::get(mctx, NVVM::WGMMAScaleIn::one),
-                NVVM::WGMMAScaleInAttr::get(mctx, NVVM::WGMMAScaleIn::one),
-                NVVM::MMALayoutAttr::get(mctx, NVVM::MMALayout::row),
-                NVVM::MMALayoutAttr::get(mctx, bKMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row),
-                NVVM::MMAIntOverflowAttr());
-          }
-          NVVM::WgmmaGroupSyncAlignedOp::create(b);
-          // One group stays in flight: the previous tile's group is done, so its buffer may be
-          // refilled while this one computes.
-          NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
-          kb.ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::uge, kt, kb.idx(1)), [&] {
-            Value prev = p.to64(kb.rem(arith::SubIOp::create(b, kt, kb.idx(1)), S));
-            NVVM::MBarrierArriveOp::create(b, Type(), empty(prev), Value(),
-                                           NVVM::MemScopeKind::CTA, false);
-          });
-          return {acc};
+/// Consumer `w` (an i64): four wgmma per K tile on its 64 rows of A, one group in flight.
+Value WgmmaKernel::mainLoop(Value w) {
+  MLIRContext *mctx = b.getContext();
+  const int64_t S = pl.S, BN = pl.BN;
+  auto accType = LLVM::LLVMStructType::getLiteral(mctx, SmallVector<Type>(BN / 2, b.getF32Type()));
+  Value init = LLVM::ZeroOp::create(b, accType);
+  auto wgType = pl.eltA.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
+  SmallVector<Value> accs = kb.forLoop(
+      zero, kb.idx(pl.kTiles()), 1, {init}, [&](Value kt, ValueRange cur) -> SmallVector<Value> {
+        Value s = p.to64(kb.rem(kt, S));
+        Value parity = arith::AndIOp::create(b, p.to32(kb.div(kt, S)), p.c32(1));
+        NVVM::MBarrierTryWaitParityOp::create(b, full(s), parity, p.c32(1000000));
+        NVVM::WgmmaFenceAlignedOp::create(b);
+        Value acc = cur[0];
+        Value aBase = p.add(stageA(s), arith::MulIOp::create(b, w, p.c64(64 * kRow)));
+        for (int64_t kk = 0; kk < kBK / 16; ++kk) {
+          Value descA = p.descriptor(p.add(aBase, kk * 32), 16, 1024);
+          Value descB = pl.bKMajor
+                            ? p.descriptor(p.add(stageB(s), kk * 32), 16, 1024)
+                            : p.descriptor(p.add(stageB(s), kk * 16 * kRow), kBK * kRow, 1024);
+          acc = NVVM::WgmmaMmaAsyncOp::create(
+              b, accType, acc, descA, descB, NVVM::MMAShapeAttr::get(mctx, 64, BN, 16),
+              NVVM::WGMMATypesAttr::get(mctx, wgType), NVVM::WGMMATypesAttr::get(mctx, wgType),
+              NVVM::WGMMATypesAttr::get(mctx, NVVM::WGMMATypes::f32),
+              NVVM::WGMMAScaleOutAttr::get(mctx, NVVM::WGMMAScaleOut::one),
+              NVVM::WGMMAScaleInAttr::get(mctx, NVVM::WGMMAScaleIn::one),
+              NVVM::WGMMAScaleInAttr::get(mctx, NVVM::WGMMAScaleIn::one),
+              NVVM::MMALayoutAttr::get(mctx, NVVM::MMALayout::row),
+              NVVM::MMALayoutAttr::get(mctx, pl.bKMajor ? NVVM::MMALayout::col
+                                                        : NVVM::MMALayout::row),
+              NVVM::MMAIntOverflowAttr());
+        }
+        NVVM::WgmmaGroupSyncAlignedOp::create(b);
+        // One group stays in flight: the previous tile's group is done, so its buffer may be
+        // refilled while this one computes.
+        NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
+        kb.ifThen(uge(kt, 1), [&] {
+          Value prev = p.to64(kb.rem(arith::SubIOp::create(b, kt, kb.idx(1)), S));
+          NVVM::MBarrierArriveOp::create(b, Type(), empty(prev), Value(),
+                                         NVVM::MemScopeKind::CTA, false);
         });
-    NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+        return {acc};
+      });
+  NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+  return accs[0];
+}
 
-    // Epilogue: the wgmma D fragment. Thread t of the warpgroup holds, for each 8-column group
-    // j, rows 16 * (t / 32) + (t % 32) / 4 (+ 8) and columns 8 * j + 2 * (t % 4) (+ 1).
-    Value lane = kb.rem(tid, 32), warp = kb.rem(kb.div(tid, 32), 4);
-    Value row0 = kb.add(kb.add(m0, kb.mul(arith::IndexCastOp::create(b, b.getIndexType(), w), 64)),
-                        kb.add(kb.mul(warp, 16), kb.div(lane, 4)));
-    Value col0 = kb.add(n0, kb.mul(kb.rem(lane, 4), 2));
-    const bool pairs = N % 2 == 0;
-    const Combiner &comb = t.combiners[0];
-    AffineMap outMap = maps[2];
-    auto indices = [&](Value m, Value n) {
-      SmallVector<Value> ivs(t.loopSizes.size(), zero);
-      if (!batch.empty())
-        ivs[batch[0]] = bz;
-      ivs[mD] = m;
-      ivs[nD] = n;
-      return ivs;
-    };
-    auto store = [&](Value row, Value col, ArrayRef<Value> values) {
-      SmallVector<Value> ivs = indices(row, col);
-      SmallVector<Value> out(values.begin(), values.end());
-      if (t.inits[0].kind != ValueSource::Kind::None) {
-        SmallVector<Value> init0 =
-            loadLanes(kb, t.inits[0], outMap, outElt, ivs, nD, int64_t(values.size()));
-        for (auto [o, i] : llvm::zip(out, init0))
-          o = combine(b, b.getLoc(), comb.op, castTo(b, b.getLoc(), i, f32), o);
-      }
-      // Cast and stored, through the epilogue (in f32, as cuBLASLt's) where the task has one.
-      storeOutput(kb, t, 0, ivs, nD, out, /*wide=*/true);
-    };
-    const bool rowsFull = M % BM == 0, colsFull = N % BN == 0;
-    for (int64_t j = 0; j < BN / 8; ++j)
-      for (int64_t h = 0; h < 2; ++h) {
-        Value row = kb.add(row0, 8 * h);
-        Value col = kb.add(col0, 8 * j);
-        Value v0 = LLVM::ExtractValueOp::create(b, accs[0], 4 * j + 2 * h);
-        Value v1 = LLVM::ExtractValueOp::create(b, accs[0], 4 * j + 2 * h + 1);
-        auto emit = [&] {
-          if (pairs && colsFull) {
-            store(row, col, {v0, v1});
-            return;
-          }
-          auto one = [&](Value c, Value v) {
-            if (colsFull)
-              return store(row, c, {v});
-            kb.ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, c, kb.idx(N)),
-                      [&] { store(row, c, {v}); });
-          };
-          if (pairs) {
-            // N even: a pair is in or out together.
-            kb.ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col, kb.idx(N)),
-                      [&] { store(row, col, {v0, v1}); });
-            return;
-          }
-          one(col, v0);
-          one(kb.add(col, 1), v1);
-        };
-        if (rowsFull)
-          emit();
-        else
-          kb.ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, kb.idx(M)), emit);
-      }
+void WgmmaKernel::consume() {
+  kb.ifThen(uge(tid, 128), [&] {
+    Value w = p.to64(arith::SubIOp::create(b, warpgroup, kb.idx(1)));
+    storeTile(mainLoop(w), w);
   });
+}
+
+/// One or two adjacent elements of C from f32 accumulators: the output's initial value added,
+/// then cast and stored through the epilogue (in f32, as cuBLASLt's) where the task has one.
+void WgmmaKernel::storeElements(Value row, Value col, ArrayRef<Value> values) {
+  SmallVector<Value> ivs(t.loopSizes.size(), zero);
+  if (!pl.batch.empty())
+    ivs[pl.batch[0]] = bz;
+  ivs[pl.mD] = row;
+  ivs[pl.nD] = col;
+  SmallVector<Value> out(values.begin(), values.end());
+  if (t.inits[0].kind != ValueSource::Kind::None) {
+    AffineMap outMap = linalg::GenericOp(t.op).getIndexingMapsArray()[2];
+    SmallVector<Value> init0 =
+        loadLanes(kb, t.inits[0], outMap, pl.outElt, ivs, pl.nD, int64_t(values.size()));
+    for (auto [o, i] : llvm::zip(out, init0))
+      o = combine(b, b.getLoc(), t.combiners[0].op, castTo(b, b.getLoc(), i, b.getF32Type()), o);
+  }
+  storeOutput(kb, t, 0, ivs, pl.nD, out, /*wide=*/true);
+}
+
+/// The wgmma D fragment: thread t of the warpgroup holds, for each 8-column group j, rows
+/// 16 * (t / 32) + (t % 32) / 4 (+ 8) and columns 8 * j + 2 * (t % 4) (+ 1). Rows and columns
+/// past the problem are skipped.
+void WgmmaKernel::storeTile(Value acc, Value w) {
+  Value lane = kb.rem(tid, 32), warp = kb.rem(kb.div(tid, 32), 4);
+  Value row0 = kb.add(kb.add(m0, kb.mul(arith::IndexCastOp::create(b, b.getIndexType(), w), 64)),
+                      kb.add(kb.mul(warp, 16), kb.div(lane, 4)));
+  Value col0 = kb.add(n0, kb.mul(kb.rem(lane, 4), 2));
+  const bool pairs = pl.N % 2 == 0;
+  const bool rowsFull = pl.M % pl.BM == 0, colsFull = pl.N % pl.BN == 0;
+  for (int64_t j = 0; j < pl.BN / 8; ++j)
+    for (int64_t h = 0; h < 2; ++h) {
+      Value row = kb.add(row0, 8 * h);
+      Value col = kb.add(col0, 8 * j);
+      Value v0 = LLVM::ExtractValueOp::create(b, acc, 4 * j + 2 * h);
+      Value v1 = LLVM::ExtractValueOp::create(b, acc, 4 * j + 2 * h + 1);
+      auto emit = [&] {
+        if (pairs && colsFull)
+          return storeElements(row, col, {v0, v1});
+        if (pairs) // N even: a pair is in or out together.
+          return kb.ifThen(ult(col, pl.N), [&] { storeElements(row, col, {v0, v1}); });
+        auto one = [&](Value c, Value v) {
+          if (colsFull)
+            return storeElements(row, c, {v});
+          kb.ifThen(ult(c, pl.N), [&] { storeElements(row, c, {v}); });
+        };
+        one(col, v0);
+        one(kb.add(col, 1), v1);
+      };
+      if (rowsFull)
+        emit();
+      else
+        kb.ifThen(ult(row, pl.M), emit);
+    }
+}
+
+} // namespace
+
+FailureOr<LoweredTask> emitWgmmaMatmul(const GenericTask &t, const ScheduleKnobs &k,
+                                       EmitContext &ctx) {
+  FailureOr<WgmmaPlan> pl = planWgmma(t, k);
+  if (failed(pl))
+    return failure();
+  auto mapType = MemRefType::get({128}, IntegerType::get(t.op->getContext(), 8));
+  SmallVector<MemRefType> params(t.params.begin(), t.params.end());
+  const unsigned paramMapA = params.size(), paramMapB = params.size() + 1;
+  params.push_back(mapType);
+  params.push_back(mapType);
+
+  KernelBuilder kb(ctx.module, ctx.kernelName, params, {}, {pl->threads(), 1, 1},
+                   t.op->getLoc());
+  WgmmaKernel kernel(*pl, kb, paramMapA, paramMapB);
+  kernel.setUpBarriers();
+  kernel.placeTile();
+  kernel.produce();
+  kernel.consume();
   kb.finish();
 
-  LoweredTask lowered = singleKernel(TaskFamily::Matmul, ctx, {tilesN, tilesM, B},
-                                     {threads, 1, 1}, params.size());
-  lowered.launches.front().dynamicSharedMemory = smem;
-  for (const TensorMapDesc &m : {mapA, mapB}) {
+  LoweredTask lowered = singleKernel(TaskFamily::Matmul, ctx, {pl->tilesN(), pl->tilesM(), pl->B},
+                                     {pl->threads(), 1, 1}, params.size());
+  lowered.launches.front().dynamicSharedMemory = pl->smem;
+  for (const TensorMapDesc &m : {pl->mapA, pl->mapB}) {
     BufferDesc d{"", BufferRole::TensorMap, mapType};
     d.tensorMap = m;
     lowered.scratch.push_back(d);
