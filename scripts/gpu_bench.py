@@ -92,7 +92,9 @@ def evolve(evo, name, args, work):
                         "-o", mlir], capture_output=True, text=True)
     row = {"evolve_s": round(time.time() - t0, 1), "evolve_rc": r.returncode}
     if r.returncode != 0:
-        row["error"] = r.stderr.strip()[-600:]
+        err = r.stderr.strip()
+        # The first lines say what failed; the end, where.
+        row["error"] = err if len(err) <= 1500 else err[:900] + "\n...\n" + err[-600:]
         return row
     report = json.load(open(os.path.join(run_dir, "report.json")))
     tasks = report.get("tasks", [])
