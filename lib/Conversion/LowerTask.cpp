@@ -1,6 +1,7 @@
 //===- LowerTask.cpp - one task func to kernels ------------------------------===//
 
 #include "Emitters.h"
+#include "KernelBuilder.h"
 #include "TaskAnalysis.h"
 #include "evo/Conversion/LowerToGPU.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -47,6 +48,31 @@ void loadLoweringDialects(MLIRContext *ctx) {
 }
 
 /// Records the family and the knobs actually used on the lowered task and its kernels.
+/// How the naive contraction reduces over K. One thread per output walking K serially reads
+/// coalesced across a warp when the operands move along the output's fast dimension (A[m][k] @
+/// B[k][n]); when every operand that K moves through is contiguous along K instead (x @ W^T as
+/// B[n][k], a matrix-vector product), each thread would walk its own row and a warp's loads would
+/// touch 32 rows: there one warp per output reads the rows coalesced (an 8192^3 x @ W^T with
+/// one thread per output ran past the worker's 30 s limit on the H200).
+static ReductionStrategy naiveContractionStrategy(const GenericTask &t) {
+  if (t.reductionDims.empty())
+    return ReductionStrategy::Thread;
+  const unsigned kDim = t.reductionDims.back();
+  SmallVector<AffineMap> maps = linalg::GenericOp(t.op).getIndexingMapsArray();
+  bool alongK = false;
+  for (auto [i, src] : llvm::enumerate(t.inputs)) {
+    if (src.kind != ValueSource::Kind::Buffer)
+      continue;
+    Access a = accessAlong(maps[i], kDim);
+    if (a == Access::Invariant)
+      continue;
+    if (a != Access::Contiguous)
+      return ReductionStrategy::Thread;
+    alongK = true;
+  }
+  return alongK ? ReductionStrategy::Warp : ReductionStrategy::Thread;
+}
+
 static LoweredTask finishLowering(LoweredTask lowered, TaskFamily family,
                                   const ScheduleKnobs &used, MLIRContext *ctx,
                                   gpu::GPUModuleOp module) {
@@ -118,8 +144,9 @@ FailureOr<LoweredTask> lowerTask(func::FuncOp task, const ScheduleKnobs &knobs,
       break;
     case TaskFamily::Matmul:
       if (used.tileSizes.empty()) {
-        // The naive schedule: one thread per output element and a serial loop over K.
-        used.reduction = ReductionStrategy::Thread;
+        // The naive schedule: one thread (or, for operands contiguous along K, one warp) per
+        // output element and a serial loop over K.
+        used.reduction = naiveContractionStrategy(*t);
         used.vectorWidth = 1;
         used.split = 1;
         lowered = emitReduction(*t, used, ctx);
