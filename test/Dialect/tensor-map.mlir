@@ -19,8 +19,7 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// expected-error @+3 {{evo.plan: buffer 'tm' of role tensor_map needs a tensor_map}}
-// expected-error @+2 {{failed to parse}}
+// expected-error @+2 {{evo.plan: buffer 'tm' of role tensor_map needs a tensor_map}}
 module attributes {gpu.container_module} {
   gpu.module @m attributes {evo.plan = #evo.plan<func = "m", source = "", buffers = [#evo.buffer<name = "a", role = input, type = memref<256x512xf16>>, #evo.buffer<name = "tm", role = tensor_map, type = memref<128xi8>>], tasks = [], launches = []>} {
   }
@@ -28,8 +27,7 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// expected-error @+3 {{evo.plan: buffer 'tm' has a tensor_map but its role is not tensor_map}}
-// expected-error @+2 {{failed to parse}}
+// expected-error @+2 {{evo.plan: buffer 'tm' has a tensor_map but its role is not tensor_map}}
 module attributes {gpu.container_module} {
   gpu.module @m attributes {evo.plan = #evo.plan<func = "m", source = "", buffers = [#evo.buffer<name = "a", role = input, type = memref<256x512xf16>>, #evo.buffer<name = "tm", role = scratch, type = memref<128xi8>, tensor_map = #evo.tensor_map<source = 0, dims = [512, 256], strides = [1024], box = [64, 128], swizzle = 128>>], tasks = [], launches = []>} {
   }
@@ -37,8 +35,7 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// expected-error @+3 {{evo.plan: tensor map 'tm' must have type 'memref<128xi8>', not 'memref<64xi8>'}}
-// expected-error @+2 {{failed to parse}}
+// expected-error @+2 {{evo.plan: tensor map 'tm' must have type 'memref<128xi8>', not 'memref<64xi8>'}}
 module attributes {gpu.container_module} {
   gpu.module @m attributes {evo.plan = #evo.plan<func = "m", source = "", buffers = [#evo.buffer<name = "a", role = input, type = memref<256x512xf16>>, #evo.buffer<name = "tm", role = tensor_map, type = memref<64xi8>, tensor_map = #evo.tensor_map<source = 0, dims = [512, 256], strides = [1024], box = [64, 128], swizzle = 128>>], tasks = [], launches = []>} {
   }
@@ -46,8 +43,7 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// expected-error @+3 {{evo.plan: tensor map 'tm' cannot be zero_init}}
-// expected-error @+2 {{failed to parse}}
+// expected-error @+2 {{evo.plan: tensor map 'tm' cannot be zero_init}}
 module attributes {gpu.container_module} {
   gpu.module @m attributes {evo.plan = #evo.plan<func = "m", source = "", buffers = [#evo.buffer<name = "a", role = input, type = memref<256x512xf16>>, #evo.buffer<name = "tm", role = tensor_map, type = memref<128xi8>, zero_init = true, tensor_map = #evo.tensor_map<source = 0, dims = [512, 256], strides = [1024], box = [64, 128], swizzle = 128>>], tasks = [], launches = []>} {
   }
@@ -71,8 +67,7 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// expected-error @+3 {{evo.plan: tensor map: rank 6 is not in 1..5}}
-// expected-error @+2 {{failed to parse}}
+// expected-error @+2 {{evo.plan: tensor map: rank 6 is not in 1..5}}
 module attributes {gpu.container_module} {
   gpu.module @m attributes {evo.plan = #evo.plan<func = "m", source = "", buffers = [#evo.buffer<name = "a", role = input, type = memref<256x512xf16>>, #evo.buffer<name = "tm", role = tensor_map, type = memref<128xi8>, tensor_map = #evo.tensor_map<source = 0, dims = [2, 2, 2, 2, 2, 2], strides = [16, 16, 16, 16, 16], box = [8, 1, 1, 1, 1, 1], swizzle = 128>>], tasks = [], launches = []>} {
   }
@@ -80,8 +75,7 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// expected-error @+3 {{evo.plan: tensor map: rank 0 is not in 1..5}}
-// expected-error @+2 {{failed to parse}}
+// expected-error @+2 {{evo.plan: tensor map: rank 0 is not in 1..5}}
 module attributes {gpu.container_module} {
   gpu.module @m attributes {evo.plan = #evo.plan<func = "m", source = "", buffers = [#evo.buffer<name = "a", role = input, type = memref<256x512xf16>>, #evo.buffer<name = "tm", role = tensor_map, type = memref<128xi8>, tensor_map = #evo.tensor_map<source = 0, dims = [], strides = [], box = [], swizzle = 128>>], tasks = [], launches = []>} {
   }
@@ -89,8 +83,7 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// expected-error @+3 {{evo.plan: tensor map: needs rank - 1 = 1 strides, got 2}}
-// expected-error @+2 {{failed to parse}}
+// expected-error @+2 {{evo.plan: tensor map: needs rank - 1 = 1 strides, got 2}}
 module attributes {gpu.container_module} {
   gpu.module @m attributes {evo.plan = #evo.plan<func = "m", source = "", buffers = [#evo.buffer<name = "a", role = input, type = memref<256x512xf16>>, #evo.buffer<name = "tm", role = tensor_map, type = memref<128xi8>, tensor_map = #evo.tensor_map<source = 0, dims = [512, 256], strides = [1024, 16], box = [64, 128], swizzle = 128>>], tasks = [], launches = []>} {
   }
@@ -98,8 +91,7 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// expected-error @+3 {{evo.plan: tensor map: needs 2 box sizes (one per dimension), got 1}}
-// expected-error @+2 {{failed to parse}}
+// expected-error @+2 {{evo.plan: tensor map: needs 2 box sizes (one per dimension), got 1}}
 module attributes {gpu.container_module} {
   gpu.module @m attributes {evo.plan = #evo.plan<func = "m", source = "", buffers = [#evo.buffer<name = "a", role = input, type = memref<256x512xf16>>, #evo.buffer<name = "tm", role = tensor_map, type = memref<128xi8>, tensor_map = #evo.tensor_map<source = 0, dims = [512, 256], strides = [1024], box = [64], swizzle = 128>>], tasks = [], launches = []>} {
   }
@@ -107,8 +99,7 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// expected-error @+3 {{evo.plan: tensor map: strides[0] = 1000 bytes is not a positive multiple of 16 below 2^40}}
-// expected-error @+2 {{failed to parse}}
+// expected-error @+2 {{evo.plan: tensor map: strides[0] = 1000 bytes is not a positive multiple of 16 below 2^40}}
 module attributes {gpu.container_module} {
   gpu.module @m attributes {evo.plan = #evo.plan<func = "m", source = "", buffers = [#evo.buffer<name = "a", role = input, type = memref<256x512xf16>>, #evo.buffer<name = "tm", role = tensor_map, type = memref<128xi8>, tensor_map = #evo.tensor_map<source = 0, dims = [512, 256], strides = [1000], box = [64, 128], swizzle = 128>>], tasks = [], launches = []>} {
   }
@@ -116,8 +107,7 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// expected-error @+3 {{evo.plan: tensor map: strides[0] = 1099511627776 bytes is not a positive multiple of 16 below 2^40}}
-// expected-error @+2 {{failed to parse}}
+// expected-error @+2 {{evo.plan: tensor map: strides[0] = 1099511627776 bytes is not a positive multiple of 16 below 2^40}}
 module attributes {gpu.container_module} {
   gpu.module @m attributes {evo.plan = #evo.plan<func = "m", source = "", buffers = [#evo.buffer<name = "a", role = input, type = memref<256x512xf16>>, #evo.buffer<name = "tm", role = tensor_map, type = memref<128xi8>, tensor_map = #evo.tensor_map<source = 0, dims = [512, 256], strides = [1099511627776], box = [64, 128], swizzle = 128>>], tasks = [], launches = []>} {
   }
@@ -125,8 +115,7 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// expected-error @+3 {{evo.plan: tensor map: dims[1] = 0 is not in [1, 2^32]}}
-// expected-error @+2 {{failed to parse}}
+// expected-error @+2 {{evo.plan: tensor map: dims[1] = 0 is not in [1, 2^32]}}
 module attributes {gpu.container_module} {
   gpu.module @m attributes {evo.plan = #evo.plan<func = "m", source = "", buffers = [#evo.buffer<name = "a", role = input, type = memref<256x512xf16>>, #evo.buffer<name = "tm", role = tensor_map, type = memref<128xi8>, tensor_map = #evo.tensor_map<source = 0, dims = [512, 0], strides = [1024], box = [64, 128], swizzle = 128>>], tasks = [], launches = []>} {
   }
@@ -134,8 +123,7 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// expected-error @+3 {{evo.plan: tensor map: dims[0] = 4294967297 is not in [1, 2^32]}}
-// expected-error @+2 {{failed to parse}}
+// expected-error @+2 {{evo.plan: tensor map: dims[0] = 4294967297 is not in [1, 2^32]}}
 module attributes {gpu.container_module} {
   gpu.module @m attributes {evo.plan = #evo.plan<func = "m", source = "", buffers = [#evo.buffer<name = "a", role = input, type = memref<256x512xf16>>, #evo.buffer<name = "tm", role = tensor_map, type = memref<128xi8>, tensor_map = #evo.tensor_map<source = 0, dims = [4294967297, 1], strides = [1024], box = [64, 128], swizzle = 128>>], tasks = [], launches = []>} {
   }
@@ -143,8 +131,7 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// expected-error @+3 {{evo.plan: tensor map: box[1] = 0 is not in [1, 256]}}
-// expected-error @+2 {{failed to parse}}
+// expected-error @+2 {{evo.plan: tensor map: box[1] = 0 is not in [1, 256]}}
 module attributes {gpu.container_module} {
   gpu.module @m attributes {evo.plan = #evo.plan<func = "m", source = "", buffers = [#evo.buffer<name = "a", role = input, type = memref<256x512xf16>>, #evo.buffer<name = "tm", role = tensor_map, type = memref<128xi8>, tensor_map = #evo.tensor_map<source = 0, dims = [512, 256], strides = [1024], box = [64, 0], swizzle = 128>>], tasks = [], launches = []>} {
   }
@@ -152,8 +139,7 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// expected-error @+3 {{evo.plan: tensor map: box[1] = 257 is not in [1, 256]}}
-// expected-error @+2 {{failed to parse}}
+// expected-error @+2 {{evo.plan: tensor map: box[1] = 257 is not in [1, 256]}}
 module attributes {gpu.container_module} {
   gpu.module @m attributes {evo.plan = #evo.plan<func = "m", source = "", buffers = [#evo.buffer<name = "a", role = input, type = memref<256x512xf16>>, #evo.buffer<name = "tm", role = tensor_map, type = memref<128xi8>, tensor_map = #evo.tensor_map<source = 0, dims = [512, 256], strides = [1024], box = [64, 257], swizzle = 128>>], tasks = [], launches = []>} {
   }
@@ -161,8 +147,7 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// expected-error @+3 {{evo.plan: tensor map: swizzle 16 is not 0, 32, 64 or 128 bytes}}
-// expected-error @+2 {{failed to parse}}
+// expected-error @+2 {{evo.plan: tensor map: swizzle 16 is not 0, 32, 64 or 128 bytes}}
 module attributes {gpu.container_module} {
   gpu.module @m attributes {evo.plan = #evo.plan<func = "m", source = "", buffers = [#evo.buffer<name = "a", role = input, type = memref<256x512xf16>>, #evo.buffer<name = "tm", role = tensor_map, type = memref<128xi8>, tensor_map = #evo.tensor_map<source = 0, dims = [512, 256], strides = [1024], box = [64, 128], swizzle = 16>>], tasks = [], launches = []>} {
   }
@@ -170,8 +155,7 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// expected-error @+3 {{evo.plan: tensor map source -1 is not a buffer index}}
-// expected-error @+2 {{failed to parse}}
+// expected-error @+2 {{evo.plan: tensor map source -1 is not a buffer index}}
 module attributes {gpu.container_module} {
   gpu.module @m attributes {evo.plan = #evo.plan<func = "m", source = "", buffers = [#evo.buffer<name = "a", role = input, type = memref<256x512xf16>>, #evo.buffer<name = "tm", role = tensor_map, type = memref<128xi8>, tensor_map = #evo.tensor_map<source = -1, dims = [512, 256], strides = [1024], box = [64, 128], swizzle = 128>>], tasks = [], launches = []>} {
   }

@@ -198,7 +198,7 @@ module attributes {gpu.container_module} {
 
 // A plan without its source, buffers, tasks and launches does not parse.
 module attributes {gpu.container_module} {
-  // expected-error @+1 {{expected ','}}
+  // expected-error @+1 {{#evo.plan: missing key 'source'}}
   gpu.module @m attributes {evo.plan = #evo.plan<func = "m">} {
     gpu.func @k(%x: memref<16xf32>) kernel { gpu.return }
   }

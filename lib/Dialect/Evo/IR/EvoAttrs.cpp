@@ -13,46 +13,10 @@ using namespace mlir;
 
 namespace evo::detail {
 
-FailureOr<SmallVector<int64_t>> parseI64List(AsmParser &parser) {
-  SmallVector<int64_t> out;
-  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
-        int64_t v;
-        if (parser.parseInteger(v))
-          return failure();
-        out.push_back(v);
-        return success();
-      }))
-    return failure();
-  return out;
-}
-
 void printI64List(AsmPrinter &printer, ArrayRef<int64_t> values) {
   printer << '[';
   llvm::interleaveComma(values, printer);
   printer << ']';
-}
-
-template <>
-FailureOr<std::optional<int64_t>> parseKnobParameter(AsmParser &parser) {
-  int64_t v;
-  if (parser.parseInteger(v))
-    return failure();
-  return std::optional<int64_t>(v);
-}
-template <>
-FailureOr<std::optional<bool>> parseKnobParameter(AsmParser &parser) {
-  if (succeeded(parser.parseOptionalKeyword("true")))
-    return std::optional<bool>(true);
-  if (succeeded(parser.parseOptionalKeyword("false")))
-    return std::optional<bool>(false);
-  return parser.emitError(parser.getCurrentLocation(), "expected 'true' or 'false'");
-}
-template <>
-FailureOr<std::optional<ReductionStrategy>> parseKnobParameter(AsmParser &parser) {
-  FailureOr<ReductionStrategy> v = FieldParser<ReductionStrategy>::parse(parser);
-  if (failed(v))
-    return failure();
-  return std::optional<ReductionStrategy>(*v);
 }
 
 void printKnobParameter(AsmPrinter &printer, std::optional<int64_t> v) { printer << *v; }
@@ -65,12 +29,447 @@ void printKnobParameter(AsmPrinter &printer, std::optional<ReductionStrategy> v)
 
 } // namespace evo::detail
 
+//===----------------------------------------------------------------------===//
+// `<key = value, ...>`: the one parser and printer of every evo attribute
+//===----------------------------------------------------------------------===//
+//
+// Each attribute names its keys once; the struct parser reports an unknown, duplicate or missing
+// key and a malformed value with ONE diagnostic at the offending token, saying what was
+// expected (mlir-tblgen's struct(params) gave "expected ','" plus an error naming a C++ type).
+
+namespace {
+
+/// A key of an attribute: its spelling and whether it must be given.
+struct StructField {
+  StringRef name;
+  bool required;
+};
+
+/// Where a value is parsed: the errors about it name the attribute and the key.
+struct ValueSite {
+  StringRef attr;
+  StringRef key;
+  SMLoc loc;
+
+  InFlightDiagnostic expected(AsmParser &p, const Twine &what) const {
+    return p.emitError(loc) << attr << ": '" << key << "' expects " << what;
+  }
+  ValueSite at(SMLoc l) const { return {attr, key, l}; }
+};
+
+std::string keyList(ArrayRef<StructField> fields) {
+  std::string out;
+  for (const StructField &f : fields)
+    out += (out.empty() ? "" : ", ") + f.name.str();
+  return out;
+}
+
+/// `<key = value, ...>` of attribute `attr` (`#evo.plan`): each key of `fields` at most once,
+/// the required ones at least once. `parseValue(i, site)` parses the value of fields[i] and
+/// reports its own error.
+ParseResult parseStruct(AsmParser &p, StringRef attr, ArrayRef<StructField> fields,
+                        function_ref<ParseResult(unsigned, const ValueSite &)> parseValue) {
+  if (failed(p.parseOptionalLess()))
+    return p.emitError(p.getCurrentLocation()) << attr << ": expected '<'";
+  llvm::SmallVector<bool> seen(fields.size(), false);
+  SMLoc end = p.getCurrentLocation();
+  if (failed(p.parseOptionalGreater())) {
+    while (true) {
+      SMLoc keyLoc = p.getCurrentLocation();
+      StringRef key;
+      if (failed(p.parseOptionalKeyword(&key)))
+        return p.emitError(keyLoc) << attr << ": expected a key (" << keyList(fields) << ")";
+      const StructField *f =
+          llvm::find_if(fields, [&](const StructField &x) { return x.name == key; });
+      if (f == fields.end())
+        return p.emitError(keyLoc) << attr << ": unknown key '" << key << "' (expected one of "
+                                   << keyList(fields) << ")";
+      unsigned i = f - fields.begin();
+      if (seen[i])
+        return p.emitError(keyLoc) << attr << ": duplicate key '" << key << "'";
+      seen[i] = true;
+      if (failed(p.parseOptionalEqual()))
+        return p.emitError(p.getCurrentLocation())
+               << attr << ": expected '=' after '" << key << "'";
+      if (failed(parseValue(i, ValueSite{attr, f->name, p.getCurrentLocation()})))
+        return failure();
+      end = p.getCurrentLocation();
+      if (succeeded(p.parseOptionalGreater()))
+        break;
+      if (failed(p.parseOptionalComma()))
+        return p.emitError(end) << attr << ": expected ',' or '>' after the value of '" << key
+                                << "'";
+    }
+  }
+  for (auto [f, given] : llvm::zip_equal(fields, seen))
+    if (f.required && !given)
+      return p.emitError(end) << attr << ": missing key '" << f.name << "'";
+  return success();
+}
+
+/// Prints `<key = value, ...>` exactly as struct(params) did (optional values left out by the
+/// caller when they have their default).
+class StructPrinter {
+public:
+  explicit StructPrinter(AsmPrinter &p) : p(p) { p << '<'; }
+  ~StructPrinter() { p << '>'; }
+  AsmPrinter &key(StringRef name) {
+    if (!first)
+      p << ", ";
+    first = false;
+    return p << name << " = ";
+  }
+
+private:
+  AsmPrinter &p;
+  bool first = true;
+};
+
+// The values. Each reports one error at the value naming what the key expects.
+
+ParseResult parseValue(AsmParser &p, const ValueSite &s, int64_t &out) {
+  // AsmParser reads `true`/`false` as 1-bit integers (`true` became -1): not integers here.
+  if (succeeded(p.parseOptionalKeyword("true")) || succeeded(p.parseOptionalKeyword("false")))
+    return s.expected(p, "an integer, not a boolean");
+  OptionalParseResult r = p.parseOptionalInteger(out);
+  if (!r.has_value())
+    return s.expected(p, "an integer");
+  return *r;
+}
+
+ParseResult parseValue(AsmParser &p, const ValueSite &s, bool &out) {
+  if (succeeded(p.parseOptionalKeyword("true")))
+    out = true;
+  else if (succeeded(p.parseOptionalKeyword("false")))
+    out = false;
+  else
+    return s.expected(p, "'true' or 'false'");
+  return success();
+}
+
+ParseResult parseValue(AsmParser &p, const ValueSite &s, std::string &out) {
+  if (failed(p.parseOptionalString(&out)))
+    return s.expected(p, "a string");
+  return success();
+}
+
+ParseResult parseValue(AsmParser &p, const ValueSite &s, SmallVector<int64_t> &out) {
+  if (failed(p.parseOptionalLSquare()))
+    return s.expected(p, "a list of integers [a, b, ...]");
+  if (succeeded(p.parseOptionalRSquare()))
+    return success();
+  do {
+    int64_t v;
+    if (failed(parseValue(p, s.at(p.getCurrentLocation()), v)))
+      return failure();
+    out.push_back(v);
+  } while (succeeded(p.parseOptionalComma()));
+  if (failed(p.parseOptionalRSquare()))
+    return p.emitError(p.getCurrentLocation())
+           << s.attr << ": expected ',' or ']' in the list of '" << s.key << "'";
+  return success();
+}
+
+ParseResult parseValue(AsmParser &p, const ValueSite &s, MemRefType &out) {
+  Type t;
+  OptionalParseResult r = p.parseOptionalType(t);
+  if (r.has_value() && failed(*r))
+    return failure();
+  if (!r.has_value())
+    return s.expected(p, "a memref type");
+  if (!(out = dyn_cast<MemRefType>(t)))
+    return s.expected(p, "a memref type, not ") << t;
+  return success();
+}
+
+template <typename E, std::enable_if_t<std::is_enum_v<E>, int> = 0>
+ParseResult parseValue(AsmParser &p, const ValueSite &s, E &out) {
+  std::string word;
+  if (succeeded(p.parseOptionalKeywordOrString(&word)))
+    if (std::optional<E> v = evo::symbolizeEnum<E>(word)) {
+      out = *v;
+      return success();
+    }
+  // The cases are 0..max: stringify gives "" past the last one.
+  std::string names;
+  for (uint32_t i = 0; !stringifyEnum(static_cast<E>(i)).empty(); ++i)
+    names += (i ? ", " : "") + stringifyEnum(static_cast<E>(i)).str();
+  return s.expected(p, "one of " + names);
+}
+
+/// A nested evo attribute, `#evo.x<...>` or the stripped `<...>` struct(params) printed.
+template <typename AttrT>
+ParseResult parseNested(AsmParser &p, const ValueSite &s, StringRef what, AttrT &out) {
+  Attribute a;
+  if (failed(p.parseCustomAttributeWithFallback(a, Type(), [&](Attribute &r, Type t) {
+        r = AttrT::parse(p, t);
+        return success(static_cast<bool>(r));
+      })))
+    return failure();
+  if (!(out = dyn_cast<AttrT>(a)))
+    return s.expected(p, what) << ", not " << a;
+  return success();
+}
+
+/// `[#evo.x<...>, ...]`.
+template <typename AttrT>
+ParseResult parseAttrList(AsmParser &p, const ValueSite &s, StringRef what,
+                          SmallVector<AttrT> &out) {
+  if (failed(p.parseOptionalLSquare()))
+    return s.expected(p, "a list [" + what + ", ...]");
+  if (succeeded(p.parseOptionalRSquare()))
+    return success();
+  do {
+    SMLoc loc = p.getCurrentLocation();
+    Attribute a;
+    if (failed(p.parseAttribute(a)))
+      return failure();
+    auto v = dyn_cast<AttrT>(a);
+    if (!v)
+      return s.at(loc).expected(p, "a list of " + what + ", not ") << a;
+    out.push_back(v);
+  } while (succeeded(p.parseOptionalComma()));
+  if (failed(p.parseOptionalRSquare()))
+    return p.emitError(p.getCurrentLocation())
+           << s.attr << ": expected ',' or ']' in the list of '" << s.key << "'";
+  return success();
+}
+
+/// Knob values: a set knob is an std::optional, a list knob a (possibly empty) vector.
+template <typename T>
+ParseResult parseKnobValue(AsmParser &p, const ValueSite &s, std::optional<T> &out) {
+  T v;
+  if (failed(parseValue(p, s, v)))
+    return failure();
+  out = v;
+  return success();
+}
+ParseResult parseKnobValue(AsmParser &p, const ValueSite &s, SmallVector<int64_t> &out) {
+  return parseValue(p, s, out);
+}
+template <typename T>
+void printKnobValue(StructPrinter &sp, AsmPrinter &p, StringRef name, const std::optional<T> &v) {
+  if (v) {
+    sp.key(name);
+    evo::detail::printKnobParameter(p, v);
+  }
+}
+void printKnobValue(StructPrinter &sp, AsmPrinter &p, StringRef name, ArrayRef<int64_t> v) {
+  if (!v.empty()) {
+    sp.key(name);
+    evo::detail::printI64List(p, v);
+  }
+}
+
+} // namespace
+
 #include "evo/Dialect/Evo/IR/EvoAttrInterfaces.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "evo/Dialect/Evo/IR/EvoAttrs.cpp.inc"
 
 namespace evo {
+
+//===----------------------------------------------------------------------===//
+// Assembly formats
+//===----------------------------------------------------------------------===//
+
+Attribute KnobsAttr::parse(AsmParser &p, Type) {
+  SMLoc loc = p.getCurrentLocation();
+  using KnobInt = std::optional<int64_t>;
+  using KnobBool = std::optional<bool>;
+  using KnobStrategy = std::optional<ReductionStrategy>;
+  using KnobList = SmallVector<int64_t>;
+#define EVO_KNOB_VAR(name, cpp, kind, arg, doc) Knob##kind name;
+  EVO_KNOB_LIST(EVO_KNOB_VAR)
+#undef EVO_KNOB_VAR
+  static const StructField fields[] = {
+#define EVO_KNOB_FIELD(name, cpp, kind, arg, doc) {#name, false},
+      EVO_KNOB_LIST(EVO_KNOB_FIELD)
+#undef EVO_KNOB_FIELD
+  };
+  auto parseOne = [&](unsigned i, const ValueSite &s) -> ParseResult {
+    unsigned j = 0;
+#define EVO_KNOB_PARSE(name, cpp, kind, arg, doc)                                                 \
+  if (i == j++)                                                                                   \
+    return parseKnobValue(p, s, name);
+    EVO_KNOB_LIST(EVO_KNOB_PARSE)
+#undef EVO_KNOB_PARSE
+    llvm_unreachable("a key of #evo.knobs without a knob");
+  };
+  if (failed(parseStruct(p, "#evo.knobs", fields, parseOne)))
+    return {};
+#define EVO_KNOB_ARG(name, cpp, kind, arg, doc) , name
+  return p.getChecked<KnobsAttr>(loc, p.getContext() EVO_KNOB_LIST(EVO_KNOB_ARG));
+#undef EVO_KNOB_ARG
+}
+
+void KnobsAttr::print(AsmPrinter &p) const {
+  StructPrinter sp(p);
+#define EVO_KNOB_PRINT(name, cpp, kind, arg, doc) printKnobValue(sp, p, #name, getImpl()->name);
+  EVO_KNOB_LIST(EVO_KNOB_PRINT)
+#undef EVO_KNOB_PRINT
+}
+
+Attribute TensorMapAttr::parse(AsmParser &p, Type) {
+  SMLoc loc = p.getCurrentLocation();
+  int64_t source = 0, swizzle = 0;
+  SmallVector<int64_t> dims, strides, box;
+  static const StructField fields[] = {
+      {"source", true}, {"dims", true}, {"strides", true}, {"box", true}, {"swizzle", false}};
+  if (failed(parseStruct(p, "#evo.tensor_map", fields, [&](unsigned i, const ValueSite &s) {
+        switch (i) {
+        case 0: return parseValue(p, s, source);
+        case 1: return parseValue(p, s, dims);
+        case 2: return parseValue(p, s, strides);
+        case 3: return parseValue(p, s, box);
+        default: return parseValue(p, s, swizzle);
+        }
+      })))
+    return {};
+  return p.getChecked<TensorMapAttr>(loc, p.getContext(), source, dims, strides, box, swizzle);
+}
+
+void TensorMapAttr::print(AsmPrinter &p) const {
+  StructPrinter sp(p);
+  sp.key("source").printStrippedAttrOrType(getSource());
+  detail::printI64List(sp.key("dims"), getDims());
+  detail::printI64List(sp.key("strides"), getStrides());
+  detail::printI64List(sp.key("box"), getBox());
+  if (getSwizzle() != 0)
+    sp.key("swizzle").printStrippedAttrOrType(getSwizzle());
+}
+
+Attribute BufferAttr::parse(AsmParser &p, Type) {
+  SMLoc loc = p.getCurrentLocation();
+  std::string name;
+  BufferRole role = BufferRole::Input;
+  MemRefType type;
+  bool zeroInit = false;
+  TensorMapAttr tensorMap;
+  static const StructField fields[] = {{"name", true},
+                                       {"role", true},
+                                       {"type", true},
+                                       {"zero_init", false},
+                                       {"tensor_map", false}};
+  if (failed(parseStruct(p, "#evo.buffer", fields, [&](unsigned i, const ValueSite &s) {
+        switch (i) {
+        case 0: return parseValue(p, s, name);
+        case 1: return parseValue(p, s, role);
+        case 2: return parseValue(p, s, type);
+        case 3: return parseValue(p, s, zeroInit);
+        default: return parseNested(p, s, "#evo.tensor_map<...>", tensorMap);
+        }
+      })))
+    return {};
+  return p.getChecked<BufferAttr>(loc, p.getContext(), name, role, type, zeroInit, tensorMap);
+}
+
+void BufferAttr::print(AsmPrinter &p) const {
+  StructPrinter sp(p);
+  sp.key("name").printString(getName());
+  sp.key("role").printStrippedAttrOrType(getRole());
+  sp.key("type").printStrippedAttrOrType(getType());
+  if (getZeroInit())
+    sp.key("zero_init").printStrippedAttrOrType(getZeroInit());
+  if (getTensorMap())
+    sp.key("tensor_map").printStrippedAttrOrType(getTensorMap());
+}
+
+Attribute TaskAttr::parse(AsmParser &p, Type) {
+  SMLoc loc = p.getCurrentLocation();
+  std::string name, source;
+  TaskFamily family = TaskFamily::Elementwise;
+  KnobsAttr knobs;
+  SmallVector<int64_t> buffers;
+  static const StructField fields[] = {
+      {"name", true}, {"family", true}, {"source", true}, {"knobs", true}, {"buffers", true}};
+  if (failed(parseStruct(p, "#evo.task", fields, [&](unsigned i, const ValueSite &s) {
+        switch (i) {
+        case 0: return parseValue(p, s, name);
+        case 1: return parseValue(p, s, family);
+        case 2: return parseValue(p, s, source);
+        case 3: return parseNested(p, s, "#evo.knobs<...>", knobs);
+        default: return parseValue(p, s, buffers);
+        }
+      })))
+    return {};
+  return p.getChecked<TaskAttr>(loc, p.getContext(), name, family, source, knobs, buffers);
+}
+
+void TaskAttr::print(AsmPrinter &p) const {
+  StructPrinter sp(p);
+  sp.key("name").printString(getName());
+  sp.key("family").printStrippedAttrOrType(getFamily());
+  sp.key("source").printString(getSource());
+  sp.key("knobs").printStrippedAttrOrType(getKnobs());
+  detail::printI64List(sp.key("buffers"), getBuffers());
+}
+
+Attribute LaunchAttr::parse(AsmParser &p, Type) {
+  SMLoc loc = p.getCurrentLocation();
+  std::string kernel;
+  int64_t task = 0, dynamicSharedMemory = 0;
+  SmallVector<int64_t> grid, block, args;
+  static const StructField fields[] = {{"kernel", true}, {"task", true},
+                                       {"grid", true},   {"block", true},
+                                       {"dynamic_shared_memory", false}, {"args", true}};
+  if (failed(parseStruct(p, "#evo.launch", fields, [&](unsigned i, const ValueSite &s) {
+        switch (i) {
+        case 0: return parseValue(p, s, kernel);
+        case 1: return parseValue(p, s, task);
+        case 2: return parseValue(p, s, grid);
+        case 3: return parseValue(p, s, block);
+        case 4: return parseValue(p, s, dynamicSharedMemory);
+        default: return parseValue(p, s, args);
+        }
+      })))
+    return {};
+  return p.getChecked<LaunchAttr>(loc, p.getContext(), kernel, task, grid, block,
+                                  dynamicSharedMemory, args);
+}
+
+void LaunchAttr::print(AsmPrinter &p) const {
+  StructPrinter sp(p);
+  sp.key("kernel").printString(getKernel());
+  sp.key("task").printStrippedAttrOrType(getTask());
+  detail::printI64List(sp.key("grid"), getGrid());
+  detail::printI64List(sp.key("block"), getBlock());
+  if (getDynamicSharedMemory() != 0)
+    sp.key("dynamic_shared_memory").printStrippedAttrOrType(getDynamicSharedMemory());
+  detail::printI64List(sp.key("args"), getArgs());
+}
+
+Attribute PlanAttr::parse(AsmParser &p, Type) {
+  SMLoc loc = p.getCurrentLocation();
+  std::string func, source;
+  SmallVector<BufferAttr> buffers;
+  SmallVector<TaskAttr> tasks;
+  SmallVector<LaunchAttr> launches;
+  static const StructField fields[] = {
+      {"func", true}, {"source", true}, {"buffers", true}, {"tasks", true}, {"launches", true}};
+  if (failed(parseStruct(p, "#evo.plan", fields, [&](unsigned i, const ValueSite &s) {
+        switch (i) {
+        case 0: return parseValue(p, s, func);
+        case 1: return parseValue(p, s, source);
+        case 2: return parseAttrList(p, s, "#evo.buffer<...>", buffers);
+        case 3: return parseAttrList(p, s, "#evo.task<...>", tasks);
+        default: return parseAttrList(p, s, "#evo.launch<...>", launches);
+        }
+      })))
+    return {};
+  return p.getChecked<PlanAttr>(loc, p.getContext(), func, source, buffers, tasks, launches);
+}
+
+void PlanAttr::print(AsmPrinter &p) const {
+  StructPrinter sp(p);
+  sp.key("func").printString(getFunc());
+  sp.key("source").printString(getSource());
+  detail::printAttrList(sp.key("buffers"), getBuffers());
+  detail::printAttrList(sp.key("tasks"), getTasks());
+  detail::printAttrList(sp.key("launches"), getLaunches());
+}
+
 
 //===----------------------------------------------------------------------===//
 // Knob sets

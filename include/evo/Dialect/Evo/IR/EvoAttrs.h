@@ -20,31 +20,14 @@ struct ScheduleKnobs;
 
 namespace detail {
 /// `[1, 2, 3]` (may be empty).
-mlir::FailureOr<llvm::SmallVector<int64_t>> parseI64List(mlir::AsmParser &parser);
 void printI64List(mlir::AsmPrinter &printer, llvm::ArrayRef<int64_t> values);
 /// `[#evo.x<...>, ...]` (may be empty).
-template <typename AttrT>
-mlir::FailureOr<llvm::SmallVector<AttrT>> parseAttrList(mlir::AsmParser &parser) {
-  llvm::SmallVector<AttrT> out;
-  if (parser.parseCommaSeparatedList(mlir::AsmParser::Delimiter::Square, [&] {
-        AttrT a;
-        if (parser.parseAttribute(a))
-          return mlir::failure();
-        out.push_back(a);
-        return mlir::success();
-      }))
-    return mlir::failure();
-  return out;
-}
 template <typename AttrT>
 void printAttrList(mlir::AsmPrinter &printer, llvm::ArrayRef<AttrT> values) {
   printer << '[';
   llvm::interleaveComma(values, printer, [&](AttrT a) { printer.printAttribute(a); });
   printer << ']';
 }
-/// Knob parameters that are not lists (Knobs.h defines them).
-template <typename T>
-mlir::FailureOr<T> parseKnobParameter(mlir::AsmParser &parser);
 } // namespace detail
 } // namespace evo
 

@@ -39,10 +39,6 @@ class Evo_KnobParameter<Evo_Knob k> : OptionalParameter<
           !eq(k.knobKind, "Bool") : "std::optional<bool>",
           !eq(k.knobKind, "Strategy") : "std::optional<::evo::ReductionStrategy>",
           true : "::llvm::ArrayRef<int64_t>"), k.doc> {
-  let parser = !if(!eq(k.knobKind, "List"), "::evo::detail::parseI64List($_parser)",
-                   "::evo::detail::parseKnobParameter<" # cppType # ">($_parser)");
-  let printer = !if(!eq(k.knobKind, "List"), "::evo::detail::printI64List($_printer, $_self)",
-                    "::evo::detail::printKnobParameter($_printer, $_self)");
   let allocator = !if(!eq(k.knobKind, "List"), "$_dst = $_allocator.copyInto($_self);", ?);
   let cppStorageType = !if(!eq(k.knobKind, "List"), "::llvm::SmallVector<int64_t>", cppType);
   let defaultValue = !if(!eq(k.knobKind, "List"), "::llvm::SmallVector<int64_t>()", "std::nullopt");
@@ -62,7 +58,7 @@ def Evo_KnobsAttr : Evo_Attr<"Knobs", "knobs",
   }];
   let parameters = !dag(ins, !foreach(k, Evo_AllKnobs, Evo_KnobParameter<k>),
                         !foreach(k, Evo_AllKnobs, k.name));
-  let assemblyFormat = "`<` struct(params) `>`";
+  let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = Evo_KnobListMacro # [{
     /// The knobs a kernel of `family` built with `knobs` records.
@@ -105,16 +101,10 @@ def Evo_KnobsAttr : Evo_Attr<"Knobs", "knobs",
 //===----------------------------------------------------------------------===//
 
 /// A list of int64_t printed `[a, b, c]` (buffer indices, launch dimensions).
-class Evo_I64ListParameter<string desc> : ArrayRefParameter<"int64_t", desc> {
-  let parser = "::evo::detail::parseI64List($_parser)";
-  let printer = "::evo::detail::printI64List($_printer, $_self)";
-}
+class Evo_I64ListParameter<string desc> : ArrayRefParameter<"int64_t", desc>;
 
 /// A list of evo attributes printed `[#evo.x<...>, ...]`.
-class Evo_AttrListParameter<string attr, string desc> : ArrayRefParameter<attr, desc> {
-  let parser = "::evo::detail::parseAttrList<" # attr # ">($_parser)";
-  let printer = "::evo::detail::printAttrList($_printer, $_self)";
-}
+class Evo_AttrListParameter<string attr, string desc> : ArrayRefParameter<attr, desc>;
 
 def Evo_TensorMapAttr : Evo_Attr<"TensorMap", "tensor_map"> {
   let summary = "a TMA tensor map over a buffer of the plan";
@@ -132,7 +122,7 @@ def Evo_TensorMapAttr : Evo_Attr<"TensorMap", "tensor_map"> {
                         Evo_I64ListParameter<"strides of dims[1..] in bytes">:$strides,
                         Evo_I64ListParameter<"box sizes, elements, innermost first">:$box,
                         DefaultValuedParameter<"int64_t", "0">:$swizzle);
-  let assemblyFormat = "`<` struct(params) `>`";
+  let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }
 
@@ -147,7 +137,7 @@ def Evo_BufferAttr : Evo_Attr<"Buffer", "buffer"> {
                         "::mlir::MemRefType":$type,
                         DefaultValuedParameter<"bool", "false">:$zero_init,
                         OptionalParameter<"::evo::TensorMapAttr">:$tensor_map);
-  let assemblyFormat = "`<` struct(params) `>`";
+  let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }
 
@@ -161,7 +151,7 @@ def Evo_TaskAttr : Evo_Attr<"Task", "task"> {
   let parameters = (ins StringRefParameter<"name">:$name, "::evo::TaskFamily":$family,
                         StringRefParameter<"source">:$source, "::evo::KnobsAttr":$knobs,
                         Evo_I64ListParameter<"plan buffers">:$buffers);
-  let assemblyFormat = "`<` struct(params) `>`";
+  let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }
 
@@ -172,7 +162,7 @@ def Evo_LaunchAttr : Evo_Attr<"Launch", "launch"> {
                         Evo_I64ListParameter<"block size">:$block,
                         DefaultValuedParameter<"int64_t", "0">:$dynamic_shared_memory,
                         Evo_I64ListParameter<"plan buffers, in parameter order">:$args);
-  let assemblyFormat = "`<` struct(params) `>`";
+  let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }
 
@@ -190,7 +180,7 @@ def Evo_PlanAttr : Evo_Attr<"Plan", "plan"> {
                         Evo_AttrListParameter<"::evo::BufferAttr", "buffers">:$buffers,
                         Evo_AttrListParameter<"::evo::TaskAttr", "tasks">:$tasks,
                         Evo_AttrListParameter<"::evo::LaunchAttr", "launches">:$launches);
-  let assemblyFormat = "`<` struct(params) `>`";
+  let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }
 
