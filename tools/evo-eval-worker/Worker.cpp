@@ -1270,6 +1270,68 @@ struct Evaluator {
     return false;
   }
 
+  /// Enqueues the comparison of every output of checked timed launch `k` with `want` (the
+  /// reference's outputs for the launch's input set) and the copy of its verdict into hostSlots.
+  void enqueueLaunchCheck(size_t k, const std::vector<size_t> &outputs, const OutputSet &want,
+                          const DeviceBuffer &slot) {
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      const BufferSpec &s = req.buffers[outputs[o]];
+      CUdeviceptr sl = slot.ptr() + o * 64;
+      check(D->cuMemsetD8Async(sl, 0, 64, gStream), "cuMemsetD8Async");
+      check(D->cuMemsetD8Async(sl + 16, 0xFF, 8, gStream), "cuMemsetD8Async");
+      double rtol = req.rtol.at(kindName(s.kind));
+      double atol = rtol * want.rms[o];
+      int kind = static_cast<int>(s.kind);
+      launchHelper(H.checkLaunch, gridFor(s.elements), 256, buffers[outputs[o]]->ptr(),
+                   want.copies[o]->ptr(), s.elements, kind, rtol, atol, sl);
+      launchHelper(H.capture, 1, 32, buffers[outputs[o]]->ptr(), want.copies[o]->ptr(), kind,
+                   sl);
+      check(D->cuMemcpyDtoHAsync(hostSlots.data + (k * outputs.size() + o) * 8, sl, 40,
+                                 gStream),
+            "cuMemcpyDtoHAsync");
+    }
+  }
+
+  /// Throws Invalid for the first checked timed launch of a repeat whose verdict in hostSlots
+  /// says an output differs from the reference.
+  void throwOnFailedCheck(const std::vector<size_t> &outputs, const std::vector<int> &checkedRuns,
+                          const std::vector<int> &checkedSets, int runs, int rep) {
+    for (size_t k = 0; k < checkedRuns.size(); ++k)
+      for (size_t o = 0; o < outputs.size(); ++o) {
+        const uint64_t *v = hostSlots.data + (k * outputs.size() + o) * 8;
+        if (!v[0])
+          continue;
+        const BufferSpec &s = req.buffers[outputs[o]];
+        throw Invalid("'" + s.name + "' is wrong on timed launch " +
+                      std::to_string(checkedRuns[k] + 1) + " of " + std::to_string(runs) +
+                      " (repeat " + std::to_string(rep + 1) + "): " + std::to_string(v[0]) +
+                      " of " + std::to_string(s.elements) +
+                      " elements differ from the reference (" + std::to_string(v[1]) +
+                      " never written); first '" + s.name + "'[" + std::to_string(v[2]) +
+                      "] = " + show(v[3], s.kind) + ", expected " +
+                      fmt(decode(v[4], s.kind)) + " (" + timingName(checkedSets[k]) +
+                      ", seed " + std::to_string(timingInputs(checkedSets[k]).seed) + ")");
+      }
+  }
+
+  /// The statistics of all timed runs and of the repeats' medians.
+  static json timingSummary(std::vector<double> all, const std::vector<double> &medians) {
+    json out;
+    std::sort(all.begin(), all.end());
+    auto pct = [&](double p) { return all[std::min(all.size() - 1, size_t(p * all.size()))]; };
+    out[P::kMedianMs] = all[all.size() / 2];
+    out["min_ms"] = all.front();
+    out["p10_ms"] = pct(0.10);
+    out["p90_ms"] = pct(0.90);
+    out["max_ms"] = all.back();
+    out["runs"] = static_cast<int>(all.size());
+    out["repeat_medians_ms"] = medians;
+    double lo = *std::min_element(medians.begin(), medians.end());
+    double hi = *std::max_element(medians.begin(), medians.end());
+    out["repeat_spread"] = lo > 0 ? (hi - lo) / lo : 0.0;
+    return out;
+  }
+
   /// The timed runs of a candidate on the timing inputs: `repeats` blocks of warm-ups and runs.
   /// With checkLaunches, no launch may find its answer already in its outputs. Launches
   /// alternate between the two timing input sets (every launch, warm-ups and the calibration
@@ -1339,7 +1401,6 @@ struct Evaluator {
     // One 8-word slot per output, reset right before each check (after the candidate's launch).
     DeviceBuffer slot(std::max<size_t>(outputs.size(), 1) * 64, false);
 
-    json out;
     std::vector<double> medians;
     std::vector<double> all;
     int checkedTotal = 0, launchesTotal = 0;
@@ -1386,23 +1447,7 @@ struct Evaluator {
         if (!checked[r])
           continue;
         checkedSets.push_back(set);
-        const OutputSet &want = set == 1 ? ref.b : ref.a;
-        for (size_t o = 0; o < outputs.size(); ++o) {
-          const BufferSpec &s = req.buffers[outputs[o]];
-          CUdeviceptr sl = slot.ptr() + o * 64;
-          check(D->cuMemsetD8Async(sl, 0, 64, gStream), "cuMemsetD8Async");
-          check(D->cuMemsetD8Async(sl + 16, 0xFF, 8, gStream), "cuMemsetD8Async");
-          double rtol = req.rtol.at(kindName(s.kind));
-          double atol = rtol * want.rms[o];
-          int kind = static_cast<int>(s.kind);
-          launchHelper(H.checkLaunch, gridFor(s.elements), 256, buffers[outputs[o]]->ptr(),
-                       want.copies[o]->ptr(), s.elements, kind, rtol, atol, sl);
-          launchHelper(H.capture, 1, 32, buffers[outputs[o]]->ptr(), want.copies[o]->ptr(), kind,
-                       sl);
-          check(D->cuMemcpyDtoHAsync(hostSlots.data + (k * outputs.size() + o) * 8, sl, 40,
-                                     gStream),
-                "cuMemcpyDtoHAsync");
-        }
+        enqueueLaunchCheck(k, outputs, set == 1 ? ref.b : ref.a, slot);
         ++k;
       }
       check(D->cuStreamSynchronize(gStream), "cuStreamSynchronize");
@@ -1412,22 +1457,7 @@ struct Evaluator {
         checkReferenceIntact(ref.a);
         if (alternate)
           checkReferenceIntact(ref.b);
-        for (size_t k = 0; k < checkedRuns.size(); ++k)
-          for (size_t o = 0; o < outputs.size(); ++o) {
-            const uint64_t *v = hostSlots.data + (k * outputs.size() + o) * 8;
-            if (!v[0])
-              continue;
-            const BufferSpec &s = req.buffers[outputs[o]];
-            throw Invalid("'" + s.name + "' is wrong on timed launch " +
-                          std::to_string(checkedRuns[k] + 1) + " of " + std::to_string(runs) +
-                          " (repeat " + std::to_string(rep + 1) + "): " + std::to_string(v[0]) +
-                          " of " + std::to_string(s.elements) +
-                          " elements differ from the reference (" + std::to_string(v[1]) +
-                          " never written); first '" + s.name + "'[" + std::to_string(v[2]) +
-                          "] = " + show(v[3], s.kind) + ", expected " +
-                          fmt(decode(v[4], s.kind)) + " (" + timingName(checkedSets[k]) +
-                          ", seed " + std::to_string(timingInputs(checkedSets[k]).seed) + ")");
-          }
+        throwOnFailedCheck(outputs, checkedRuns, checkedSets, runs, rep);
       }
       std::vector<double> ms(runs);
       for (int r = 0; r < runs; ++r) {
@@ -1443,18 +1473,7 @@ struct Evaluator {
     checkIntegrity(timingInputChecksums);
     if (alternate)
       checkIntegrity(timingInputChecksumsB, 1);
-    std::sort(all.begin(), all.end());
-    auto pct = [&](double p) { return all[std::min(all.size() - 1, size_t(p * all.size()))]; };
-    out[P::kMedianMs] = all[all.size() / 2];
-    out["min_ms"] = all.front();
-    out["p10_ms"] = pct(0.10);
-    out["p90_ms"] = pct(0.90);
-    out["max_ms"] = all.back();
-    out["runs"] = static_cast<int>(all.size());
-    out["repeat_medians_ms"] = medians;
-    double lo = *std::min_element(medians.begin(), medians.end());
-    double hi = *std::max_element(medians.begin(), medians.end());
-    out["repeat_spread"] = lo > 0 ? (hi - lo) / lo : 0.0;
+    json out = timingSummary(std::move(all), medians);
     out[P::kCheckLaunches] = checks;
     out[P::kCheckedLaunches] = checkedTotal;
     out[P::kTimedLaunches] = launchesTotal;
