@@ -743,6 +743,31 @@ static std::optional<std::pair<int64_t, int64_t>> affineBounds(const AffineProg 
 }
 
 namespace {
+/// The payload's slots while a generic is compiled: block arguments, then constants and results.
+struct PayloadSlots {
+  explicit PayloadSlots(GenericPlan &g, Block &body) : g(g), constantSlot(body.getNumArguments()) {
+    g.numSlots = body.getNumArguments();
+    for (BlockArgument arg : body.getArguments())
+      slotOf[arg] = arg.getArgNumber();
+  }
+  /// A fresh slot preloaded with `value`.
+  unsigned addConstant(Reg value) {
+    g.constants.push_back({g.numSlots, value});
+    constantSlot.resize(g.numSlots + 1);
+    constantSlot.set(g.numSlots);
+    return g.numSlots++;
+  }
+  /// Preloads an existing slot (a constant input's argument) with `value`.
+  void setConstant(unsigned slot, Reg value) {
+    g.constants.push_back({slot, value});
+    constantSlot.set(slot);
+  }
+
+  GenericPlan &g;
+  DenseMap<Value, unsigned> slotOf;
+  llvm::SmallBitVector constantSlot;
+};
+
 class ProgramBuilder {
 public:
   explicit ProgramBuilder(Program &prog) : prog(prog) {}
@@ -752,6 +777,10 @@ private:
   FailureOr<Reg> evalScalar(Value v);
   LogicalResult buildConstant(arith::ConstantOp op);
   LogicalResult buildGeneric(linalg::GenericOp op);
+  LogicalResult planInputs(linalg::GenericOp op, GenericPlan &g, PayloadSlots &slots);
+  LogicalResult planOutputs(linalg::GenericOp op, GenericPlan &g);
+  FailureOr<bool> planPayload(linalg::GenericOp op, GenericPlan &g, PayloadSlots &slots);
+  void publishResults(linalg::GenericOp op, NodePlan &node, bool constantYields);
   LogicalResult buildSoftmax(linalg::SoftmaxOp op);
   LogicalResult compileAccess(OperandPlan &plan, AffineMap map, ArrayRef<int64_t> shape,
                               const GenericPlan &g, Operation *op, unsigned operandNo);
@@ -959,22 +988,19 @@ LogicalResult ProgramBuilder::buildGeneric(linalg::GenericOp op) {
   }
 
   Block &body = *op.getBlock();
-  g.numSlots = body.getNumArguments();
-  DenseMap<Value, unsigned> slotOf;
-  for (BlockArgument arg : body.getArguments())
-    slotOf[arg] = arg.getArgNumber();
-  llvm::SmallBitVector constantSlot(g.numSlots);
-  auto addConstant = [&](Reg value) {
-    g.constants.push_back({g.numSlots, value});
-    constantSlot.resize(g.numSlots + 1);
-    constantSlot.set(g.numSlots);
-    return g.numSlots++;
-  };
-  auto setConstant = [&](unsigned slot, Reg value) {
-    g.constants.push_back({slot, value});
-    constantSlot.set(slot);
-  };
+  PayloadSlots slots(g, body);
+  if (failed(planInputs(op, g, slots)) || failed(planOutputs(op, g)))
+    return failure();
+  FailureOr<bool> constantYields = planPayload(op, g, slots);
+  if (failed(constantYields))
+    return failure();
+  g.opsPerPoint = std::max<unsigned>(1, g.insts.size());
+  publishResults(op, node, *constantYields);
+  return success();
+}
 
+LogicalResult ProgramBuilder::planInputs(linalg::GenericOp op, GenericPlan &g,
+                                         PayloadSlots &slots) {
   // Inputs: read at every point unless constant or unused by the payload.
   for (OpOperand *in : op.getDpsInputOperands()) {
     BlockArgument arg = op.getMatchingBlockArgument(in);
@@ -985,7 +1011,7 @@ LogicalResult ProgramBuilder::buildGeneric(linalg::GenericOp op) {
       FailureOr<Reg> value = evalScalar(in->get());
       if (failed(value))
         return failure();
-      setConstant(arg.getArgNumber(), *value);
+      slots.setConstant(arg.getArgNumber(), *value);
       continue;
     }
     FailureOr<Source> src = tensorSource(in->get(), op);
@@ -994,7 +1020,7 @@ LogicalResult ProgramBuilder::buildGeneric(linalg::GenericOp op) {
     if (src->kind == SrcKind::Empty)
       return emptyRead(op, *src, "input #" + Twine(number));
     if (src->kind == SrcKind::Splat) {
-      setConstant(arg.getArgNumber(), src->splat);
+      slots.setConstant(arg.getArgNumber(), src->splat);
       continue;
     }
     OperandPlan plan;
@@ -1006,7 +1032,10 @@ LogicalResult ProgramBuilder::buildGeneric(linalg::GenericOp op) {
     g.needLoops |= !plan.linear;
     g.inputs.push_back(std::move(plan));
   }
+  return success();
+}
 
+LogicalResult ProgramBuilder::planOutputs(linalg::GenericOp op, GenericPlan &g) {
   // Outputs: indexed by a permutation of the parallel loops; the init is read only if the payload
   // reads the out argument (or there is no reduction point at all).
   for (OpOperand &init : op.getDpsInitsMutable()) {
@@ -1044,17 +1073,23 @@ LogicalResult ProgramBuilder::buildGeneric(linalg::GenericOp op) {
       return emptyRead(op, *src, "init #" + Twine(g.outputs.size()));
     g.outputs.push_back(std::move(out));
   }
+  return success();
+}
 
+/// Whether every yielded value is a constant.
+FailureOr<bool> ProgramBuilder::planPayload(linalg::GenericOp op, GenericPlan &g,
+                                            PayloadSlots &slots) {
+  Block &body = *op.getBlock();
   // Payload: one instruction per op; constants and captured scalars are preloaded slots.
   auto resolve = [&](Value v) -> FailureOr<unsigned> {
-    auto it = slotOf.find(v);
-    if (it != slotOf.end())
+    auto it = slots.slotOf.find(v);
+    if (it != slots.slotOf.end())
       return it->second;
     FailureOr<Reg> value = evalScalar(v); // defined above the generic
     if (failed(value))
       return failure();
-    unsigned slot = addConstant(*value);
-    slotOf[v] = slot;
+    unsigned slot = slots.addConstant(*value);
+    slots.slotOf[v] = slot;
     return slot;
   };
   for (Operation &inner : body.without_terminator()) {
@@ -1066,12 +1101,12 @@ LogicalResult ProgramBuilder::buildGeneric(linalg::GenericOp op) {
       std::optional<Reg> value = k ? scalarAttrValue(c.getValue(), *k) : std::nullopt;
       if (!value)
         return cannotInterpret(c);
-      slotOf[result] = addConstant(*value);
+      slots.slotOf[result] = slots.addConstant(*value);
       continue;
     }
     unsigned dst = g.numSlots++;
-    constantSlot.resize(g.numSlots);
-    slotOf[result] = dst;
+    slots.constantSlot.resize(g.numSlots);
+    slots.slotOf[result] = dst;
     if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
       Inst inst;
       inst.op = Op::Index;
@@ -1100,10 +1135,13 @@ LogicalResult ProgramBuilder::buildGeneric(linalg::GenericOp op) {
     if (failed(slot))
       return failure();
     g.outputs[k].yieldSlot = *slot;
-    constantYields &= constantSlot.test(*slot);
+    constantYields &= slots.constantSlot.test(*slot);
   }
-  g.opsPerPoint = std::max<unsigned>(1, g.insts.size());
+  return constantYields;
+}
 
+void ProgramBuilder::publishResults(linalg::GenericOp op, NodePlan &node, bool constantYields) {
+  GenericPlan &g = node.generic;
   // A parallel generic yielding constants (a fill) is a splat: nothing to evaluate or memoize.
   if (constantYields) {
     for (auto [k, out] : llvm::enumerate(g.outputs)) {
@@ -1115,7 +1153,7 @@ LogicalResult ProgramBuilder::buildGeneric(linalg::GenericOp op) {
           src.splat = value;
       sources[op.getResult(k)] = src;
     }
-    return success();
+    return;
   }
 
   unsigned nodeIndex = prog.nodes.size();
@@ -1132,7 +1170,6 @@ LogicalResult ProgramBuilder::buildGeneric(linalg::GenericOp op) {
     sources[op.getResult(k)] = src;
   }
   prog.nodes.push_back(std::move(node));
-  return success();
 }
 
 LogicalResult ProgramBuilder::buildSoftmax(linalg::SoftmaxOp op) {
