@@ -177,10 +177,18 @@ TEST_F(KnobsTest, KnobsAttrChecksValuesWhenParsed) {
   EXPECT_NE(messages.back().find("thread_tile must have 2 entries"), std::string::npos);
   messages.clear();
   EXPECT_FALSE(parseAttribute("#evo.knobs<blok_size = 64>", &ctx));
-  EXPECT_FALSE(messages.empty());
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_EQ(messages.front().rfind("#evo.knobs: unknown key 'blok_size' (expected one of ", 0), 0u)
+      << messages.front();
   messages.clear();
   EXPECT_FALSE(parseAttribute("#evo.knobs<reduction = tree>", &ctx));
-  EXPECT_FALSE(messages.empty());
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_EQ(messages.front(), "#evo.knobs: 'reduction' expects one of thread, warp, block");
+  // A boolean is not an integer knob (AsmParser would read `true` as the 1-bit integer -1).
+  messages.clear();
+  EXPECT_FALSE(parseAttribute("#evo.knobs<block_size = true>", &ctx));
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_EQ(messages.front(), "#evo.knobs: 'block_size' expects an integer, not a boolean");
 }
 
 TEST_F(KnobsTest, FamilyKnobSetsAndSearchValuesComeFromTheKnobList) {
