@@ -204,19 +204,23 @@ void storeLanes(KernelBuilder &kb, unsigned param, AffineMap map, ArrayRef<Value
                             kb.applyMap(map, laneIndices(kb, ivs, laneDim, l)));
 }
 
-void clonePayload(OpBuilder &b, linalg::GenericOp op, ValueRange blockArgs, ValueRange ivs,
-                  ArrayRef<Operation *> skip, IRMapping &map) {
-  Block &body = op.getRegion().front();
-  map.map(body.getArguments(), blockArgs);
-  // Constants captured from above the payload are re-created inside the kernel: those used by
-  // nested regions and by the terminator too (a payload folded to `yield %cst` yields a constant
-  // of the task function, which must not leak into the kernel). The analysis rejects captures
-  // that are not constants.
+/// Re-creates inside the kernel the constants the payload of `op` captures from above: those
+/// used by nested regions and by the terminator too (a payload folded to `yield %cst` yields a
+/// constant of the task function, which must not leak into the kernel). The analysis rejects
+/// captures that are not constants.
+static void cloneCapturedConstants(OpBuilder &b, linalg::GenericOp op, IRMapping &map) {
   llvm::SetVector<Value> captured;
   getUsedValuesDefinedAbove(op.getRegion(), captured);
   for (Value v : captured)
     if (!map.contains(v) && matchPattern(v, m_Constant()))
       map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
+}
+
+void clonePayload(OpBuilder &b, linalg::GenericOp op, ValueRange blockArgs, ValueRange ivs,
+                  ArrayRef<Operation *> skip, IRMapping &map) {
+  Block &body = op.getRegion().front();
+  map.map(body.getArguments(), blockArgs);
+  cloneCapturedConstants(b, op, map);
   for (Operation &inner : body.without_terminator()) {
     if (llvm::is_contained(skip, &inner))
       continue;
@@ -249,11 +253,7 @@ void clonePayloadWide(OpBuilder &b, linalg::GenericOp op, ValueRange blockArgs, 
   Block &body = op.getRegion().front();
   for (auto [arg, v] : llvm::zip(body.getArguments(), blockArgs))
     map.map(arg, isNarrowFloat(arg.getType()) ? castFloat(b, op.getLoc(), v, f32) : v);
-  llvm::SetVector<Value> captured;
-  getUsedValuesDefinedAbove(op.getRegion(), captured);
-  for (Value v : captured)
-    if (!map.contains(v) && matchPattern(v, m_Constant()))
-      map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
+  cloneCapturedConstants(b, op, map);
   for (Operation &inner : body.without_terminator()) {
     Location loc = inner.getLoc();
     if (auto index = dyn_cast<linalg::IndexOp>(inner)) {

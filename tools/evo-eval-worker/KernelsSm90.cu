@@ -104,6 +104,21 @@ struct __align__(128) Operands {
   unsigned char b[kBBytes];
 };
 
+/// The body of both peak kernels: wgmma on the tiles of `smem` with f16 (or, `kBf16`, bf16)
+/// inputs.
+template <bool kBf16>
+__device__ __forceinline__ void wgmmaPeak(Operands &smem, float *out, int iterations) {
+  uint64_t da, db;
+  prepareOperands(smem.a, smem.b, da, db);
+  float s;
+  if constexpr (kBf16)
+    asm volatile(EVO_WGMMA_LOOP("bf16") : "=f"(s) : "l"(da), "l"(db), "r"(iterations) : "memory");
+  else
+    asm volatile(EVO_WGMMA_LOOP("f16") : "=f"(s) : "l"(da), "l"(db), "r"(iterations) : "memory");
+  if (s == 12345.678f) // practically never: keeps the accumulators alive
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+
 } // namespace
 
 extern "C" {
@@ -112,23 +127,13 @@ extern "C" {
 /// `iterations` x kWgmmaPerGroup wgmma m64n256k16.
 __global__ void __launch_bounds__(384, 1) evo_wgmma_peak_f16(float *out, int iterations) {
   __shared__ Operands smem;
-  uint64_t da, db;
-  prepareOperands(smem.a, smem.b, da, db);
-  float s;
-  asm volatile(EVO_WGMMA_LOOP("f16") : "=f"(s) : "l"(da), "l"(db), "r"(iterations) : "memory");
-  if (s == 12345.678f) // practically never: keeps the accumulators alive
-    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+  wgmmaPeak<false>(smem, out, iterations);
 }
 
 /// The same with bf16 inputs.
 __global__ void __launch_bounds__(384, 1) evo_wgmma_peak_bf16(float *out, int iterations) {
   __shared__ Operands smem;
-  uint64_t da, db;
-  prepareOperands(smem.a, smem.b, da, db);
-  float s;
-  asm volatile(EVO_WGMMA_LOOP("bf16") : "=f"(s) : "l"(da), "l"(db), "r"(iterations) : "memory");
-  if (s == 12345.678f)
-    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+  wgmmaPeak<true>(smem, out, iterations);
 }
 
 } // extern "C"
