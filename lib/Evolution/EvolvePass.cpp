@@ -318,6 +318,11 @@ llvm::Expected<evo::TaskResult> EvolveDriver::taskResult(gpu::GPUModuleOp gm,
   evo::TaskResult r;
   r.task = desc.name;
   r.bestId = best->id;
+  r.firstBestId = best->id;
+  if (!best->ptxHash.empty())
+    for (const evo::CandidateRecord &c : store.getCandidates(desc.name))
+      if (c.ptxHash == best->ptxHash && c.id < r.firstBestId)
+        r.firstBestId = c.id;
   r.baselineId = done->baselineId;
   r.bestMs = evo::finalTime(*best);
   r.baselineMs = base ? evo::finalTime(*base) : NAN;
@@ -389,7 +394,7 @@ LogicalResult EvolveDriver::evolveModule(gpu::GPUModuleOp gm) {
          b.getNamedAttr("baseline_ms", b.getF64FloatAttr(result->baselineMs)),
          b.getNamedAttr("best_ms", b.getF64FloatAttr(result->bestMs)),
          b.getNamedAttr("speedup", b.getF64FloatAttr(speedup)),
-         b.getNamedAttr("best_candidate", b.getI64IntegerAttr(result->bestId))}));
+         b.getNamedAttr("best_candidate", b.getI64IntegerAttr(result->firstBestId))}));
     remarkTask(gm, desc, *result);
   }
   gm->setAttr(evo::kPlanAttrName, plan->toAttr(ctx));

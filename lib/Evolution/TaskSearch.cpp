@@ -449,12 +449,8 @@ llvm::Error TaskSearch::takeCompiled() {
     }
     infos[p.id] = VariantInfo::of(v);
     compiledById[p.id] = v;
-    // A candidate is a duplicate only of an older one with the same PTX. Compiles finish in
-    // any order: were the first to finish kept, two runs (a run and its replay) could evaluate
-    // different ids of one kernel and name different winners. An older candidate that finishes
-    // second is evaluated too (a tie, which goes to the older id) and holds the hash from then on.
     auto dup = seenHashes.find(v.ptxHash);
-    if (dup != seenHashes.end() && dup->second < p.id) {
+    if (dup != seenHashes.end()) {
       c->verdict = "not-run";
       c->reason = "identical PTX to candidate " + std::to_string(dup->second);
       if (llvm::Error e = runStore.recordResult(*c))
@@ -610,6 +606,11 @@ llvm::Expected<TaskResult> TaskSearch::finish() {
   result.task = taskIn.name;
   result.baselineId = baseline->id;
   result.bestId = best.id;
+  result.firstBestId = best.id;
+  if (auto w = compiledById.find(best.id); w != compiledById.end() && !w->second.ptxHash.empty())
+    for (const auto &[id, v] : compiledById)
+      if (v.ptxHash == w->second.ptxHash && id < result.firstBestId)
+        result.firstBestId = id;
   result.baselineMs = finalTime(finalists.front());
   result.bestMs = finalTime(best);
   result.bestIr = binaries[best.id].ir;

@@ -68,6 +68,11 @@ struct TaskInput {
 struct TaskResult {
   std::string task;
   int64_t baselineId = -1, bestId = -1;
+  /// The oldest candidate whose PTX is the winner's: what the output names. Of two candidates
+  /// with identical PTX the one evaluated is the one whose compile finished first (the other is
+  /// `not-run`, never given a second chance), so `bestId` can differ between a run and its
+  /// replay; this cannot.
+  int64_t firstBestId = -1;
   double baselineMs = 0, bestMs = 0;
   std::string bestIr;
   llvm::SmallVector<KernelLaunch> bestLaunches;
