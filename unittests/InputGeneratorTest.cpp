@@ -220,6 +220,8 @@ TEST(InputGeneratorTest, IntegerDistributionsStayIntegralAndInRange) {
     p.numSpecial = 2;
     p.special[0] = 7;
     p.special[1] = -8;
+    p.emin = 0; // wide: integer magnitudes in binades 1, 2-3, 4-7, 8-15 (clamped to 8)
+    p.emax = 3;
     std::set<double> seen;
     for (int i = 0; i < 5000; ++i) {
       double x = generatedValue(p, i);

@@ -320,7 +320,19 @@ TEST(VerifierTest, TrialsVaryTheirInputDistributions) {
   const std::set<double> &sp = std::get<3>(stats(trials[3].fills[0]));
   for (double x : {0.0, 1.0, -1.0, 100.0, -100.0})
     EXPECT_TRUE(sp.count(x)) << x;
-  // Trial 4 mixes (one input here: the next distribution in turn); every trial its own seed.
+  // Trial 4: every element outside the uniform range: (1 + u) * 2^e, 1 <= |x| < 128.
+  EXPECT_EQ(trials[4].descriptions[0], "large(1 <= |x| < 128)");
+  EXPECT_EQ(trials[4].fills[0].dist, int(contract::Distribution::Wide));
+  bool negative = false, positive = false;
+  for (uint64_t i = 0; i < 4096; ++i) {
+    double x = generatedValue(trials[4].fills[0], i);
+    ASSERT_GE(std::fabs(x), 1.0);
+    ASSERT_LT(std::fabs(x), 128.0);
+    negative |= x < 0;
+    positive |= x > 0;
+  }
+  EXPECT_TRUE(negative && positive);
+  // Every trial its own seed.
   std::set<uint64_t> seeds;
   for (const TrialInputs &t : trials)
     seeds.insert(t.seed);
@@ -441,11 +453,72 @@ TEST(VerifierTest, DeclaredRangesBoundEveryDistribution) {
     }
   }
   EXPECT_EQ(dists.size(), 4u); // all four distributions, within [0.1, 4]
+  // The large trial: the top binade of the declared range.
+  const TrialInputs &large = (*v)->getTrialInputs()[4];
+  EXPECT_EQ(large.descriptions[0], "large(2^1 <= |x| < 2^2) within [0.1, 4)");
+  for (uint64_t i = 0; i < 4096; ++i)
+    ASSERT_GE(generatedValue(large.fills[0], i), 2.0);
   // The range's ends are among the special values.
   const contract::FillParams &sp = (*v)->getTrialInputs()[3].fills[0];
   std::set<double> specials(sp.special, sp.special + sp.numSpecial);
   EXPECT_TRUE(specials.count(0.1) && specials.count(4.0));
   EXPECT_FALSE(specials.count(0.0) || specials.count(-1.0));
+}
+
+TEST(VerifierTest, AKernelThatRecognisesUniformInputsIsAlwaysCaught) {
+  // A hostile kernel is honest only while the few inputs it looks at lie in the uniform trial's
+  // range (scripts/adversarial-llm, input_recognition). Whatever elements it looks at, and for
+  // every seed, some trial puts all of them outside that range; the normal, wide and special
+  // trials alone let a two-element recogniser through about one time in eight.
+  MLIRContext ctx;
+  load(ctx);
+  auto caught = [](llvm::ArrayRef<TrialInputs> trials, double bound,
+                   llvm::ArrayRef<uint64_t> looked) {
+    for (const TrialInputs &t : trials) {
+      bool allOutside = true;
+      for (uint64_t i : looked)
+        allOutside &= std::fabs(generatedValue(t.fills[0], i)) > bound;
+      if (allOutside)
+        return true;
+    }
+    return false;
+  };
+  for (const char *ty : {"f32", "f16", "bf16"}) {
+    OwningOpRef<ModuleOp> m;
+    LaunchPlan plan = unary(ctx, m, "math.tanh", ty);
+    for (uint64_t seed = 1; seed <= 40; ++seed) {
+      VerifyOptions opts;
+      opts.seed = seed * 7919;
+      auto v = FunctionVerifier::create(plan, &ctx, UnknownLoc::get(&ctx), opts);
+      ASSERT_TRUE(succeeded(v));
+      // |x| >= 1 is outside uniform[-1, 1).
+      EXPECT_TRUE(caught((*v)->getTrialInputs(), 0.99, {0, 1})) << ty << " seed " << seed;
+      EXPECT_TRUE(caught((*v)->getTrialInputs(), 0.99, {0, 1, 2, 3, 1000, 4095}))
+          << ty << " seed " << seed;
+    }
+  }
+  // Integers: |x| > 8 is outside uniform[-8, 8].
+  OwningOpRef<ModuleOp> m;
+  LaunchPlan plan = lower(ctx, R"mlir(
+    func.func @neg(%a: tensor<4096xi32>) -> tensor<4096xi32> {
+      %z = arith.constant dense<0> : tensor<4096xi32>
+      %r = arith.subi %z, %a : tensor<4096xi32>
+      return %r : tensor<4096xi32>
+    })mlir", m);
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    VerifyOptions opts;
+    opts.seed = seed;
+    auto v = FunctionVerifier::create(plan, &ctx, UnknownLoc::get(&ctx), opts);
+    ASSERT_TRUE(succeeded(v));
+    const TrialInputs &large = (*v)->getTrialInputs()[4];
+    EXPECT_EQ(large.descriptions[0], "large(16 <= |x| < 128)");
+    for (uint64_t i = 0; i < 4096; ++i) {
+      double x = generatedValue(large.fills[0], i);
+      ASSERT_EQ(x, std::floor(x));
+      ASSERT_GE(std::fabs(x), 16.0);
+      ASSERT_LT(std::fabs(x), 128.0);
+    }
+  }
 }
 
 TEST(VerifierTest, TheToleranceTableIsTheSharedFile) {

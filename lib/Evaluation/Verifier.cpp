@@ -211,15 +211,17 @@ namespace {
 using contract::Distribution;
 using contract::FillParams;
 
-enum class Want { Uniform, Normal, Wide, Special };
+enum class Want { Uniform, Normal, Wide, Special, Large };
 
-/// Trial t's distribution for input k: uniform, normal, wide, special for the first four trials
-/// (every input alike), then mixtures (each input its own).
+/// Trial t's distribution for input k: uniform, normal, wide, special, large for the first five
+/// trials (every input alike), then mixtures (each input its own).
 Want scheduled(unsigned t, unsigned k) {
-  static const Want order[] = {Want::Uniform, Want::Normal, Want::Wide, Want::Special};
-  if (t < 4)
+  static const Want order[] = {Want::Uniform, Want::Normal, Want::Wide, Want::Special,
+                               Want::Large};
+  constexpr unsigned n = std::size(order);
+  if (t < n)
     return order[t];
-  return order[(t + k) % 4];
+  return order[(t + k) % n];
 }
 
 std::string num(double v) {
@@ -300,6 +302,40 @@ FillParams fillFor(Want want, unsigned rung, uint64_t seed, unsigned buffer, Ele
     desc = r.declared ? "wide(2^" + std::to_string(p.emin) + " <= |x| < 2^" + std::to_string(e) +
                             ") within " + range(r.lo, r.hi)
                       : "wide(2^" + std::to_string(p.emin) + " <= |x| < " + num(p.hi) + ")";
+    return p;
+  }
+  case Want::Large: {
+    // Every element outside the uniform trial's range (undeclared ranges) or in the top binade of
+    // the declared one: a kernel that is honest only while a few inputs look like trial 0's is
+    // caught here whatever elements it looks at (normal, wide and special values mostly fall
+    // inside [-1, 1), so they catch it only by chance).
+    double m = std::max(std::fabs(r.lo), std::fabs(r.hi));
+    if (!(m > 0)) {
+      desc = "uniform" + range(r.lo, r.hi);
+      return p;
+    }
+    p.dist = static_cast<int32_t>(Distribution::Wide);
+    if (r.declared) {
+      if (!isFloat) {
+        desc = "uniform" + range(r.lo, r.hi) + " (declared)";
+        return p;
+      }
+      p.emax = static_cast<int>(std::ceil(std::log2(m))) - 1 - 3 * static_cast<int>(rung);
+      p.emin = p.emax;
+      desc = "large(2^" + std::to_string(p.emin) + " <= |x| < 2^" + std::to_string(p.emax + 1) +
+             ") within " + range(r.lo, r.hi);
+      return p;
+    }
+    static const int exps[] = {7, 4, 2};
+    int e = exps[std::min(rung, 2u)];
+    // Floats: |x| >= max(|lo|, |hi|) is outside [lo, hi); integers: |x| > max(|lo|, |hi|).
+    p.emin = isFloat ? static_cast<int>(std::ceil(std::log2(m)))
+                     : static_cast<int>(std::floor(std::log2(m))) + 1;
+    p.emax = std::max(p.emin, e - 1);
+    double bound = std::min(std::ldexp(1.0, p.emax + 1), kindMax);
+    p.lo = -bound;
+    p.hi = bound;
+    desc = "large(" + num(std::ldexp(1.0, p.emin)) + " <= |x| < " + num(bound) + ")";
     return p;
   }
   case Want::Special: {

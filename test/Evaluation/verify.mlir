@@ -39,7 +39,7 @@
 // JSON-NEXT:   "normal(0, 1)",
 // JSON-NEXT:   "wide(2^-12 <= |x| < 128)",
 // JSON-NEXT:   "special{0, 1, -1, 0.5, -0.5, 2, 100, -100} + uniform[-1, 1)",
-// JSON-NEXT:   "uniform[-1, 1)"
+// JSON-NEXT:   "large(1 <= |x| < 128)"
 // JSON:      "trials": [
 // JSON-COUNT-5: "seed": {{[0-9]+}}
 // JSON:      "verdict": "valid"

@@ -76,7 +76,7 @@ enum class Distribution : int32_t {
   /// |z| <= 3.47), u_k uniform 32-bit fractions (their sum is exact).
   Normal = 1,
   /// Magnitudes spread over binades: (1 + u) * 2^e, e uniform in [emin, emax]; the sign is random
-  /// when lo < 0 < hi, else that of the range.
+  /// when lo < 0 < hi, else that of the range. Integers: floor of that magnitude.
   Wide = 2,
   /// With probability 1/4 one of `special` (exact values such as 0, +-1, the range's ends; used
   /// as given, not clamped: the verifier lists only values the input may take), otherwise
@@ -177,6 +177,15 @@ EVO_HD double fillValue(const FillParams &p, uint64_t index) {
       const uint64_t sum = (h0 >> 32) + (h0 & 0xFFFFFFFFull) + (h1 >> 32) + (h1 & 0xFFFFFFFFull);
       const double z = mulRn(addRn(double(sum) * (1.0 / 4294967296.0), -2.0), 1.7320508075688772);
       v = floorX(addRn(addRn(p.center, mulRn(p.scale, z)), 0.5));
+    } else if (dist == Distribution::Wide) {
+      // floor((1 + u) * 2^e) with e uniform in [emin, emax]: the integer magnitudes of a binade.
+      const uint64_t h1 = hashStream(p.seed, p.buffer, index, 1);
+      int span = p.emax - p.emin + 1;
+      int e = p.emin + static_cast<int>(floorX(mulRn(unitInterval(h1), double(span > 0 ? span : 1))));
+      if (e > p.emax)
+        e = p.emax;
+      const double mag = floorX(ldexpX(addRn(1.0, u), e < 0 ? 0 : e));
+      v = (p.hi <= 0 || (p.lo < 0 && (h1 & 1))) ? -mag : mag;
     } else if (dist == Distribution::Special && p.numSpecial > 0 &&
                unitInterval(hashStream(p.seed, p.buffer, index, 1)) < 0.25) {
       int j = static_cast<int>(floorX(mulRn(u, double(p.numSpecial))));
