@@ -410,6 +410,206 @@ json::Object fillJson(const FillParams &p, unsigned buffer) {
 // FunctionVerifier
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// The plan's buffers as the request lists them, and which are inputs and outputs.
+struct BufferLayout {
+  json::Array buffers;
+  SmallVector<unsigned> inputBuffers, outputBuffers;
+  SmallVector<ElementKind> kinds;
+  SmallVector<InputRange> bufferRanges;
+};
+
+/// Buffers: inputs carry their ranges; the generator's stream index is the buffer index.
+FailureOr<BufferLayout> layOutBuffers(const LaunchPlan &plan, ArrayRef<InputRange> ranges,
+                                      const VerifyOptions &options, Location loc) {
+  BufferLayout l;
+  json::Array &buffers = l.buffers;
+  SmallVector<unsigned> &inputBuffers = l.inputBuffers, &outputBuffers = l.outputBuffers;
+  SmallVector<ElementKind> &kinds = l.kinds;
+  l.bufferRanges.assign(plan.buffers.size(), InputRange());
+  SmallVector<InputRange> &bufferRanges = l.bufferRanges;
+  for (auto [i, b] : llvm::enumerate(plan.buffers)) {
+    if (b.tensorMap) {
+      // Encoded by the worker over the buffer its source is bound to (docs/verification.md).
+      kinds.push_back(ElementKind::I8);
+      buffers.push_back(tensorMapEntry(
+          b.name, *b.tensorMap,
+          elementTypeName(plan.buffers[b.tensorMap->source].type.getElementType())));
+      continue;
+    }
+    ElementKind kind = elementKindOf(b.type.getElementType());
+    if (kind == ElementKind::Unsupported)
+      return emitError(loc) << "evo-verify: buffer '" << b.name << "' has element type "
+                            << b.type.getElementType() << ", which the verifier cannot fill";
+    kinds.push_back(kind);
+    json::Object o{{P::kName, b.name},
+                   {P::kRole, stringifyBufferRole(b.role)},
+                   {P::kKind, elementKindName(kind)},
+                   {P::kElements, b.type.getNumElements()},
+                   {P::kZeroInit, b.zeroInit}};
+    if (b.role == BufferRole::Input) {
+      InputRange r = ranges[inputBuffers.size()];
+      o[P::kRange] = json::Array{r.lo, r.hi};
+      bufferRanges[i] = r;
+      inputBuffers.push_back(i);
+    } else if (b.role == BufferRole::Output) {
+      outputBuffers.push_back(i);
+      if (!options.rtol.count(elementKindName(kind).str()))
+        return emitError(loc) << "evo-verify: no tolerance for output kind '"
+                              << elementKindName(kind) << "' (option tolerances)";
+    }
+    buffers.push_back(std::move(o));
+  }
+  return l;
+}
+
+/// Which elements to check, per output: all when cheap, else a budgeted sample; and a few of
+/// them (evenly spread) that decide quickly whether a distribution is admissible.
+struct Checked {
+  SmallVector<std::vector<uint64_t>> indices, probe;
+  bool allElements = true;
+  uint64_t numChecked = 0;
+};
+
+Checked chooseChecked(const Oracle &o, unsigned numOutputs, const VerifyOptions &options,
+                      uint64_t seed) {
+  Checked c;
+  for (unsigned r = 0; r < numOutputs; ++r) {
+    uint64_t n = o.getResultNumElements(r);
+    uint64_t count = n;
+    if (o.costOfAllElements(r) > options.fullCheckLimit) {
+      double per = std::max(1.0, o.costPerElement(r));
+      count = std::clamp<uint64_t>(static_cast<uint64_t>(options.oracleBudget / per), 64,
+                                   options.maxSamples);
+    }
+    c.indices.push_back(chooseSamples(n, count, seed + r));
+    c.allElements &= c.indices.back().size() == n;
+    c.numChecked += c.indices.back().size();
+  }
+  for (const std::vector<uint64_t> &idx : c.indices) {
+    std::vector<uint64_t> p;
+    size_t step = std::max<size_t>(1, idx.size() / 256);
+    for (size_t k = 0; k < idx.size(); k += step)
+      p.push_back(idx[k]);
+    c.probe.push_back(std::move(p));
+  }
+  return c;
+}
+
+using Values = std::vector<std::vector<double>>; // per output, per checked index
+
+/// Draws the trials' inputs and computes the oracle's expected values on them.
+class TrialMaker {
+public:
+  TrialMaker(const LaunchPlan &plan, const VerifyOptions &options, const Oracle &o,
+             const BufferLayout &l, const Checked &c)
+      : plan(plan), options(options), o(o), inputBuffers(l.inputBuffers),
+        outputBuffers(l.outputBuffers), kinds(l.kinds), bufferRanges(l.bufferRanges),
+        indices(c.indices), probe(c.probe) {}
+
+  Values compute(const std::vector<FillParams> &fills,
+                 const SmallVector<std::vector<uint64_t>> &at) const {
+    Oracle::Session s = o.session([&](unsigned arg, uint64_t index) {
+      return generatedValue(fills[inputBuffers[arg]], index);
+    });
+    Values out(outputBuffers.size());
+    for (unsigned r = 0; r < outputBuffers.size(); ++r)
+      for (uint64_t i : at[r])
+        out[r].push_back(s.valueAt(r, i));
+    return out;
+  }
+  std::vector<FillParams> uniformFills(uint64_t s) const {
+    std::vector<FillParams> fills(plan.buffers.size());
+    for (unsigned b : inputBuffers)
+      fills[b] = contract::uniformFill(s, b, kinds[b], bufferRanges[b].lo, bufferRanges[b].hi);
+    return fills;
+  }
+  void describeUniform(TrialInputs &ti) const {
+    for (unsigned b : inputBuffers) {
+      std::string d;
+      fillFor(Want::Uniform, 0, ti.seed, b, kinds[b], bufferRanges[b], d);
+      ti.descriptions.push_back(d);
+    }
+  }
+  /// Records which outputs trial 0 (uniform in the declared ranges) leaves non-finite.
+  void setUniformResults(const Values &trial0) {
+    uniformNonFinite.assign(outputBuffers.size(), false);
+    for (unsigned r = 0; r < outputBuffers.size(); ++r)
+      for (double x : trial0[r])
+        uniformNonFinite[r] = uniformNonFinite[r] || !std::isfinite(x);
+  }
+  /// Finite and representable, or no less finite than trial 0's results.
+  bool admissible(const Values &vals) const {
+    for (unsigned r = 0; r < outputBuffers.size(); ++r) {
+      ElementKind k = kinds[outputBuffers[r]];
+      // Room below the largest value: an f16 sum whose result fits can still overflow halfway.
+      double limit = contract::isFloat(k) ? maxFinite(k) / 16 : INFINITY;
+      for (double x : vals[r])
+        if (std::isfinite(x) ? std::fabs(x) > limit : !uniformNonFinite[r])
+          return false;
+    }
+    return true;
+  }
+  /// Trial t > 0: its scheduled distributions, narrowed rung by rung until admissible.
+  void varied(unsigned t, uint64_t seed, TrialInputs &ti, Values &expected) const {
+    ti.seed = seed + t;
+    const unsigned kRungs = 3;
+    for (unsigned rung = 0; rung <= kRungs; ++rung) {
+      std::vector<FillParams> fills(plan.buffers.size());
+      std::vector<std::string> descs;
+      for (auto [k, b] : llvm::enumerate(inputBuffers)) {
+        Want want = options.variedInputs && rung < kRungs ? scheduled(t, k) : Want::Uniform;
+        std::string d;
+        fills[b] = fillFor(want, rung, ti.seed, b, kinds[b], bufferRanges[b], d);
+        if (rung == kRungs && options.variedInputs)
+          d += " (the other distributions made results non-finite or unrepresentable)";
+        descs.push_back(d);
+      }
+      bool last = rung == kRungs || !options.variedInputs;
+      if (!last && !admissible(compute(fills, probe)))
+        continue;
+      Values full = compute(fills, indices);
+      if (!last && !admissible(full))
+        continue;
+      ti.fills = std::move(fills);
+      ti.descriptions = std::move(descs);
+      expected = std::move(full);
+      return;
+    }
+  }
+  json::Object trialJson(const TrialInputs &ti, const Values &vals) const {
+    json::Array samples, inputs;
+    for (unsigned r = 0; r < outputBuffers.size(); ++r) {
+      json::Array idx, xs;
+      for (uint64_t i : indices[r])
+        idx.push_back(static_cast<int64_t>(i));
+      for (double x : vals[r])
+        xs.push_back(numberOrString(x));
+      samples.push_back(json::Object{{P::kBuffer, static_cast<int64_t>(outputBuffers[r])},
+                                     {P::kIndices, std::move(idx)},
+                                     {P::kExpected, std::move(xs)}});
+    }
+    for (unsigned b : inputBuffers)
+      inputs.push_back(fillJson(ti.fills[b], b));
+    return json::Object{{P::kSeed, static_cast<int64_t>(ti.seed)},
+                        {P::kInputs, std::move(inputs)},
+                        {P::kSamples, std::move(samples)}};
+  }
+
+private:
+  const LaunchPlan &plan;
+  const VerifyOptions &options;
+  const Oracle &o;
+  const SmallVector<unsigned> &inputBuffers, &outputBuffers;
+  const SmallVector<ElementKind> &kinds;
+  const SmallVector<InputRange> &bufferRanges;
+  const SmallVector<std::vector<uint64_t>> &indices, &probe;
+  std::vector<bool> uniformNonFinite;
+};
+
+} // namespace
+
 FailureOr<std::unique_ptr<FunctionVerifier>>
 FunctionVerifier::create(const LaunchPlan &plan, MLIRContext *ctx, Location loc,
                          const VerifyOptions &options) {
@@ -438,99 +638,18 @@ FunctionVerifier::create(const LaunchPlan &plan, MLIRContext *ctx, Location loc,
                              "/dev/urandom failed); give seed=N";
   const uint64_t seed = v->seed;
 
-  // Buffers: inputs carry their ranges; the generator's stream index is the buffer index.
-  json::Array buffers;
-  SmallVector<unsigned> inputBuffers, outputBuffers;
-  SmallVector<ElementKind> kinds;
-  SmallVector<InputRange> bufferRanges(plan.buffers.size());
-  for (auto [i, b] : llvm::enumerate(plan.buffers)) {
-    if (b.tensorMap) {
-      // Encoded by the worker over the buffer its source is bound to (docs/verification.md).
-      kinds.push_back(ElementKind::I8);
-      buffers.push_back(tensorMapEntry(
-          b.name, *b.tensorMap,
-          elementTypeName(plan.buffers[b.tensorMap->source].type.getElementType())));
-      continue;
-    }
-    ElementKind kind = elementKindOf(b.type.getElementType());
-    if (kind == ElementKind::Unsupported)
-      return emitError(loc) << "evo-verify: buffer '" << b.name << "' has element type "
-                            << b.type.getElementType() << ", which the verifier cannot fill";
-    kinds.push_back(kind);
-    json::Object o{{P::kName, b.name},
-                   {P::kRole, stringifyBufferRole(b.role)},
-                   {P::kKind, elementKindName(kind)},
-                   {P::kElements, b.type.getNumElements()},
-                   {P::kZeroInit, b.zeroInit}};
-    if (b.role == BufferRole::Input) {
-      InputRange r = (*ranges)[inputBuffers.size()];
-      o[P::kRange] = json::Array{r.lo, r.hi};
-      bufferRanges[i] = r;
-      inputBuffers.push_back(i);
-    } else if (b.role == BufferRole::Output) {
-      outputBuffers.push_back(i);
-      if (!options.rtol.count(elementKindName(kind).str()))
-        return emitError(loc) << "evo-verify: no tolerance for output kind '"
-                              << elementKindName(kind) << "' (option tolerances)";
-    }
-    buffers.push_back(std::move(o));
-  }
+  FailureOr<BufferLayout> layout = layOutBuffers(plan, *ranges, options, loc);
+  if (failed(layout))
+    return failure();
+  const SmallVector<unsigned> &outputBuffers = layout->outputBuffers;
   if (outputBuffers.size() != (*oracle)->getNumResults())
     return emitError(loc) << "evo-verify: the plan of '" << plan.funcName << "' has "
                           << outputBuffers.size() << " outputs but its source returns "
                           << (*oracle)->getNumResults();
-
-  // Which elements to check, per output: all when cheap, else a budgeted sample.
-  SmallVector<std::vector<uint64_t>> indices;
-  v->allElements = true;
-  for (unsigned r = 0; r < outputBuffers.size(); ++r) {
-    uint64_t n = (*oracle)->getResultNumElements(r);
-    uint64_t count = n;
-    if ((*oracle)->costOfAllElements(r) > options.fullCheckLimit) {
-      double per = std::max(1.0, (*oracle)->costPerElement(r));
-      count = std::clamp<uint64_t>(static_cast<uint64_t>(options.oracleBudget / per), 64,
-                                   options.maxSamples);
-    }
-    indices.push_back(chooseSamples(n, count, seed + r));
-    v->allElements &= indices.back().size() == n;
-    v->numChecked += indices.back().size();
-  }
-  // A few of them (evenly spread) decide quickly whether a distribution is admissible.
-  SmallVector<std::vector<uint64_t>> probe;
-  for (const std::vector<uint64_t> &idx : indices) {
-    std::vector<uint64_t> p;
-    size_t step = std::max<size_t>(1, idx.size() / 256);
-    for (size_t k = 0; k < idx.size(); k += step)
-      p.push_back(idx[k]);
-    probe.push_back(std::move(p));
-  }
-
-  const Oracle &o = **oracle;
-  using Values = std::vector<std::vector<double>>; // per output, per checked index
-  auto compute = [&](const std::vector<FillParams> &fills,
-                     const SmallVector<std::vector<uint64_t>> &at) {
-    Oracle::Session s = o.session([&](unsigned arg, uint64_t index) {
-      return generatedValue(fills[inputBuffers[arg]], index);
-    });
-    Values out(outputBuffers.size());
-    for (unsigned r = 0; r < outputBuffers.size(); ++r)
-      for (uint64_t i : at[r])
-        out[r].push_back(s.valueAt(r, i));
-    return out;
-  };
-  auto uniformFills = [&](uint64_t s) {
-    std::vector<FillParams> fills(plan.buffers.size());
-    for (unsigned b : inputBuffers)
-      fills[b] = contract::uniformFill(s, b, kinds[b], bufferRanges[b].lo, bufferRanges[b].hi);
-    return fills;
-  };
-  auto describeUniform = [&](TrialInputs &ti) {
-    for (unsigned b : inputBuffers) {
-      std::string d;
-      fillFor(Want::Uniform, 0, ti.seed, b, kinds[b], bufferRanges[b], d);
-      ti.descriptions.push_back(d);
-    }
-  };
+  Checked checked = chooseChecked(**oracle, outputBuffers.size(), options, seed);
+  v->allElements = checked.allElements;
+  v->numChecked += checked.numChecked;
+  TrialMaker maker(plan, options, **oracle, *layout, checked);
 
   // Trial 0 (uniform in the declared ranges) and the timing inputs (uniform, their own seed)
   // first: a distribution of a later trial is admissible only if its results are finite and
@@ -541,85 +660,26 @@ FunctionVerifier::create(const LaunchPlan &plan, MLIRContext *ctx, Location loc,
   Values timingExpected;
   v->timingInputs.seed = ((seed * 0x9E3779B97F4A7C15ull) ^ 0x7157ull) & ((1ull << 53) - 1);
   v->timingInputs.seed |= 1;
-  v->timingInputs.fills = uniformFills(v->timingInputs.seed);
-  describeUniform(v->timingInputs);
+  v->timingInputs.fills = maker.uniformFills(v->timingInputs.seed);
+  maker.describeUniform(v->timingInputs);
   llvm::DefaultThreadPool pool(llvm::hardware_concurrency());
   if (numTrials > 0) {
     TrialInputs &t0 = v->trialInputs[0];
     t0.seed = seed;
-    t0.fills = uniformFills(seed);
-    describeUniform(t0);
-    pool.async([&] { expected[0] = compute(v->trialInputs[0].fills, indices); });
+    t0.fills = maker.uniformFills(seed);
+    maker.describeUniform(t0);
+    pool.async([&] { expected[0] = maker.compute(v->trialInputs[0].fills, checked.indices); });
   }
-  pool.async([&] { timingExpected = compute(v->timingInputs.fills, indices); });
+  pool.async([&] { timingExpected = maker.compute(v->timingInputs.fills, checked.indices); });
   pool.wait();
-  std::vector<bool> uniformNonFinite(outputBuffers.size(), false);
-  if (numTrials > 0)
-    for (unsigned r = 0; r < outputBuffers.size(); ++r)
-      for (double x : expected[0][r])
-        uniformNonFinite[r] = uniformNonFinite[r] || !std::isfinite(x);
-  auto admissible = [&](const Values &vals) {
-    for (unsigned r = 0; r < outputBuffers.size(); ++r) {
-      ElementKind k = kinds[outputBuffers[r]];
-      // Room below the largest value: an f16 sum whose result fits can still overflow halfway.
-      double limit = contract::isFloat(k) ? maxFinite(k) / 16 : INFINITY;
-      for (double x : vals[r])
-        if (std::isfinite(x) ? std::fabs(x) > limit : !uniformNonFinite[r])
-          return false;
-    }
-    return true;
-  };
+  maker.setUniformResults(numTrials > 0 ? expected[0] : Values(outputBuffers.size()));
   for (unsigned t = 1; t < numTrials; ++t)
-    pool.async([&, t] {
-      TrialInputs &ti = v->trialInputs[t];
-      ti.seed = seed + t;
-      const unsigned kRungs = 3;
-      for (unsigned rung = 0; rung <= kRungs; ++rung) {
-        std::vector<FillParams> fills(plan.buffers.size());
-        std::vector<std::string> descs;
-        for (auto [k, b] : llvm::enumerate(inputBuffers)) {
-          Want want = options.variedInputs && rung < kRungs ? scheduled(t, k) : Want::Uniform;
-          std::string d;
-          fills[b] = fillFor(want, rung, ti.seed, b, kinds[b], bufferRanges[b], d);
-          if (rung == kRungs && options.variedInputs)
-            d += " (the other distributions made results non-finite or unrepresentable)";
-          descs.push_back(d);
-        }
-        bool last = rung == kRungs || !options.variedInputs;
-        if (!last && !admissible(compute(fills, probe)))
-          continue;
-        Values full = compute(fills, indices);
-        if (!last && !admissible(full))
-          continue;
-        ti.fills = std::move(fills);
-        ti.descriptions = std::move(descs);
-        expected[t] = std::move(full);
-        return;
-      }
-    });
+    pool.async([&, t] { maker.varied(t, seed, v->trialInputs[t], expected[t]); });
   pool.wait();
 
-  auto trialJson = [&](const TrialInputs &ti, const Values &vals) {
-    json::Array samples, inputs;
-    for (unsigned r = 0; r < outputBuffers.size(); ++r) {
-      json::Array idx, xs;
-      for (uint64_t i : indices[r])
-        idx.push_back(static_cast<int64_t>(i));
-      for (double x : vals[r])
-        xs.push_back(numberOrString(x));
-      samples.push_back(json::Object{{P::kBuffer, static_cast<int64_t>(outputBuffers[r])},
-                                     {P::kIndices, std::move(idx)},
-                                     {P::kExpected, std::move(xs)}});
-    }
-    for (unsigned b : inputBuffers)
-      inputs.push_back(fillJson(ti.fills[b], b));
-    return json::Object{{P::kSeed, static_cast<int64_t>(ti.seed)},
-                        {P::kInputs, std::move(inputs)},
-                        {P::kSamples, std::move(samples)}};
-  };
   json::Array trials;
   for (unsigned t = 0; t < numTrials; ++t)
-    trials.push_back(trialJson(v->trialInputs[t], expected[t]));
+    trials.push_back(maker.trialJson(v->trialInputs[t], expected[t]));
   json::Object rtol;
   for (auto &[k, x] : options.rtol)
     rtol[k] = x;
@@ -627,7 +687,7 @@ FunctionVerifier::create(const LaunchPlan &plan, MLIRContext *ctx, Location loc,
       {P::kFormat, P::kRequestFormat},
       {P::kMode, P::kModeEvaluate},
       {P::kDevice, options.device},
-      {P::kBuffers, std::move(buffers)},
+      {P::kBuffers, std::move(layout->buffers)},
       {P::kTrials, std::move(trials)},
       {P::kRtol, std::move(rtol)},
       {P::kTiming, json::Object{{P::kEnabled, options.timing},
@@ -638,7 +698,7 @@ FunctionVerifier::create(const LaunchPlan &plan, MLIRContext *ctx, Location loc,
                                 {P::kCheckLaunches, options.checkLaunches},
                                 {P::kCheckFraction, options.checkFraction},
                                 {P::kMinChecked, options.minChecked},
-                                {P::kInputs, trialJson(v->timingInputs, timingExpected)}}}};
+                                {P::kInputs, maker.trialJson(v->timingInputs, timingExpected)}}}};
   return v;
 }
 
