@@ -24,8 +24,16 @@ import torch.nn.functional as F
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
+# cuDNN picks its fastest convolution algorithm for each shape (the bar evo's convs must clear).
+torch.backends.cudnn.benchmark = True
 
-# name -> (input shapes and dtypes, PyTorch function, matmul-like)
+def channels_last(*args):
+    """NCHW-shaped tensors stored NHWC, as evo's NHWC convolutions read them."""
+    return [a.contiguous(memory_format=torch.channels_last) for a in args]
+
+
+# name -> (input shapes and dtypes, PyTorch function, matmul-like[, a preparation applied to
+# the inputs once, outside the timing])
 def suite():
     f32, f16, bf16 = torch.float32, torch.float16, torch.bfloat16
     M = N = 16384
@@ -58,13 +66,19 @@ def suite():
         # The anchor pads inside conv2d; evo's input is the padded tensor (bench/conv2d.mlir).
         "conv2d": ([((32, 64, 128, 128), f32), ((64, 64, 3, 3), f32)],
                    lambda a, w: F.conv2d(a, w, padding=1), True),
+        # The same convolution in f16 on tensor cores: evo's image NHWC and filter FHWC
+        # (bench/conv2d_f16.mlir), cuDNN's channels_last (its fastest layout in f16).
+        "conv2d_f16": ([((32, 64, 128, 128), f16), ((64, 64, 3, 3), f16)],
+                       lambda a, w: F.conv2d(a, w, padding=1), True, channels_last),
         "maxpool2d": ([((32, 64, 256, 256), f32)], lambda a: F.max_pool2d(a, 2), False),
     }
 
 
-def torch_times(fn, shapes):
+def torch_times(fn, shapes, prep=None):
     from triton.testing import do_bench
     args = [torch.randn(s, device="cuda", dtype=d) for s, d in shapes]
+    if prep:
+        args = prep(*args)
     eager = do_bench(lambda: fn(*args), warmup=25, rep=200, return_mode="median")
     try:
         cf = torch.compile(fn)
@@ -77,6 +91,23 @@ def torch_times(fn, shapes):
     del args
     torch.cuda.empty_cache()
     return eager, compiled
+
+
+def loader_time(ptx_dir, name):
+    """The emitted module through python/evo_runtime, timed by the same do_bench as PyTorch's
+    (one harness for both sides of the comparison; evo's own time is the worker's)."""
+    from triton.testing import do_bench
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    from evo_runtime import EvoModule
+    mod = EvoModule(os.path.join(ptx_dir, name + ".json"))
+    ins = [torch.randn(s, dtype=d, device="cuda") if d.is_floating_point
+           else torch.randint(-8, 9, s, dtype=d, device="cuda") for s, d in mod._in_want]
+    outs, ws = mod.allocate_outputs(), mod.allocate_workspace()
+    ms = do_bench(lambda: mod(*ins, outputs=outs, workspace=ws), warmup=25, rep=200,
+                  return_mode="median")
+    del ins, outs, ws, mod
+    torch.cuda.empty_cache()
+    return ms
 
 
 def evolve(evo, name, args, work):
@@ -168,9 +199,14 @@ def main():
     rows = {}
     names = [n for n in suite() if not args.only or n in args.only.split(",")]
     for name in names:
-        shapes, fn, matmul = suite()[name]
+        shapes, fn, matmul, *prep = suite()[name]
         row = evolve(args.evo_opt, name, args, work)
-        row["eager_ms"], row["compile_ms"] = torch_times(fn, shapes)
+        row["eager_ms"], row["compile_ms"] = torch_times(fn, shapes, *prep)
+        if row.get("verify") == "valid":
+            try:
+                row["loader_ms"] = loader_time(os.path.join(work, "ptx", name), name)
+            except Exception as e:  # reported, never hiding the rest
+                row["loader_error"] = str(e)[:300]
         row["matmul"] = matmul
         if matmul:
             row["sass"] = sass_summary(os.path.join(work, "ptx", name), args.chip)
@@ -184,8 +220,11 @@ def main():
         json.dump({"date": time.strftime("%Y-%m-%d"), "gpu": torch.cuda.get_device_name(0),
                    "rows": rows}, open(os.path.join(args.out, "bench.json"), "w"), indent=1)
     print()
+    # "loader": evo's PTX through python/evo_runtime under do_bench, the harness PyTorch's times
+    # come from; "vs best" compares the worker's time, "ld vs best" the loader's.
     print(f"{'bench':11s} {'base ms':>9s} {'evo ms':>8s} {'speedup':>8s} {'eager':>8s} {'compile':>8s} "
-          f"{'vs best':>8s} {'roofline':>9s} {'cands':>6s} {'valid':>6s} {'cand/min':>8s}")
+          f"{'vs best':>8s} {'loader':>8s} {'ld vs best':>10s} {'roofline':>9s} {'cands':>6s} "
+          f"{'valid':>6s} {'cand/min':>8s}")
     speedups = []
     total_evaluated = total_seconds = 0
     for name, r in rows.items():
@@ -203,8 +242,10 @@ def main():
         r["candidates_per_minute"] = rate
         total_evaluated += r.get("evaluated", 0)
         total_seconds += r.get("evolve_s", 0)
+        ld = r.get("loader_ms")
         print(f"{name:11s} {fmt(base):>9s} {fmt(evo_ms):>8s} {fmt(sp, 2):>8s} {fmt(r['eager_ms']):>8s} "
               f"{fmt(r['compile_ms']):>8s} {fmt(best_torch / evo_ms if evo_ms else None, 2):>8s} "
+              f"{fmt(ld):>8s} {fmt(best_torch / ld if ld else None, 2):>10s} "
               f"{fmt(frac, 2):>9s} {r.get('evaluated', 0):>6} {r.get('valid', 0):>6} {fmt(rate, 0):>8s}")
     if total_seconds:
         print(f"\nsearch throughput: {total_evaluated} candidates in {total_seconds:.0f} s of evolve "

@@ -288,6 +288,10 @@ TEST(RooflineTest, CostCountsBuffersAndPayloadArithmetic) {
       %r = linalg.matmul ins(%a, %b : tensor<64x32xf16>, tensor<32x16xf16>) outs(%c : tensor<64x16xf32>) -> tensor<64x16xf32>
       return %r : tensor<64x16xf32>
     }
+    func.func @conv(%x: tensor<1x10x10x16xf16>, %w: tensor<8x3x3x16xf16>, %c: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {
+      %r = linalg.conv_2d_nhwc_fhwc ins(%x, %w : tensor<1x10x10x16xf16>, tensor<8x3x3x16xf16>) outs(%c : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+      return %r : tensor<1x8x8x8xf32>
+    }
     func.func @sm(%x: tensor<8x100xf32>) -> tensor<8x100xf32> {
       %e = tensor.empty() : tensor<8x100xf32>
       %r = linalg.softmax dimension(1) ins(%x : tensor<8x100xf32>) outs(%e : tensor<8x100xf32>) -> tensor<8x100xf32>
@@ -309,6 +313,12 @@ TEST(RooflineTest, CostCountsBuffersAndPayloadArithmetic) {
   EXPECT_DOUBLE_EQ(mm.flops, 2.0 * 64 * 16 * 32); // mulf + addf per point; extf is free
   EXPECT_TRUE(mm.halfPrecisionContraction);
   EXPECT_TRUE(mm.contraction);
+  // An f16 convolution is a tensor-core implicit GEMM: its fraction of peak is against the
+  // tensor cores, not the FMA rate (a fraction above 1 was reported before).
+  TaskCost conv = estimateCost(m->lookupSymbol<func::FuncOp>("conv"), plan);
+  EXPECT_DOUBLE_EQ(conv.flops, 2.0 * 8 * 8 * 8 * 3 * 3 * 16);
+  EXPECT_TRUE(conv.contraction);
+  EXPECT_TRUE(conv.halfPrecisionContraction);
   TaskCost sm = estimateCost(m->lookupSymbol<func::FuncOp>("sm"), plan);
   EXPECT_DOUBLE_EQ(sm.flops, 5.0 * 800);
   EXPECT_FALSE(sm.halfPrecisionContraction);

@@ -127,32 +127,52 @@ struct WgmmaPlan {
   int64_t stageBytes = 0, smem = 0;
   TensorMapDesc mapA, mapB;
 
-  int64_t tilesM() const { return ceilDiv(M, BM); }
+  /// A convolution as an implicit GEMM (planConv): M = output pixels, taken as TH x TW
+  /// rectangles of one image; N = output channels (nD); K = filter window x input channels, the
+  /// channels innermost. A's tile for filter tap (r, s) is the image box at (p0 + r, q0 + s).
+  struct Conv {
+    unsigned img = 0, p = 0, q = 0; // loop dimensions of the output's image, rows and columns
+    int64_t images = 0, P = 0, Q = 0, R = 0, S = 0, C = 0, TH = 0, TW = 0;
+    int64_t tilesP() const { return ceilDiv(P, TH); }
+    int64_t tilesQ() const { return ceilDiv(Q, TW); }
+    int64_t cTiles() const { return ceilDiv(C, kBK); }
+  };
+  std::optional<Conv> conv;
+  /// Blocks of a persistent grid (0: one block per tile).
+  int64_t persistent = 0;
+
+  int64_t tilesM() const {
+    return conv ? conv->images * conv->tilesP() * conv->tilesQ() : ceilDiv(M, BM);
+  }
   int64_t tilesN() const { return ceilDiv(N, BN); }
-  int64_t kTiles() const { return ceilDiv(K, kBK); }
+  int64_t kTiles() const { return conv ? conv->R * conv->S * conv->cTiles() : ceilDiv(K, kBK); }
+  /// Output tiles, all batches together.
+  int64_t tiles() const { return tilesM() * tilesN() * B; }
+  /// Blocks launched: one per tile, or the persistent grid (never more than the tiles).
+  int64_t blocks() const { return persistent ? std::min(persistent, tiles()) : tiles(); }
+  bool rowsFull() const {
+    return conv ? conv->P % conv->TH == 0 && conv->Q % conv->TW == 0 : M % BM == 0;
+  }
   int64_t consumers() const { return BM / 64; }
   int64_t threads() const { return 128 * (1 + consumers()); }
 };
 
-FailureOr<WgmmaPlan> planWgmma(const GenericTask &t, const ScheduleKnobs &k) {
-  linalg::GenericOp op = t.op;
-  WgmmaPlan pl;
+InFlightDiagnostic badKnobs(const GenericTask &t, const ScheduleKnobs &k) {
+  return linalg::GenericOp(t.op).emitError() << "wgmma with tile_sizes=" << k.tileSizes[0] << "," << k.tileSizes[1]
+                          << "," << k.tileSizes[2] << ": ";
+}
+
+/// What every wgmma kernel needs of the knobs, the payload and the element types.
+LogicalResult checkCommon(const GenericTask &t, const ScheduleKnobs &k, unsigned ia, unsigned ib,
+                          WgmmaPlan &pl) {
   pl.t = &t;
   pl.BM = k.tileSizes[0];
   pl.BN = k.tileSizes[1];
   pl.S = k.stages;
-  const int64_t BM = pl.BM, BN = pl.BN, BK = k.tileSizes[2];
-  auto bad = [&]() {
-    return op.emitError() << "wgmma with tile_sizes=" << BM << "," << BN << "," << BK << ": ";
-  };
-  std::optional<GemmView> view = gemmView(op);
-  if (!view || view->m.size() != 1 || view->n.size() != 1 || view->k.size() != 1 ||
-      view->batch.size() > 1 || t.outputs.size() != 1)
-    return bad() << "needs a contraction with one M, N and K dimension and at most one batch "
-                    "dimension";
-  if (!isMultiplyAdd(t) || op.hasIndexSemantics())
+  pl.persistent = k.persistent;
+  auto bad = [&] { return badKnobs(t, k); };
+  if (!isMultiplyAdd(t) || linalg::GenericOp(t.op).hasIndexSemantics() || t.outputs.size() != 1)
     return bad() << "needs a payload of the form `out + a * b`";
-  const unsigned ia = view->a, ib = view->b;
   if (t.inputs[ia].kind != ValueSource::Kind::Buffer ||
       t.inputs[ib].kind != ValueSource::Kind::Buffer)
     return bad() << "needs both operands in memory";
@@ -167,12 +187,174 @@ FailureOr<WgmmaPlan> planWgmma(const GenericTask &t, const ScheduleKnobs &k) {
     return bad() << "needs f16 or bf16 operands of one type, got " << pl.eltA << " and " << eltB;
   if (!(pl.outElt.isF32() || pl.outElt.isF16() || pl.outElt.isBF16()))
     return bad() << "needs an f32, f16 or bf16 result, got " << pl.outElt;
-  if (BM != 64 && BM != 128)
+  if (pl.BM != 64 && pl.BM != 128)
     return bad() << "the M tile must be 64 or 128 (one consumer warpgroup per 64 rows)";
-  if (BN < 64 || BN > 256 || BN % 64)
+  if (pl.BN < 64 || pl.BN > 256 || pl.BN % 64)
     return bad() << "the N tile must be 64, 128, 192 or 256";
-  if (BK != kBK)
+  if (k.tileSizes[2] != kBK)
     return bad() << "the K tile must be 64 (one 128-byte swizzled row)";
+  if (!t.params[pl.pa].getLayout().isIdentity() || !t.params[pl.pb].getLayout().isIdentity() ||
+      !t.params[pl.pc].getLayout().isIdentity())
+    return bad() << "needs row-major buffers";
+  return success();
+}
+
+/// Shared memory: 1024 bytes of slack (swizzled tiles start on a 1024-byte boundary), the
+/// stages, then the full and empty barriers.
+LogicalResult layOutStages(const GenericTask &t, const ScheduleKnobs &k, WgmmaPlan &pl) {
+  pl.stageBytes = (pl.BM + pl.BN) * kRow;
+  pl.smem = 1024 + pl.S * pl.stageBytes + 2 * pl.S * 8;
+  if (pl.smem > 232448)
+    return badKnobs(t, k) << "stages=" << pl.S << " needs " << pl.smem
+                          << " bytes of shared memory (limit 232448)";
+  return success();
+}
+
+/// The loop dimension `e` is, if it is one.
+std::optional<unsigned> dimOf(AffineExpr e) {
+  if (auto d = dyn_cast<AffineDimExpr>(e))
+    return d.getPosition();
+  return std::nullopt;
+}
+
+/// A 2-d convolution, image [n][h][w][c] (NHWC), filter [r][s][c][f] (HWCF: B MN-major) or
+/// [f][r][s][c] (FHWC: K-major), output [n][p][q][f], unit strides and dilations.
+FailureOr<WgmmaPlan> planConv(const GenericTask &t, const ScheduleKnobs &k) {
+  linalg::GenericOp op = t.op;
+  auto bad = [&] { return badKnobs(t, k); };
+  auto notOne = [&] {
+    return bad() << "needs a matmul-like contraction, or a 2-d convolution with an NHWC image, "
+                    "an HWCF or FHWC filter, an NHWF result, and unit strides and dilations";
+  };
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (op.getNumLoops() != 7 || op.getNumDpsInputs() != 2 || maps[2].getNumResults() != 4)
+    return notOne();
+  // The output names n, p, q and f; the image is the input indexed by n.
+  SmallVector<unsigned> out;
+  for (AffineExpr e : maps[2].getResults()) {
+    std::optional<unsigned> d = dimOf(e);
+    if (!d)
+      return notOne();
+    out.push_back(*d);
+  }
+  const unsigned n = out[0], p = out[1], q = out[2], f = out[3];
+  unsigned img = 2;
+  for (unsigned i = 0; i < 2; ++i)
+    if (maps[i].getNumResults() == 4 && dimOf(maps[i].getResult(0)) == n)
+      img = i;
+  if (img == 2)
+    return notOne();
+  AffineMap im = maps[img], fm = maps[1 - img];
+  // The image reads (n, p + r, q + s, c), the sums in either order.
+  auto shifted = [&](AffineExpr e, unsigned base) -> std::optional<unsigned> {
+    auto sum = dyn_cast<AffineBinaryOpExpr>(e);
+    if (!sum || sum.getKind() != AffineExprKind::Add)
+      return std::nullopt;
+    std::optional<unsigned> l = dimOf(sum.getLHS()), r = dimOf(sum.getRHS());
+    if (!l || !r)
+      return std::nullopt;
+    if (*l == base)
+      return r;
+    if (*r == base)
+      return l;
+    return std::nullopt;
+  };
+  std::optional<unsigned> r = shifted(im.getResult(1), p), s = shifted(im.getResult(2), q),
+                          c = dimOf(im.getResult(3));
+  if (!r || !s || !c || fm.getNumResults() != 4)
+    return notOne();
+  SmallVector<unsigned> filt;
+  for (AffineExpr e : fm.getResults()) {
+    std::optional<unsigned> d = dimOf(e);
+    if (!d)
+      return notOne();
+    filt.push_back(*d);
+  }
+  WgmmaPlan pl;
+  if (filt == SmallVector<unsigned>{*r, *s, *c, f})
+    pl.bKMajor = false;
+  else if (filt == SmallVector<unsigned>{f, *r, *s, *c})
+    pl.bKMajor = true;
+  else
+    return notOne();
+  llvm::SmallDenseSet<unsigned> all{n, p, q, f, *r, *s, *c};
+  if (all.size() != 7)
+    return notOne();
+  for (unsigned d : {n, p, q, f})
+    if (op.getIteratorTypesArray()[d] != utils::IteratorType::parallel)
+      return notOne();
+  if (failed(checkCommon(t, k, img, 1 - img, pl)))
+    return failure();
+
+  WgmmaPlan::Conv cv;
+  cv.img = n;
+  cv.p = p;
+  cv.q = q;
+  cv.images = t.loopSizes[n];
+  cv.P = t.loopSizes[p];
+  cv.Q = t.loopSizes[q];
+  cv.R = t.loopSizes[*r];
+  cv.S = t.loopSizes[*s];
+  cv.C = t.loopSizes[*c];
+  const int64_t F = t.loopSizes[f];
+  ArrayRef<int64_t> x = t.params[pl.pa].getShape();
+  if (x.size() != 4 || x[1] != cv.P + cv.R - 1 || x[2] != cv.Q + cv.S - 1)
+    return bad() << "needs an image of exactly the output's extent plus the filter's";
+  if (cv.C % 8 || (!pl.bKMajor && F % 8))
+    return bad() << "TMA needs rows of a multiple of 16 bytes (input channels"
+                 << (pl.bKMajor ? "" : " and output channels") << " a multiple of 8), got C="
+                 << cv.C << " F=" << F;
+  // The pixel rectangle: TW a power of two from 8 up, the one that wastes the fewest rows and
+  // columns at the image's edges (the wider on a tie: longer TMA rows).
+  int64_t bestWaste = -1;
+  for (int64_t tw = 8; tw <= pl.BM; tw *= 2) {
+    int64_t th = pl.BM / tw;
+    int64_t waste = ceilDiv(cv.P, th) * th * ceilDiv(cv.Q, tw) * tw;
+    if (bestWaste < 0 || waste <= bestWaste) {
+      bestWaste = waste;
+      cv.TW = tw;
+      cv.TH = th;
+    }
+  }
+  pl.nD = f;
+  pl.N = F;
+  pl.M = cv.images * cv.P * cv.Q;
+  pl.K = cv.R * cv.S * cv.C;
+  pl.conv = cv;
+  if (!pl.persistent && pl.tilesM() > 65535)
+    return bad() << pl.tilesM() << " pixel tiles exceed the grid's y limit";
+  if (failed(layOutStages(t, k, pl)))
+    return failure();
+  // Tensor maps, innermost dimension first: the image 4-d (a TW x TH box of 64 channels lands
+  // as BM rows of 128 bytes, like a matmul's A tile), the filter 3-d with the window's taps as
+  // one dimension (channels past C read zeros, never the next tap's).
+  const int64_t e = pl.eltA.getIntOrFloatBitWidth() / 8, C = cv.C, H = x[1], W = x[2];
+  pl.mapA = TensorMapDesc{pl.pa, {C, W, H, cv.images}, {C * e, W * C * e, H * W * C * e},
+                          {kBK, cv.TW, cv.TH, 1}, 128};
+  const int64_t taps = cv.R * cv.S;
+  pl.mapB = pl.bKMajor ? TensorMapDesc{pl.pb, {C, taps, F}, {C * e, taps * C * e},
+                                       {kBK, 1, pl.BN}, 128}
+                       : TensorMapDesc{pl.pb, {F, C, taps}, {F * e, C * F * e}, {64, kBK, 1}, 128};
+  return pl;
+}
+
+FailureOr<WgmmaPlan> planWgmma(const GenericTask &t, const ScheduleKnobs &k) {
+  linalg::GenericOp op = t.op;
+  WgmmaPlan pl;
+  const int64_t BM = k.tileSizes[0], BN = k.tileSizes[1], BK = k.tileSizes[2];
+  auto bad = [&]() {
+    return op.emitError() << "wgmma with tile_sizes=" << BM << "," << BN << "," << BK << ": ";
+  };
+  if (!linalg::isaContractionOpInterface(op) && linalg::isaConvolutionOpInterface(op))
+    return planConv(t, k);
+  std::optional<GemmView> view = gemmView(op);
+  if (!view || view->m.size() != 1 || view->n.size() != 1 || view->k.size() != 1 ||
+      view->batch.size() > 1)
+    return bad() << "needs a contraction with one M, N and K dimension and at most one batch "
+                    "dimension, or a 2-d NHWC convolution";
+  const unsigned ia = view->a, ib = view->b;
+  if (failed(checkCommon(t, k, ia, ib, pl)))
+    return failure();
 
   // Operand layouts: A[batch][m][k]; B[batch][k][n] (MN-major) or B[batch][n][k]; C[batch][m][n].
   pl.mD = view->m[0];
@@ -193,9 +375,6 @@ FailureOr<WgmmaPlan> planWgmma(const GenericTask &t, const ScheduleKnobs &k) {
     return bad() << "needs B laid out [batch][k][n] or [batch][n][k]";
   if (!expect(maps[2], {pl.mD, pl.nD}))
     return bad() << "needs C laid out [batch][m][n]";
-  if (!t.params[pl.pa].getLayout().isIdentity() || !t.params[pl.pb].getLayout().isIdentity() ||
-      !t.params[pl.pc].getLayout().isIdentity())
-    return bad() << "needs row-major buffers";
   const int64_t M = pl.M = t.loopSizes[pl.mD], N = pl.N = t.loopSizes[pl.nD],
                 K = pl.K = t.loopSizes[pl.kD];
   pl.B = pl.batch.empty() ? 1 : t.loopSizes[pl.batch[0]];
@@ -203,15 +382,10 @@ FailureOr<WgmmaPlan> planWgmma(const GenericTask &t, const ScheduleKnobs &k) {
   if (K % 8 || (!pl.bKMajor && N % 8))
     return bad() << "TMA needs rows of a multiple of 16 bytes (K" << (pl.bKMajor ? "" : " and N")
                  << " a multiple of 8), got M=" << M << " N=" << N << " K=" << K;
-  if (pl.B > 65535)
+  if (!pl.persistent && pl.B > 65535)
     return bad() << "batch " << pl.B << " exceeds the grid's z limit";
-  pl.stageBytes = (BM + BN) * kRow;
-  // 1024 bytes of slack: swizzled tiles start on a 1024-byte boundary; then the stages, then
-  // the full and empty barriers.
-  pl.smem = 1024 + pl.S * pl.stageBytes + 2 * pl.S * 8;
-  if (pl.smem > 232448)
-    return bad() << "stages=" << pl.S << " needs " << pl.smem
-                 << " bytes of shared memory (limit 232448)";
+  if (failed(layOutStages(t, k, pl)))
+    return failure();
 
   // Tensor maps, innermost dimension first.
   const int64_t elemBytes = pl.eltA.getIntOrFloatBitWidth() / 8;
@@ -239,11 +413,10 @@ public:
 
   /// Thread 0 initialises the ring's barriers in the aligned dynamic shared memory.
   void setUpBarriers();
-  /// This block's tile (m0, n0, bz), in groups of 8 rows of tiles.
-  void placeTile();
-  /// Warpgroup 0, one thread: streams the K tiles with TMA.
+  /// Warpgroup 0, one thread: streams the K tiles of each of the block's tiles with TMA.
   void produce();
-  /// The other warpgroups: their 64 x BN accumulators over all K tiles, then the epilogue.
+  /// The other warpgroups, per tile: their 64 x BN accumulators over all K tiles, then the
+  /// epilogue.
   void consume();
 
 private:
@@ -259,9 +432,15 @@ private:
   Value uge(Value a, int64_t c) {
     return arith::CmpIOp::create(b, arith::CmpIPredicate::uge, a, kb.idx(c));
   }
-  Value mainLoop(Value w);
+  /// Tile `tile` (an index in [0, tiles)): m0, n0, bz (and a convolution's image, p0, q0), in
+  /// groups of 8 rows of tiles.
+  void placeTile(Value tile);
+  /// Runs `body(j)` for the block's tiles, j counting them from 0 (the K iterations before
+  /// tile j's are j * kTiles: stage and phase continue from tile to tile).
+  void forEachTile(function_ref<void(Value j)> body);
+  Value mainLoop(Value w, Value j);
   void storeTile(Value acc, Value w);
-  void storeElements(Value row, Value col, ArrayRef<Value> values);
+  void storeElements(SmallVector<Value> ivs, Value col, ArrayRef<Value> values);
 
   const WgmmaPlan &pl;
   const GenericTask &t;
@@ -270,12 +449,14 @@ private:
   Ptx p;
   unsigned paramMapA, paramMapB;
   Value tid, warpgroup, base, barriers, m0, n0, bz, zero;
+  Value image, p0, q0; // convolutions: the tile's image and first output row and column
 };
 
 void WgmmaKernel::setUpBarriers() {
   MLIRContext *mctx = b.getContext();
   tid = kb.threadId();
   warpgroup = kb.div(tid, 128);
+  zero = kb.idx(0);
   // The aligned base of dynamic shared memory, as an address in the shared window.
   auto smemType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
                                   gpu::AddressSpaceAttr::get(mctx, gpu::AddressSpace::Workgroup));
@@ -292,47 +473,89 @@ void WgmmaKernel::setUpBarriers() {
   gpu::BarrierOp::create(b);
 }
 
-void WgmmaKernel::placeTile() {
+void WgmmaKernel::forEachTile(function_ref<void(Value j)> body) {
+  Value bx = kb.blockId(gpu::Dimension::x);
+  Value first = pl.persistent
+                    ? bx
+                    : kb.add(kb.add(bx, kb.mul(kb.blockId(gpu::Dimension::y), pl.tilesN())),
+                             kb.mul(kb.blockId(gpu::Dimension::z), pl.tilesM() * pl.tilesN()));
+  const int64_t step = pl.persistent ? pl.blocks() : 1;
+  Value end = pl.persistent ? kb.idx(pl.tiles()) : kb.add(first, 1);
+  kb.forLoop(first, end, step, {}, [&](Value tile, ValueRange) -> SmallVector<Value> {
+    placeTile(tile);
+    body(kb.div(arith::SubIOp::create(b, tile, first), step));
+    return {};
+  });
+}
+
+void WgmmaKernel::placeTile(Value tile) {
   // Column by column within a group of 8 rows of tiles: the blocks running at once share B's
   // columns and a band of A's rows in L2.
-  const int64_t tilesN = pl.tilesN();
+  const int64_t tilesN = pl.tilesN(), perBatch = pl.tilesM() * tilesN;
   const int64_t groupM = std::min<int64_t>(8, pl.tilesM()), perGroup = groupM * tilesN;
-  Value pid = kb.add(kb.blockId(gpu::Dimension::x), kb.mul(kb.blockId(gpu::Dimension::y), tilesN));
+  bz = kb.div(tile, perBatch);
+  Value pid = kb.rem(tile, perBatch);
   Value firstM = kb.mul(kb.div(pid, perGroup), groupM);
   // The last group may be shorter: min(tilesM - firstM, groupM) rows of tiles.
   Value rowsHere = arith::MinUIOp::create(
       b, arith::SubIOp::create(b, kb.idx(pl.tilesM()), firstM), kb.idx(groupM));
   Value inGroup = kb.rem(pid, perGroup);
-  m0 = kb.mul(kb.add(firstM, arith::RemUIOp::create(b, inGroup, rowsHere)), pl.BM);
+  Value mTile = kb.add(firstM, arith::RemUIOp::create(b, inGroup, rowsHere));
+  m0 = kb.mul(mTile, pl.BM);
   n0 = kb.mul(arith::DivUIOp::create(b, inGroup, rowsHere), pl.BN);
-  bz = kb.blockId(gpu::Dimension::z);
-  zero = kb.idx(0);
+  if (const auto &cv = pl.conv) {
+    // Pixel tiles run along the image's rows of tiles, then its columns, then the images.
+    const int64_t perImage = cv->tilesP() * cv->tilesQ();
+    image = kb.div(mTile, perImage);
+    Value inImage = kb.rem(mTile, perImage);
+    p0 = kb.mul(kb.div(inImage, cv->tilesQ()), cv->TH);
+    q0 = kb.mul(kb.rem(inImage, cv->tilesQ()), cv->TW);
+  }
 }
 
 void WgmmaKernel::produce() {
   const int64_t S = pl.S;
   kb.ifThen(kb.eq(tid, 0), [&] {
     Value tmapA = p.globalPtr(kb.param(paramMapA)), tmapB = p.globalPtr(kb.param(paramMapB));
+    forEachTile([&](Value j) {
+    Value base = kb.mul(j, pl.kTiles());
     kb.forLoop(zero, kb.idx(pl.kTiles()), 1, {}, [&](Value kt, ValueRange) -> SmallVector<Value> {
-      Value s = p.to64(kb.rem(kt, S)), round = p.to32(kb.div(kt, S));
+      Value it = kb.add(base, kt);
+      Value s = p.to64(kb.rem(it, S)), round = p.to32(kb.div(it, S));
       // From the second round on, wait until the consumers released the buffer.
-      kb.ifThen(uge(kt, S), [&] {
+      kb.ifThen(uge(it, S), [&] {
         Value parity = arith::AndIOp::create(b, arith::SubIOp::create(b, round, p.c32(1)), p.c32(1));
         NVVM::MBarrierTryWaitParityOp::create(b, empty(s), parity, p.c32(1000000));
       });
       NVVM::MBarrierArriveExpectTxOp::create(b, Type(), full(s), p.c32(pl.stageBytes),
                                              NVVM::MemScopeKind::CTA, false, Value());
+      auto load = [&](Value dst, Value tmap, SmallVector<Value> c) {
+        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+            b, p.clusterShared(dst), tmap, c, full(s), ValueRange{}, Value(), Value(),
+            NVVM::TMALoadMode::TILE, false, NVVM::CTAGroupKindAttr(), Value());
+      };
+      if (const auto &cv = pl.conv) {
+        // K tile kt: filter tap (r, s) = divmod(kt / cTiles, S), channels from c0.
+        Value tap = kb.div(kt, cv->cTiles());
+        Value c0 = p.to32(kb.mul(kb.rem(kt, cv->cTiles()), kBK));
+        Value r = kb.div(tap, cv->S), sTap = kb.rem(tap, cv->S);
+        load(stageA(s), tmapA,
+             {c0, p.to32(kb.add(q0, sTap)), p.to32(kb.add(p0, r)), p.to32(image)});
+        if (pl.bKMajor) {
+          load(stageB(s), tmapB, {c0, p.to32(tap), p.to32(n0)});
+        } else {
+          for (int64_t c = 0; c < pl.BN / 64; ++c)
+            load(p.add(stageB(s), c * kBK * kRow), tmapB,
+                 {p.to32(kb.add(n0, c * 64)), c0, p.to32(tap)});
+        }
+        return {};
+      }
       Value k0 = p.to32(kb.mul(kt, kBK));
       auto coords = [&](Value inner, Value outer) {
         SmallVector<Value> c{inner, outer};
         if (!pl.batch.empty())
           c.push_back(p.to32(bz));
         return c;
-      };
-      auto load = [&](Value dst, Value tmap, SmallVector<Value> c) {
-        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-            b, p.clusterShared(dst), tmap, c, full(s), ValueRange{}, Value(), Value(),
-            NVVM::TMALoadMode::TILE, false, NVVM::CTAGroupKindAttr(), Value());
       };
       load(stageA(s), tmapA, coords(k0, p.to32(m0)));
       if (pl.bKMajor) {
@@ -343,20 +566,24 @@ void WgmmaKernel::produce() {
       }
       return {};
     });
+    });
   });
 }
 
-/// Consumer `w` (an i64): four wgmma per K tile on its 64 rows of A, one group in flight.
-Value WgmmaKernel::mainLoop(Value w) {
+/// Consumer `w` (an i64), the block's tile j: four wgmma per K tile on its 64 rows of A, one
+/// group in flight; every buffer it read is released by the end.
+Value WgmmaKernel::mainLoop(Value w, Value j) {
   MLIRContext *mctx = b.getContext();
   const int64_t S = pl.S, BN = pl.BN;
   auto accType = LLVM::LLVMStructType::getLiteral(mctx, SmallVector<Type>(BN / 2, b.getF32Type()));
   Value init = LLVM::ZeroOp::create(b, accType);
   auto wgType = pl.eltA.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
+  Value base = kb.mul(j, pl.kTiles());
   SmallVector<Value> accs = kb.forLoop(
       zero, kb.idx(pl.kTiles()), 1, {init}, [&](Value kt, ValueRange cur) -> SmallVector<Value> {
-        Value s = p.to64(kb.rem(kt, S));
-        Value parity = arith::AndIOp::create(b, p.to32(kb.div(kt, S)), p.c32(1));
+        Value it = kb.add(base, kt);
+        Value s = p.to64(kb.rem(it, S));
+        Value parity = arith::AndIOp::create(b, p.to32(kb.div(it, S)), p.c32(1));
         NVVM::MBarrierTryWaitParityOp::create(b, full(s), parity, p.c32(1000000));
         NVVM::WgmmaFenceAlignedOp::create(b);
         Value acc = cur[0];
@@ -383,30 +610,29 @@ Value WgmmaKernel::mainLoop(Value w) {
         // refilled while this one computes.
         NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
         kb.ifThen(uge(kt, 1), [&] {
-          Value prev = p.to64(kb.rem(arith::SubIOp::create(b, kt, kb.idx(1)), S));
+          Value prev = p.to64(kb.rem(arith::SubIOp::create(b, it, kb.idx(1)), S));
           NVVM::MBarrierArriveOp::create(b, Type(), empty(prev), Value(),
                                          NVVM::MemScopeKind::CTA, false);
         });
         return {acc};
       });
   NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+  // The last K tile's buffer: the producer may be waiting for it to load the next tile.
+  Value last = p.to64(kb.rem(kb.add(base, pl.kTiles() - 1), S));
+  NVVM::MBarrierArriveOp::create(b, Type(), empty(last), Value(), NVVM::MemScopeKind::CTA, false);
   return accs[0];
 }
 
 void WgmmaKernel::consume() {
   kb.ifThen(uge(tid, 128), [&] {
     Value w = p.to64(arith::SubIOp::create(b, warpgroup, kb.idx(1)));
-    storeTile(mainLoop(w), w);
+    forEachTile([&](Value j) { storeTile(mainLoop(w, j), w); });
   });
 }
 
 /// One or two adjacent elements of C from f32 accumulators: the output's initial value added,
 /// then cast and stored through the epilogue (in f32, as cuBLASLt's) where the task has one.
-void WgmmaKernel::storeElements(Value row, Value col, ArrayRef<Value> values) {
-  SmallVector<Value> ivs(t.loopSizes.size(), zero);
-  if (!pl.batch.empty())
-    ivs[pl.batch[0]] = bz;
-  ivs[pl.mD] = row;
+void WgmmaKernel::storeElements(SmallVector<Value> ivs, Value col, ArrayRef<Value> values) {
   ivs[pl.nD] = col;
   SmallVector<Value> out(values.begin(), values.end());
   if (t.inits[0].kind != ValueSource::Kind::None) {
@@ -420,39 +646,57 @@ void WgmmaKernel::storeElements(Value row, Value col, ArrayRef<Value> values) {
 }
 
 /// The wgmma D fragment: thread t of the warpgroup holds, for each 8-column group j, rows
-/// 16 * (t / 32) + (t % 32) / 4 (+ 8) and columns 8 * j + 2 * (t % 4) (+ 1). Rows and columns
-/// past the problem are skipped.
+/// 16 * (t / 32) + (t % 32) / 4 (+ 8) and columns 8 * j + 2 * (t % 4) (+ 1). Rows (output
+/// pixels, for a convolution) and columns past the problem are skipped.
 void WgmmaKernel::storeTile(Value acc, Value w) {
   Value lane = kb.rem(tid, 32), warp = kb.rem(kb.div(tid, 32), 4);
-  Value row0 = kb.add(kb.add(m0, kb.mul(arith::IndexCastOp::create(b, b.getIndexType(), w), 64)),
-                      kb.add(kb.mul(warp, 16), kb.div(lane, 4)));
+  Value rowInTile = kb.add(kb.mul(arith::IndexCastOp::create(b, b.getIndexType(), w), 64),
+                           kb.add(kb.mul(warp, 16), kb.div(lane, 4)));
   Value col0 = kb.add(n0, kb.mul(kb.rem(lane, 4), 2));
   const bool pairs = pl.N % 2 == 0;
-  const bool rowsFull = pl.M % pl.BM == 0, colsFull = pl.N % pl.BN == 0;
-  for (int64_t j = 0; j < pl.BN / 8; ++j)
-    for (int64_t h = 0; h < 2; ++h) {
-      Value row = kb.add(row0, 8 * h);
-      Value col = kb.add(col0, 8 * j);
-      Value v0 = LLVM::ExtractValueOp::create(b, acc, 4 * j + 2 * h);
-      Value v1 = LLVM::ExtractValueOp::create(b, acc, 4 * j + 2 * h + 1);
-      auto emit = [&] {
-        if (pairs && colsFull)
-          return storeElements(row, col, {v0, v1});
-        if (pairs) // N even: a pair is in or out together.
-          return kb.ifThen(ult(col, pl.N), [&] { storeElements(row, col, {v0, v1}); });
-        auto one = [&](Value c, Value v) {
-          if (colsFull)
-            return storeElements(row, c, {v});
-          kb.ifThen(ult(c, pl.N), [&] { storeElements(row, c, {v}); });
-        };
-        one(col, v0);
-        one(kb.add(col, 1), v1);
-      };
-      if (rowsFull)
-        emit();
-      else
-        kb.ifThen(ult(row, pl.M), emit);
+  const bool rowsFull = pl.rowsFull(), colsFull = pl.N % pl.BN == 0;
+  for (int64_t h = 0; h < 2; ++h) {
+    // The loop indices of this thread's row h and whether it lies inside the result.
+    Value r = kb.add(rowInTile, 8 * h);
+    SmallVector<Value> ivs(t.loopSizes.size(), zero);
+    Value rowOk;
+    if (const auto &cv = pl.conv) {
+      ivs[cv->img] = image;
+      ivs[cv->p] = kb.add(p0, kb.div(r, cv->TW));
+      ivs[cv->q] = kb.add(q0, kb.rem(r, cv->TW));
+      if (!rowsFull)
+        rowOk = arith::AndIOp::create(b, ult(ivs[cv->p], cv->P), ult(ivs[cv->q], cv->Q));
+    } else {
+      if (!pl.batch.empty())
+        ivs[pl.batch[0]] = bz;
+      ivs[pl.mD] = kb.add(m0, r);
+      if (!rowsFull)
+        rowOk = ult(ivs[pl.mD], pl.M);
     }
+    auto emitRow = [&] {
+      for (int64_t j = 0; j < pl.BN / 8; ++j) {
+        Value col = kb.add(col0, 8 * j);
+        Value v0 = LLVM::ExtractValueOp::create(b, acc, 4 * j + 2 * h);
+        Value v1 = LLVM::ExtractValueOp::create(b, acc, 4 * j + 2 * h + 1);
+        if (pairs && colsFull) {
+          storeElements(ivs, col, {v0, v1});
+        } else if (pairs) { // N even: a pair is in or out together.
+          kb.ifThen(ult(col, pl.N), [&] { storeElements(ivs, col, {v0, v1}); });
+        } else {
+          for (auto [c, v] : {std::pair(col, v0), std::pair(kb.add(col, 1), v1)}) {
+            if (colsFull)
+              storeElements(ivs, c, {v});
+            else
+              kb.ifThen(ult(c, pl.N), [&] { storeElements(ivs, c, {v}); });
+          }
+        }
+      }
+    };
+    if (rowOk)
+      kb.ifThen(rowOk, emitRow);
+    else
+      emitRow();
+  }
 }
 
 } // namespace
@@ -472,13 +716,15 @@ FailureOr<LoweredTask> emitWgmmaMatmul(const GenericTask &t, const ScheduleKnobs
                    t.op->getLoc());
   WgmmaKernel kernel(*pl, kb, paramMapA, paramMapB);
   kernel.setUpBarriers();
-  kernel.placeTile();
   kernel.produce();
   kernel.consume();
   kb.finish();
 
-  LoweredTask lowered = singleKernel(TaskFamily::Matmul, ctx, {pl->tilesN(), pl->tilesM(), pl->B},
-                                     {pl->threads(), 1, 1}, params.size());
+  std::array<int64_t, 3> grid = {pl->tilesN(), pl->tilesM(), pl->B};
+  if (pl->persistent)
+    grid = {pl->blocks(), 1, 1};
+  LoweredTask lowered = singleKernel(TaskFamily::Matmul, ctx, grid, {pl->threads(), 1, 1},
+                                     params.size());
   lowered.launches.front().dynamicSharedMemory = pl->smem;
   for (const TensorMapDesc &m : {pl->mapA, pl->mapB}) {
     BufferDesc d{"", BufferRole::TensorMap, mapType};

@@ -49,9 +49,11 @@ TaskCost estimateCost(func::FuncOp func, const LaunchPlan &plan) {
       named.push_back(op);
   });
   for (linalg::LinalgOp op : named) {
-    cost.contraction |=
+    const bool gemmLike =
         linalg::isaContractionOpInterface(op) || linalg::isaConvolutionOpInterface(op);
-    if (linalg::isaContractionOpInterface(op))
+    cost.contraction |= gemmLike;
+    // f16/bf16 convolutions run on tensor cores too (implicit GEMMs).
+    if (gemmLike)
       for (Value in : op.getDpsInputs()) {
         Type elt = getElementTypeOrSelf(in.getType());
         cost.halfPrecisionContraction |= elt.isF16() || elt.isBF16();

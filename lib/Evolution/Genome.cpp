@@ -101,16 +101,20 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family) {
   std::vector<Genome> seeds;
   if (family != TaskFamily::Matmul)
     return seeds;
-  // Tensor cores (wgmma, f16/bf16 on sm_90a; illegal elsewhere): {BM, BN, stages}, the best
-  // first (H200, 8192^3: 128x256 with 3-4 stages reached 0.87-0.88 of cuBLAS,
-  // docs/results/2026-11-30-issue13-wgmma-probe.txt).
-  const int64_t tensorCore[][3] = {{128, 256, 3}, {128, 256, 4}, {128, 128, 4}, {128, 128, 6},
-                                   {128, 64, 6}, {64, 128, 6}};
+  // Tensor cores (wgmma, f16/bf16 on sm_90a; illegal elsewhere): {BM, BN, stages, persistent},
+  // the best first (H200, 8192^3: 128x256 with 3-4 stages reached 0.87-0.88 of cuBLAS,
+  // docs/results/2026-11-30-issue13-wgmma-probe.txt); persistent grids of one or two blocks per
+  // SM of an H100/H200 SXM (132 SMs) for problems of many short tiles (convolutions, small N).
+  const int64_t tensorCore[][4] = {{128, 256, 3, 0},   {128, 256, 4, 0},  {128, 256, 4, 132},
+                                   {128, 128, 4, 0},   {128, 128, 4, 132}, {128, 128, 6, 0},
+                                   {128, 64, 6, 0},    {128, 64, 4, 264}, {128, 64, 6, 132},
+                                   {64, 128, 6, 0}};
   for (const auto &s : tensorCore) {
     Genome g = baseline;
     g.knobs.tileSizes = {s[0], s[1], 64};
     g.knobs.wgmma = true;
     g.knobs.stages = s[2];
+    g.knobs.persistent = s[3];
     seeds.push_back(g);
   }
   // {BM, BN, BK, TM, TN}: 256 threads (128 for the last), 128-bit fragments, BK of 8 or 16, each

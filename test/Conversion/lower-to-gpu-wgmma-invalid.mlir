@@ -46,3 +46,25 @@ func.func @a_transposed(%a: tensor<512x256xf16>, %b: tensor<512x384xf16>) -> ten
   %c = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] ins(%a, %b : tensor<512x256xf16>, tensor<512x384xf16>) outs(%acc : tensor<256x384xf16>) -> tensor<256x384xf16>
   return %c : tensor<256x384xf16>
 }
+
+// -----
+// Convolutions: NCHW images and channel counts TMA cannot stride are refused.
+
+func.func @conv_nchw(%x: tensor<1x64x34x34xf16>, %w: tensor<64x64x3x3xf16>) -> tensor<1x64x32x32xf16> {
+  %zero = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<1x64x32x32xf16>
+  %acc = linalg.fill ins(%zero : f16) outs(%e : tensor<1x64x32x32xf16>) -> tensor<1x64x32x32xf16>
+  // expected-error @+1 {{needs a matmul-like contraction, or a 2-d convolution with an NHWC image}}
+  %r = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<1x64x34x34xf16>, tensor<64x64x3x3xf16>) outs(%acc : tensor<1x64x32x32xf16>) -> tensor<1x64x32x32xf16>
+  return %r : tensor<1x64x32x32xf16>
+}
+
+// -----
+func.func @conv_three_channels(%x: tensor<1x34x34x3xf16>, %w: tensor<64x3x3x3xf16>) -> tensor<1x32x32x64xf16> {
+  %zero = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<1x32x32x64xf16>
+  %acc = linalg.fill ins(%zero : f16) outs(%e : tensor<1x32x32x64xf16>) -> tensor<1x32x32x64xf16>
+  // expected-error @+1 {{TMA needs rows of a multiple of 16 bytes (input channels a multiple of 8), got C=3 F=64}}
+  %r = linalg.conv_2d_nhwc_fhwc ins(%x, %w : tensor<1x34x34x3xf16>, tensor<64x3x3x3xf16>) outs(%acc : tensor<1x32x32x64xf16>) -> tensor<1x32x32x64xf16>
+  return %r : tensor<1x32x32x64xf16>
+}

@@ -4,6 +4,8 @@
 // bf16 with B given as [n][k], a result accumulated onto an input, and batches; fused epilogues
 // (bias + tanh-GELU in f16 at odd sizes; a residual, SiLU and a cast to bf16), applied in f32 to
 // the accumulators and checked against the naive baseline, which runs them in the declared types.
+// Convolutions as implicit GEMMs (NHWC images, HWCF and FHWC filters, odd output extents, a
+// 72-channel image, a 1x1 window with a fused bias + ReLU) and persistent grids.
 //
 // REQUIRES: cuda-sm90a
 // RUN: rm -rf %t && mkdir -p %t
@@ -113,4 +115,75 @@ func.func @residual_silu_bf16(%a: tensor<384x256xbf16>, %b: tensor<256x640xbf16>
     linalg.yield %t : bf16
   } -> tensor<384x640xbf16>
   return %y : tensor<384x640xbf16>
+}
+
+// -----
+
+// Convolutions as implicit GEMMs (4-d image boxes per filter tap): output rows and columns that
+// are not multiples of the pixel rectangle, an FHWC filter (K-major B).
+
+func.func @conv_fhwc_f16(%x: tensor<2x30x20x64xf16>, %w: tensor<96x3x3x64xf16>) -> tensor<2x28x18x96xf16> {
+  %zero = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<2x28x18x96xf16>
+  %acc = linalg.fill ins(%zero : f16) outs(%e : tensor<2x28x18x96xf16>) -> tensor<2x28x18x96xf16>
+  %r = linalg.conv_2d_nhwc_fhwc ins(%x, %w : tensor<2x30x20x64xf16>, tensor<96x3x3x64xf16>) outs(%acc : tensor<2x28x18x96xf16>) -> tensor<2x28x18x96xf16>
+  return %r : tensor<2x28x18x96xf16>
+}
+
+// -----
+
+// An HWCF filter (MN-major B), 72 input channels (the second channel tile is mostly zeros from
+// TMA, never the next tap's), fewer output channels than the N tile, a 5x3 window, f32 result.
+
+func.func @conv_hwcf_bf16(%x: tensor<3x17x19x72xbf16>, %w: tensor<5x3x72x40xbf16>) -> tensor<3x13x17x40xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x13x17x40xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<3x13x17x40xf32>) -> tensor<3x13x17x40xf32>
+  %r = linalg.conv_2d_nhwc_hwcf ins(%x, %w : tensor<3x17x19x72xbf16>, tensor<5x3x72x40xbf16>) outs(%acc : tensor<3x13x17x40xf32>) -> tensor<3x13x17x40xf32>
+  return %r : tensor<3x13x17x40xf32>
+}
+
+// -----
+
+// A 1x1 convolution with 8 input channels, then bias + ReLU fused into its epilogue.
+
+func.func @conv1x1_bias_relu_f16(%x: tensor<4x9x33x8xf16>, %w: tensor<136x1x1x8xf16>, %bias: tensor<136xf16>) -> tensor<4x9x33x136xf16> {
+  %zero = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<4x9x33x136xf16>
+  %acc = linalg.fill ins(%zero : f16) outs(%e : tensor<4x9x33x136xf16>) -> tensor<4x9x33x136xf16>
+  %c = linalg.conv_2d_nhwc_fhwc ins(%x, %w : tensor<4x9x33x8xf16>, tensor<136x1x1x8xf16>) outs(%acc : tensor<4x9x33x136xf16>) -> tensor<4x9x33x136xf16>
+  %y = linalg.generic {indexing_maps = [affine_map<(n, p, q, f) -> (n, p, q, f)>, affine_map<(n, p, q, f) -> (f)>, affine_map<(n, p, q, f) -> (n, p, q, f)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%c, %bias : tensor<4x9x33x136xf16>, tensor<136xf16>) outs(%e : tensor<4x9x33x136xf16>) {
+    ^bb0(%v: f16, %bv: f16, %o: f16):
+      %s = arith.addf %v, %bv : f16
+      %z = arith.constant 0.0 : f16
+      %m = arith.maximumf %s, %z : f16
+      linalg.yield %m : f16
+  } -> tensor<4x9x33x136xf16>
+  return %y : tensor<4x9x33x136xf16>
+}
+
+// -----
+
+// Persistent grids: 5 blocks over 2 x 4 x 3 tiles (the blocks take different numbers of tiles;
+// the ring's stages and phases continue across them), and a convolution's 24 pixel tiles on 7
+// blocks.
+
+func.func @bmm_persistent(%a: tensor<3x500x256xf16>, %b: tensor<3x256x520xf16>) -> tensor<3x500x520xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x500x520xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<3x500x520xf32>) -> tensor<3x500x520xf32>
+  %c = linalg.batch_matmul {evo.knobs = {persistent = 5}} ins(%a, %b : tensor<3x500x256xf16>, tensor<3x256x520xf16>) outs(%acc : tensor<3x500x520xf32>) -> tensor<3x500x520xf32>
+  return %c : tensor<3x500x520xf32>
+}
+
+// -----
+
+func.func @conv_persistent(%x: tensor<2x30x20x64xf16>, %w: tensor<96x3x3x64xf16>) -> tensor<2x28x18x96xf16> {
+  %zero = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<2x28x18x96xf16>
+  %acc = linalg.fill ins(%zero : f16) outs(%e : tensor<2x28x18x96xf16>) -> tensor<2x28x18x96xf16>
+  %r = linalg.conv_2d_nhwc_fhwc {evo.knobs = {persistent = 7}} ins(%x, %w : tensor<2x30x20x64xf16>, tensor<96x3x3x64xf16>) outs(%acc : tensor<2x28x18x96xf16>) -> tensor<2x28x18x96xf16>
+  return %r : tensor<2x28x18x96xf16>
 }

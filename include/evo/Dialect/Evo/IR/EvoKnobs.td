@@ -175,10 +175,24 @@ def Evo_Stages : Evo_Knob<"stages", "stages", "stages", "Int",
   let search = [[2], [3], [4], [5], [6]];
 }
 
+def Evo_Persistent : Evo_Knob<"persistent", "persistent", "persistent", "Int",
+    "wgmma matmul: a persistent grid of this many blocks, each looping over output tiles while "
+    "its producer already loads the next tile's operands (0: one block per tile). One or two "
+    "blocks per SM pays (132 SMs on an H100/H200 SXM); any count is correct"> {
+  let cppDefault = "0";
+  let check = [{
+    if (k.persistent < 0 || k.persistent > 65535)
+      return emitError() << "persistent must be in [0, 65535], got " << k.persistent;
+  }];
+  let recorded = "f == TaskFamily::Matmul && !k.tileSizes.empty() && k.wgmma && k.persistent";
+  let search = [[0], [132], [264]];
+}
+
 /// Every knob, in the order #evo.knobs prints them.
 defvar Evo_AllKnobs = [Evo_BlockSize, Evo_ElementsPerThread, Evo_VectorWidth, Evo_Reduction,
                        Evo_Accumulators, Evo_TileSizes, Evo_ThreadTile, Evo_TransposeTile,
-                       Evo_Split, Evo_CacheRow, Evo_Prefetch, Evo_Wgmma, Evo_Stages];
+                       Evo_Split, Evo_CacheRow, Evo_Prefetch, Evo_Wgmma, Evo_Stages,
+                       Evo_Persistent];
 
 /// The knob set of each family: what the mutators change, in the order they draw from.
 class Evo_FamilyKnobs<string familyCase, list<Evo_Knob> familyKnobs> {
@@ -192,7 +206,8 @@ defvar Evo_FamilyKnobSets = [
                                 Evo_Split]>,
   Evo_FamilyKnobs<"Softmax", [Evo_BlockSize, Evo_VectorWidth, Evo_Reduction]>,
   Evo_FamilyKnobs<"Matmul", [Evo_TileSizes, Evo_ThreadTile, Evo_BlockSize, Evo_Accumulators,
-                             Evo_VectorWidth, Evo_Prefetch, Evo_Wgmma, Evo_Stages]>,
+                             Evo_VectorWidth, Evo_Prefetch, Evo_Wgmma, Evo_Stages,
+                             Evo_Persistent]>,
   Evo_FamilyKnobs<"Rows", [Evo_BlockSize, Evo_VectorWidth, Evo_Reduction, Evo_CacheRow]>
 ];
 
