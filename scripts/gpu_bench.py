@@ -71,6 +71,11 @@ def suite():
         "conv2d_f16": ([((32, 64, 128, 128), f16), ((64, 64, 3, 3), f16)],
                        lambda a, w: F.conv2d(a, w, padding=1), True, channels_last),
         "maxpool2d": ([((32, 64, 256, 256), f32)], lambda a: F.max_pool2d(a, 2), False),
+        # GEMV and a long-K skinny contraction (issue 14): read-bound, so "matmul-like" False
+        # (the roofline column is the fraction of the copy ceiling; read-only kernels may pass 1).
+        "gemv_f32": ([((8192, 8192), f32), ((8192,), f32)], torch.mv, False),
+        "gemv_f16": ([((8192, 8192), f16), ((8192,), f16)], torch.mv, False),
+        "matmul_k1m": ([((64, 1 << 20), f32), ((1 << 20, 1), f32)], torch.matmul, False),
     }
 
 

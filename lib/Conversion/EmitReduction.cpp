@@ -69,8 +69,15 @@ private:
 
 LogicalResult ReductionEmitter::validate() {
   const int64_t vw = k.vectorWidth;
-  if (failed(checkVectorWidth(op, vw, rsizes.back(), t.params,
-                              "innermost reduction dimension")))
+  // Only the inputs read along the innermost reduction dimension take vector accesses (results
+  // and partials are written per output point): an f16 GEMV with f32 results reads 8 lanes.
+  SmallVector<MemRefType> alongK;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  for (auto [i, src] : llvm::enumerate(t.inputs))
+    if (src.kind == ValueSource::Kind::Buffer &&
+        maps[i].isFunctionOfDim(t.reductionDims.back()))
+      alongK.push_back(t.params[src.buffer]);
+  if (failed(checkVectorWidth(op, vw, rsizes.back(), alongK, "innermost reduction dimension")))
     return failure();
   bool known = t.allCombinersKnown();
   if (!known && (strategy != ReductionStrategy::Thread || k.accumulators != 1 || vw != 1))

@@ -144,12 +144,16 @@ FailureOr<LoweredTask> lowerTask(func::FuncOp task, const ScheduleKnobs &knobs,
       break;
     case TaskFamily::Matmul:
       if (used.tileSizes.empty()) {
-        // The naive schedule: one thread (or, for operands contiguous along K, one warp) per
-        // output element and a serial loop over K.
-        used.reduction = naiveContractionStrategy(*t);
-        used.vectorWidth = 1;
-        used.split = 1;
-        lowered = emitReduction(*t, used, ctx);
+        // Without tiles a contraction is a reduction over K per output: with the default knobs
+        // the naive schedule (one thread, or for operands contiguous along K one warp, per
+        // output and a serial loop over K); otherwise the reduction schedules, which are the
+        // GEMV and skinny-contraction ones (a warp or block per output, vector loads along K,
+        // several accumulators in flight, split-K combined in order).
+        ScheduleKnobs run = used;
+        if (used.reduction == ReductionStrategy::Thread && used.vectorWidth == 1 &&
+            used.split == 1)
+          run.reduction = naiveContractionStrategy(*t);
+        lowered = emitReduction(*t, run, ctx);
       } else if (used.wgmma) {
         lowered = emitWgmmaMatmul(*t, used, ctx);
       } else {

@@ -18,9 +18,14 @@ namespace evo {
 BuiltinProposer::BuiltinProposer(TaskSearch &search, bool withSeeds)
     : search(search), legal(search.taskFunc(), search.task().family,
             chipHasWgmma(search.options().ptx.chip)) {
-  if (withSeeds)
-    for (Genome &g : seedGenomes(search.baselineGenome(), search.task().family))
-      seeds.push_back(std::move(g));
+  if (!withSeeds)
+    return;
+  int64_t outputs = 0;
+  for (mlir::Type t : search.taskFunc().getResultTypes())
+    if (auto s = mlir::dyn_cast<mlir::ShapedType>(t); s && s.hasStaticShape())
+      outputs += s.getNumElements();
+  for (Genome &g : seedGenomes(search.baselineGenome(), search.task().family, outputs))
+    seeds.push_back(std::move(g));
 }
 
 /// The next seed that is legal for the task and new.

@@ -97,10 +97,26 @@ std::vector<KnobDimension> knobDimensions(TaskFamily family) {
   return dims;
 }
 
-std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family) {
+std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
+                                int64_t outputElements) {
   std::vector<Genome> seeds;
   if (family != TaskFamily::Matmul)
     return seeds;
+  // Few outputs (GEMV, skinny GEMM): too few tiles to fill the GPU, and reading the matrix once
+  // at full bandwidth is the whole game. {strategy, vector width, accumulators, split}; the
+  // vector widths that do not fit the element type (8 x f32) are illegal and skipped.
+  if (outputElements > 0 && outputElements <= 65536) {
+    const int64_t gemv[][4] = {{1, 8, 4, 1},  {1, 4, 4, 1},  {2, 8, 2, 1},  {2, 4, 2, 1},
+                               {1, 8, 2, 8},  {1, 4, 2, 8},  {2, 8, 2, 32}, {2, 4, 2, 32}};
+    for (const auto &s : gemv) {
+      Genome g = baseline;
+      g.knobs.reduction = s[0] == 1 ? ReductionStrategy::Warp : ReductionStrategy::Block;
+      g.knobs.vectorWidth = s[1];
+      g.knobs.accumulators = s[2];
+      g.knobs.split = s[3];
+      seeds.push_back(g);
+    }
+  }
   // Tensor cores (wgmma, f16/bf16 on sm_90a; illegal elsewhere): {BM, BN, stages, persistent},
   // the best first (H200, 8192^3: 128x256 with 3-4 stages reached 0.87-0.88 of cuBLAS,
   // docs/results/2026-11-30-issue13-wgmma-probe.txt); persistent grids of one or two blocks per

@@ -79,8 +79,11 @@ bool chipHasWgmma(llvm::StringRef chip);
 /// Known-good starting points of a family, proposed before any mutation (the caller checks their
 /// legality): for contractions, Hopper tensor-core schedules (f16/bf16 on sm_90a) and
 /// register-tiled schedules that mutations from the naive one reach only after several legal
-/// steps.
-std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family);
+/// steps; for contractions with few outputs (`outputElements` at most 65536: GEMV, nn.Linear at
+/// small batch, long-K dot products), the untiled reduction schedules first (a warp or block per
+/// output, 128-bit loads, split-K). `outputElements` 0: unknown.
+std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
+                                int64_t outputElements = 0);
 
 std::optional<Genome> mutateKnob(const Genome &parent, TaskFamily family, LegalityCache &legal,
                                  std::mt19937_64 &rng);

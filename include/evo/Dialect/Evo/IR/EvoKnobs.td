@@ -59,8 +59,9 @@ def Evo_VectorWidth : Evo_Knob<"vector_width", "vectorWidth", "vector-width", "I
     if (!isPowerOf2(k.vectorWidth) || k.vectorWidth > 8)
       return emitError() << "vector_width must be 1, 2, 4 or 8, got " << k.vectorWidth;
   }];
-  // Tiled matmuls record it only when set: 128-bit shared-memory fragments (EmitMatmul.cpp).
-  let recorded = "f != TaskFamily::Matmul || (!k.tileSizes.empty() && k.vectorWidth != 1)";
+  // Matmuls record it only when set: 128-bit shared-memory fragments (EmitMatmul.cpp) or,
+  // untiled, vector loads along K (EmitReduction.cpp).
+  let recorded = "f != TaskFamily::Matmul || k.vectorWidth != 1";
   let search = [[1], [2], [4], [8]];
 }
 
@@ -68,7 +69,11 @@ def Evo_Reduction : Evo_Knob<"reduction", "reduction", "reduction-strategy", "St
     "Reductions and softmax: 'thread' (one thread per output), 'warp' (one warp per output, "
     "shuffles) or 'block' (one block per output, shuffles + shared memory)"> {
   let cppDefault = "ReductionStrategy::Thread";
-  let recorded = "f == TaskFamily::Reduction || f == TaskFamily::Softmax || f == TaskFamily::Rows";
+  // Untiled matmuls (GEMV-like) record it only when set: thread with the defaults is the naive
+  // schedule.
+  let recorded = "f == TaskFamily::Reduction || f == TaskFamily::Softmax || "
+                 # "f == TaskFamily::Rows || (f == TaskFamily::Matmul && k.tileSizes.empty() && "
+                 # "k.reduction != ReductionStrategy::Thread)";
   let search = [[0], [1], [2]];
 }
 
@@ -137,7 +142,8 @@ def Evo_Split : Evo_Knob<"split", "split", "split", "Int",
     if (!isPowerOf2(k.split) || k.split > 256)
       return emitError() << "split must be a power of 2 in [1, 256], got " << k.split;
   }];
-  let recorded = "f == TaskFamily::Reduction";
+  let recorded = "f == TaskFamily::Reduction || "
+                 # "(f == TaskFamily::Matmul && k.tileSizes.empty() && k.split != 1)";
   let search = [[1], [2], [4], [8], [16], [32], [64]];
 }
 
@@ -207,7 +213,7 @@ defvar Evo_FamilyKnobSets = [
   Evo_FamilyKnobs<"Softmax", [Evo_BlockSize, Evo_VectorWidth, Evo_Reduction]>,
   Evo_FamilyKnobs<"Matmul", [Evo_TileSizes, Evo_ThreadTile, Evo_BlockSize, Evo_Accumulators,
                              Evo_VectorWidth, Evo_Prefetch, Evo_Wgmma, Evo_Stages,
-                             Evo_Persistent]>,
+                             Evo_Persistent, Evo_Reduction, Evo_Split]>,
   Evo_FamilyKnobs<"Rows", [Evo_BlockSize, Evo_VectorWidth, Evo_Reduction, Evo_CacheRow]>
 ];
 
