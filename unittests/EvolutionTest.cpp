@@ -148,6 +148,21 @@ TEST(GenomeTest, MutatorsOnlyProposeVariantsThatLowerAndCompile) {
   }
 }
 
+TEST(GenomeTest, SkinnyContractionsAreSeededWithTheGemvSchedulesFirst) {
+  // At most 65536 outputs: the untiled reduction schedules (warp or block per output, vector
+  // loads, split-K) come before the tiled and tensor-core seeds; larger problems do not get them.
+  std::vector<Genome> skinny = seedGenomes(Genome(), TaskFamily::Matmul, 8192);
+  ASSERT_FALSE(skinny.empty());
+  EXPECT_TRUE(skinny.front().knobs.tileSizes.empty());
+  EXPECT_EQ(skinny.front().knobs.reduction, ReductionStrategy::Warp);
+  EXPECT_GT(skinny.front().knobs.vectorWidth, 1);
+  EXPECT_TRUE(llvm::any_of(skinny, [](const Genome &g) { return g.knobs.split > 1; }));
+  EXPECT_TRUE(llvm::any_of(skinny, [](const Genome &g) { return g.knobs.wgmma; }));
+  std::vector<Genome> square = seedGenomes(Genome(), TaskFamily::Matmul, 4096 * 4096);
+  EXPECT_TRUE(llvm::none_of(square, [](const Genome &g) { return g.knobs.tileSizes.empty(); }));
+  EXPECT_EQ(skinny.size(), square.size() + 8);
+}
+
 TEST(GenomeTest, UnrollingChangesTheLoopsOfAKernel) {
   MLIRContext ctx(registry());
   PTXOptions ptx;

@@ -70,6 +70,15 @@ def descendants(pid):
     return out
 
 
+def name(pid):
+    """The command name of a process (for the report), or '?' once it is gone."""
+    try:
+        with open("/proc/%d/comm" % pid) as f:
+            return f.read().strip()
+    except OSError:
+        return "?"
+
+
 def alive(pid):
     try:
         with open("/proc/%d/stat" % pid) as f:
@@ -101,6 +110,7 @@ def worker_log():
 
 
 passed = failed = 0
+failures = []
 
 
 def result(ok, what):
@@ -109,6 +119,7 @@ def result(ok, what):
         passed += 1
     else:
         failed += 1
+        failures.append(" | ".join(what.splitlines()))
     # One line per check: a multi-line stderr tail would be cut from lit's input dump.
     print(("ok   " if ok else "FAIL ") + " | ".join(what.splitlines()), flush=True)
 
@@ -149,10 +160,10 @@ for round_ in range(args.kills * 3):
     gone_by = time.time() + 2.0
     while time.time() < gone_by and any(alive(k) for k in kids):
         time.sleep(0.05)
-    orphans = [k for k in kids if alive(k)]
+    orphans = [(k, name(k)) for k in kids if alive(k)]
     result(not orphans, "kill %d after %.2f s: %d worker(s) started, %d outlived evo-opt %s" %
            (kills, wait, len(kids), len(orphans), orphans))
-    for k in orphans:
+    for k, _ in orphans:
         os.kill(k, signal.SIGKILL)
     now = evaluated()
     lost = [i for i, v in stored.items() if now.get(i) != v]
@@ -186,5 +197,9 @@ over = {t: n for t, n in counts.items() if n > args.max_candidates + 1}
 result(not over, "final: candidates per task %s (budget %d + baseline)" %
        (counts, args.max_candidates))
 result(kills >= args.kills, "%d kills made (wanted %d)" % (kills, args.kills))
+# The failed checks again, right before the closing line: lit's input dump keeps the last lines
+# of a long output, so the reason always shows (once it did not: docs/reliability.md).
+for f in failures:
+    print("FAILED CHECK " + f)
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
