@@ -250,6 +250,32 @@ TEST_F(RunStoreTest, FindEvaluatedIgnoresPendingCandidates) {
   EXPECT_EQ(store->findEvaluated("b", "h2")->id, late.id);
 }
 
+TEST_F(RunStoreTest, TheWinnerIsNamedByTheOldestCandidateWithItsPtx) {
+  // Outputs name the winner by the oldest candidate with its PTX, whatever that one's verdict
+  // (a twin created earlier but compiled later is recorded not-run), in its own task only.
+  std::unique_ptr<RunStore> store = open();
+  ASSERT_TRUE(store);
+  ASSERT_EQ(errorOf(store->upsertTask(task("a"))), "");
+  ASSERT_EQ(errorOf(store->upsertTask(task("b"))), "");
+  CandidateRecord otherTask = candidate("b", "w");
+  ASSERT_EQ(errorOf(store->addCandidate(otherTask)), "");
+  CandidateRecord twin = candidate("a", "w");
+  ASSERT_EQ(errorOf(store->addCandidate(twin)), "");
+  twin.verdict = "not-run";
+  ASSERT_EQ(errorOf(store->recordResult(twin)), "");
+  CandidateRecord other = candidate("a", "x");
+  ASSERT_EQ(errorOf(store->addCandidate(other)), "");
+  CandidateRecord winner = candidate("a", "w");
+  ASSERT_EQ(errorOf(store->addCandidate(winner)), "");
+  winner.verdict = "valid";
+  ASSERT_EQ(errorOf(store->recordResult(winner)), "");
+  EXPECT_EQ(store->oldestWithSamePtx("a", winner), twin.id);
+  EXPECT_EQ(store->oldestWithSamePtx("a", other), other.id);
+  CandidateRecord noPtx = candidate("a", "");
+  ASSERT_EQ(errorOf(store->addCandidate(noPtx)), "");
+  EXPECT_EQ(store->oldestWithSamePtx("a", noPtx), noPtx.id);
+}
+
 TEST_F(RunStoreTest, PendingUpdateRecordsWhatCompilingFound) {
   std::unique_ptr<RunStore> store = open();
   ASSERT_TRUE(store);

@@ -318,11 +318,7 @@ llvm::Expected<evo::TaskResult> EvolveDriver::taskResult(gpu::GPUModuleOp gm,
   evo::TaskResult r;
   r.task = desc.name;
   r.bestId = best->id;
-  r.firstBestId = best->id;
-  if (!best->ptxHash.empty())
-    for (const evo::CandidateRecord &c : store.getCandidates(desc.name))
-      if (c.ptxHash == best->ptxHash && c.id < r.firstBestId)
-        r.firstBestId = c.id;
+  r.firstBestId = store.oldestWithSamePtx(desc.name, *best);
   r.baselineId = done->baselineId;
   r.bestMs = evo::finalTime(*best);
   r.baselineMs = base ? evo::finalTime(*base) : NAN;

@@ -731,6 +731,16 @@ std::optional<CandidateRecord> RunStore::getCandidate(int64_t id) const {
   return std::nullopt;
 }
 
+int64_t RunStore::oldestWithSamePtx(StringRef task, const CandidateRecord &winner) const {
+  if (winner.ptxHash.empty())
+    return winner.id;
+  std::lock_guard<std::mutex> lock(mutex);
+  Statement s(db, "SELECT MIN(id) FROM candidates WHERE task = ?1 AND ptx_hash = ?2");
+  s.bind(task, winner.ptxHash);
+  int64_t oldest = s.next() ? s.integer(0, winner.id) : winner.id;
+  return std::min(oldest, winner.id);
+}
+
 std::optional<CandidateRecord> RunStore::findEvaluated(StringRef task, StringRef ptxHash) const {
   if (ptxHash.empty())
     return std::nullopt;

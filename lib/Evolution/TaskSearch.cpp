@@ -606,11 +606,7 @@ llvm::Expected<TaskResult> TaskSearch::finish() {
   result.task = taskIn.name;
   result.baselineId = baseline->id;
   result.bestId = best.id;
-  result.firstBestId = best.id;
-  if (auto w = compiledById.find(best.id); w != compiledById.end() && !w->second.ptxHash.empty())
-    for (const auto &[id, v] : compiledById)
-      if (v.ptxHash == w->second.ptxHash && id < result.firstBestId)
-        result.firstBestId = id;
+  result.firstBestId = runStore.oldestWithSamePtx(taskIn.name, best);
   result.baselineMs = finalTime(finalists.front());
   result.bestMs = finalTime(best);
   result.bestIr = binaries[best.id].ir;

@@ -154,6 +154,10 @@ public:
   /// A candidate of `task` with this PTX hash whose evaluation finished (isEvaluated()), the
   /// earliest if several; never one for an empty hash.
   std::optional<CandidateRecord> findEvaluated(llvm::StringRef task, llvm::StringRef ptxHash) const;
+  /// The oldest candidate of `task` whose PTX is that of candidate `winner` (whatever its
+  /// verdict: a younger twin may have been the one evaluated), else `winner`. Outputs name the
+  /// winner by it, so a replay names the same one whichever twin ran (docs/evolution.md).
+  int64_t oldestWithSamePtx(llvm::StringRef task, const CandidateRecord &winner) const;
 
 private:
   RunStore() = default;
