@@ -54,20 +54,10 @@ def run(cuda, path, iters):
     smem = launch["dynamic_shared_memory"]
     check(cuda.cuFuncSetAttribute(fn, 8, smem), "cuFuncSetAttribute")
     bufs = m["buffers"]
-    plan = path[:-len(".json")] + ".lowered.mlir"
-    if any(b["role"] == "tensor_map" and "tensor_map" not in b for b in bufs) and \
-            os.path.exists(plan):
-        # Manifests of older evo-opt builds lack the maps' arguments: read them from the plan.
-        import re
-        found = re.findall(r'name = "(\w+)", role = tensor_map, type = memref<128xi8>, tensor_map = '
-                           r'<source = (\d+), dims = \[([\d, ]+)\], strides = \[([\d, ]*)\], '
-                           r'box = \[([\d, ]+)\], swizzle = (\d+)>', open(plan).read())
-        ints = lambda t: [int(x) for x in t.split(",") if x.strip()]
-        byname = {n: {"source": int(s), "dims": ints(d), "strides": ints(st), "box": ints(bx),
-                      "swizzle": int(sw)} for n, s, d, st, bx, sw in found}
-        for b in bufs:
-            if b["role"] == "tensor_map":
-                b["tensor_map"] = byname[b["name"]]
+    for b in bufs:
+        if b["role"] == "tensor_map" and "tensor_map" not in b:
+            sys.exit(f"{path}: tensor map '{b['name']}' has no arguments (a manifest of an evo-opt "
+                     "from before tensor maps were written to manifests): emit it again")
     ins = [b for b in bufs if b["role"] == "input"]
     (outb,) = [b for b in bufs if b["role"] == "output"]
     g = torch.Generator(device="cuda").manual_seed(0)

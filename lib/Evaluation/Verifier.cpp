@@ -135,7 +135,7 @@ bool fromJSON(const json::Value &value, VariantScratch &s, json::Path path) {
       return false;
     tensormap::ElementInfo info;
     if (!tensormap::elementInfo(s.tensorMapElementType, info)) {
-      path.field(P::kTensorMap).field("element_type").report(
+      path.field(P::kTensorMap).field(tensormap::key::kElementType).report(
           "expected an element type TMA supports (f16, bf16, f32, f64, i8, i16, i32, i64)");
       return false;
     }

@@ -441,12 +441,13 @@ BufferSpec parseTensorMap(const json &b, size_t numBuffers) {
     throw std::invalid_argument("tensor map '" + s.name + "' must be 128 bytes");
   const json &m = b.at(P::kTensorMap);
   TensorMapSpec &t = s.tensorMap;
-  t.source = m.at("source").get<unsigned>();
-  t.elementType = m.at("element_type").get<std::string>();
-  t.dims = m.at("dims").get<std::vector<int64_t>>();
-  t.strides = m.at("strides").get<std::vector<int64_t>>();
-  t.box = m.at("box").get<std::vector<int64_t>>();
-  t.swizzle = m.value("swizzle", int64_t(0));
+  namespace K = evo::tensormap::key;
+  t.source = m.at(K::kSource).get<unsigned>();
+  t.elementType = m.at(K::kElementType).get<std::string>();
+  t.dims = m.at(K::kDims).get<std::vector<int64_t>>();
+  t.strides = m.at(K::kStrides).get<std::vector<int64_t>>();
+  t.box = m.at(K::kBox).get<std::vector<int64_t>>();
+  t.swizzle = m.value(K::kSwizzle, int64_t(0));
   if (t.source >= numBuffers)
     throw std::invalid_argument("tensor map '" + s.name + "' names buffer " +
                                 std::to_string(t.source));

@@ -34,6 +34,17 @@ inline constexpr int64_t kMaxBox = 256;
 /// The source's address must be aligned to this many bytes.
 inline constexpr uint64_t kSourceAlign = 16;
 
+/// The keys of a tensor map's JSON form (manifests, worker requests; python/evo_runtime spells
+/// the same): {"source", "element_type", "dims", "strides", "box", "swizzle"}.
+namespace key {
+inline constexpr const char kSource[] = "source";
+inline constexpr const char kElementType[] = "element_type";
+inline constexpr const char kDims[] = "dims";
+inline constexpr const char kStrides[] = "strides";
+inline constexpr const char kBox[] = "box";
+inline constexpr const char kSwizzle[] = "swizzle";
+} // namespace key
+
 // CUtensorMapDataType (cuda.h).
 enum DataType : int {
   kUInt8 = 0,

@@ -259,12 +259,12 @@ bool fromJSON(const llvm::json::Value &value, KernelLaunch &launch, llvm::json::
 //===----------------------------------------------------------------------===//
 
 llvm::json::Object toJSON(const TensorMapDesc &map, StringRef elementType) {
-  return llvm::json::Object{{"source", static_cast<int64_t>(map.source)},
-                            {"element_type", elementType.str()},
-                            {"dims", llvm::json::Array(map.dims)},
-                            {"strides", llvm::json::Array(map.strides)},
-                            {"box", llvm::json::Array(map.box)},
-                            {"swizzle", map.swizzle}};
+  return llvm::json::Object{{tensormap::key::kSource, static_cast<int64_t>(map.source)},
+                            {tensormap::key::kElementType, elementType.str()},
+                            {tensormap::key::kDims, llvm::json::Array(map.dims)},
+                            {tensormap::key::kStrides, llvm::json::Array(map.strides)},
+                            {tensormap::key::kBox, llvm::json::Array(map.box)},
+                            {tensormap::key::kSwizzle, map.swizzle}};
 }
 
 /// An array of at most `max` integers in [min, 2^40].
@@ -291,23 +291,23 @@ static bool fromJSONSizes(const llvm::json::Object &o, StringRef key, SmallVecto
 bool fromJSON(const llvm::json::Value &value, TensorMapDesc &map, std::string &elementType,
               llvm::json::Path path) {
   llvm::json::ObjectMapper mapper(value, path);
-  if (!mapper || !mapper.map("element_type", elementType))
+  if (!mapper || !mapper.map(tensormap::key::kElementType, elementType))
     return false;
   const llvm::json::Object &o = *value.getAsObject();
   int64_t source = 0, swizzle = 0;
-  const llvm::json::Value *s = o.get("source");
+  const llvm::json::Value *s = o.get(tensormap::key::kSource);
   if (!s) {
-    path.field("source").report("missing value");
+    path.field(tensormap::key::kSource).report("missing value");
     return false;
   }
-  if (!fromJSONUInt32(*s, source, 0, path.field("source")))
+  if (!fromJSONUInt32(*s, source, 0, path.field(tensormap::key::kSource)))
     return false;
-  if (const llvm::json::Value *v = o.get("swizzle"))
-    if (!fromJSONUInt32(*v, swizzle, 0, path.field("swizzle")))
+  if (const llvm::json::Value *v = o.get(tensormap::key::kSwizzle))
+    if (!fromJSONUInt32(*v, swizzle, 0, path.field(tensormap::key::kSwizzle)))
       return false;
-  if (!fromJSONSizes(o, "dims", map.dims, 1, path) ||
-      !fromJSONSizes(o, "strides", map.strides, 1, path) ||
-      !fromJSONSizes(o, "box", map.box, 1, path))
+  if (!fromJSONSizes(o, tensormap::key::kDims, map.dims, 1, path) ||
+      !fromJSONSizes(o, tensormap::key::kStrides, map.strides, 1, path) ||
+      !fromJSONSizes(o, tensormap::key::kBox, map.box, 1, path))
     return false;
   map.source = static_cast<unsigned>(source);
   map.swizzle = swizzle;
