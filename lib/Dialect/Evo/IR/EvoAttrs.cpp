@@ -8,6 +8,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include <functional>
 
 using namespace mlir;
 
@@ -39,10 +40,14 @@ void printKnobParameter(AsmPrinter &printer, std::optional<ReductionStrategy> v)
 
 namespace {
 
-/// A key of an attribute: its spelling and whether it must be given.
+struct ValueSite;
+
+/// A key of an attribute: its spelling, whether it must be given, and how its value is parsed
+/// (into the caller's variable; the parser reports its own error).
 struct StructField {
   StringRef name;
   bool required;
+  std::function<ParseResult(const ValueSite &)> parse;
 };
 
 /// Where a value is parsed: the errors about it name the attribute and the key.
@@ -65,10 +70,8 @@ std::string keyList(ArrayRef<StructField> fields) {
 }
 
 /// `<key = value, ...>` of attribute `attr` (`#evo.plan`): each key of `fields` at most once,
-/// the required ones at least once. `parseValue(i, site)` parses the value of fields[i] and
-/// reports its own error.
-ParseResult parseStruct(AsmParser &p, StringRef attr, ArrayRef<StructField> fields,
-                        function_ref<ParseResult(unsigned, const ValueSite &)> parseValue) {
+/// the required ones at least once, each value parsed by its field.
+ParseResult parseStruct(AsmParser &p, StringRef attr, ArrayRef<StructField> fields) {
   if (failed(p.parseOptionalLess()))
     return p.emitError(p.getCurrentLocation()) << attr << ": expected '<'";
   llvm::SmallVector<bool> seen(fields.size(), false);
@@ -91,7 +94,7 @@ ParseResult parseStruct(AsmParser &p, StringRef attr, ArrayRef<StructField> fiel
       if (failed(p.parseOptionalEqual()))
         return p.emitError(p.getCurrentLocation())
                << attr << ": expected '=' after '" << key << "'";
-      if (failed(parseValue(i, ValueSite{attr, f->name, p.getCurrentLocation()})))
+      if (failed(f->parse(ValueSite{attr, f->name, p.getCurrentLocation()})))
         return failure();
       end = p.getCurrentLocation();
       if (succeeded(p.parseOptionalGreater()))
@@ -235,6 +238,18 @@ ParseResult parseAttrList(AsmParser &p, const ValueSite &s, StringRef what,
   return success();
 }
 
+/// Field parsers binding the caller's variables: a plain value, a nested attribute, a list of
+/// attributes.
+template <typename T> auto value(AsmParser &p, T &out) {
+  return [&p, &out](const ValueSite &s) { return parseValue(p, s, out); };
+}
+template <typename AttrT> auto nested(AsmParser &p, StringRef what, AttrT &out) {
+  return [&p, what, &out](const ValueSite &s) { return parseNested(p, s, what, out); };
+}
+template <typename AttrT> auto attrList(AsmParser &p, StringRef what, SmallVector<AttrT> &out) {
+  return [&p, what, &out](const ValueSite &s) { return parseAttrList(p, s, what, out); };
+}
+
 /// Knob values: a set knob is an std::optional, a list knob a (possibly empty) vector.
 template <typename T>
 ParseResult parseKnobValue(AsmParser &p, const ValueSite &s, std::optional<T> &out) {
@@ -283,21 +298,13 @@ Attribute KnobsAttr::parse(AsmParser &p, Type) {
 #define EVO_KNOB_VAR(name, cpp, kind, arg, doc) Knob##kind name;
   EVO_KNOB_LIST(EVO_KNOB_VAR)
 #undef EVO_KNOB_VAR
-  static const StructField fields[] = {
-#define EVO_KNOB_FIELD(name, cpp, kind, arg, doc) {#name, false},
+  const StructField fields[] = {
+#define EVO_KNOB_FIELD(name, cpp, kind, arg, doc)                                                 \
+  {#name, false, [&](const ValueSite &s) { return parseKnobValue(p, s, name); }},
       EVO_KNOB_LIST(EVO_KNOB_FIELD)
 #undef EVO_KNOB_FIELD
   };
-  auto parseOne = [&](unsigned i, const ValueSite &s) -> ParseResult {
-    unsigned j = 0;
-#define EVO_KNOB_PARSE(name, cpp, kind, arg, doc)                                                 \
-  if (i == j++)                                                                                   \
-    return parseKnobValue(p, s, name);
-    EVO_KNOB_LIST(EVO_KNOB_PARSE)
-#undef EVO_KNOB_PARSE
-    llvm_unreachable("a key of #evo.knobs without a knob");
-  };
-  if (failed(parseStruct(p, "#evo.knobs", fields, parseOne)))
+  if (failed(parseStruct(p, "#evo.knobs", fields)))
     return {};
 #define EVO_KNOB_ARG(name, cpp, kind, arg, doc) , name
   return p.getChecked<KnobsAttr>(loc, p.getContext() EVO_KNOB_LIST(EVO_KNOB_ARG));
@@ -315,17 +322,12 @@ Attribute TensorMapAttr::parse(AsmParser &p, Type) {
   SMLoc loc = p.getCurrentLocation();
   int64_t source = 0, swizzle = 0;
   SmallVector<int64_t> dims, strides, box;
-  static const StructField fields[] = {
-      {"source", true}, {"dims", true}, {"strides", true}, {"box", true}, {"swizzle", false}};
-  if (failed(parseStruct(p, "#evo.tensor_map", fields, [&](unsigned i, const ValueSite &s) {
-        switch (i) {
-        case 0: return parseValue(p, s, source);
-        case 1: return parseValue(p, s, dims);
-        case 2: return parseValue(p, s, strides);
-        case 3: return parseValue(p, s, box);
-        default: return parseValue(p, s, swizzle);
-        }
-      })))
+  if (failed(parseStruct(p, "#evo.tensor_map",
+                         {{"source", true, value(p, source)},
+                          {"dims", true, value(p, dims)},
+                          {"strides", true, value(p, strides)},
+                          {"box", true, value(p, box)},
+                          {"swizzle", false, value(p, swizzle)}})))
     return {};
   return p.getChecked<TensorMapAttr>(loc, p.getContext(), source, dims, strides, box, swizzle);
 }
@@ -347,20 +349,12 @@ Attribute BufferAttr::parse(AsmParser &p, Type) {
   MemRefType type;
   bool zeroInit = false;
   TensorMapAttr tensorMap;
-  static const StructField fields[] = {{"name", true},
-                                       {"role", true},
-                                       {"type", true},
-                                       {"zero_init", false},
-                                       {"tensor_map", false}};
-  if (failed(parseStruct(p, "#evo.buffer", fields, [&](unsigned i, const ValueSite &s) {
-        switch (i) {
-        case 0: return parseValue(p, s, name);
-        case 1: return parseValue(p, s, role);
-        case 2: return parseValue(p, s, type);
-        case 3: return parseValue(p, s, zeroInit);
-        default: return parseNested(p, s, "#evo.tensor_map<...>", tensorMap);
-        }
-      })))
+  if (failed(parseStruct(p, "#evo.buffer",
+                         {{"name", true, value(p, name)},
+                          {"role", true, value(p, role)},
+                          {"type", true, value(p, type)},
+                          {"zero_init", false, value(p, zeroInit)},
+                          {"tensor_map", false, nested(p, "#evo.tensor_map<...>", tensorMap)}})))
     return {};
   return p.getChecked<BufferAttr>(loc, p.getContext(), name, role, type, zeroInit, tensorMap);
 }
@@ -382,17 +376,12 @@ Attribute TaskAttr::parse(AsmParser &p, Type) {
   TaskFamily family = TaskFamily::Elementwise;
   KnobsAttr knobs;
   SmallVector<int64_t> buffers;
-  static const StructField fields[] = {
-      {"name", true}, {"family", true}, {"source", true}, {"knobs", true}, {"buffers", true}};
-  if (failed(parseStruct(p, "#evo.task", fields, [&](unsigned i, const ValueSite &s) {
-        switch (i) {
-        case 0: return parseValue(p, s, name);
-        case 1: return parseValue(p, s, family);
-        case 2: return parseValue(p, s, source);
-        case 3: return parseNested(p, s, "#evo.knobs<...>", knobs);
-        default: return parseValue(p, s, buffers);
-        }
-      })))
+  if (failed(parseStruct(p, "#evo.task",
+                         {{"name", true, value(p, name)},
+                          {"family", true, value(p, family)},
+                          {"source", true, value(p, source)},
+                          {"knobs", true, nested(p, "#evo.knobs<...>", knobs)},
+                          {"buffers", true, value(p, buffers)}})))
     return {};
   return p.getChecked<TaskAttr>(loc, p.getContext(), name, family, source, knobs, buffers);
 }
@@ -411,19 +400,13 @@ Attribute LaunchAttr::parse(AsmParser &p, Type) {
   std::string kernel;
   int64_t task = 0, dynamicSharedMemory = 0;
   SmallVector<int64_t> grid, block, args;
-  static const StructField fields[] = {{"kernel", true}, {"task", true},
-                                       {"grid", true},   {"block", true},
-                                       {"dynamic_shared_memory", false}, {"args", true}};
-  if (failed(parseStruct(p, "#evo.launch", fields, [&](unsigned i, const ValueSite &s) {
-        switch (i) {
-        case 0: return parseValue(p, s, kernel);
-        case 1: return parseValue(p, s, task);
-        case 2: return parseValue(p, s, grid);
-        case 3: return parseValue(p, s, block);
-        case 4: return parseValue(p, s, dynamicSharedMemory);
-        default: return parseValue(p, s, args);
-        }
-      })))
+  if (failed(parseStruct(p, "#evo.launch",
+                         {{"kernel", true, value(p, kernel)},
+                          {"task", true, value(p, task)},
+                          {"grid", true, value(p, grid)},
+                          {"block", true, value(p, block)},
+                          {"dynamic_shared_memory", false, value(p, dynamicSharedMemory)},
+                          {"args", true, value(p, args)}})))
     return {};
   return p.getChecked<LaunchAttr>(loc, p.getContext(), kernel, task, grid, block,
                                   dynamicSharedMemory, args);
@@ -446,17 +429,12 @@ Attribute PlanAttr::parse(AsmParser &p, Type) {
   SmallVector<BufferAttr> buffers;
   SmallVector<TaskAttr> tasks;
   SmallVector<LaunchAttr> launches;
-  static const StructField fields[] = {
-      {"func", true}, {"source", true}, {"buffers", true}, {"tasks", true}, {"launches", true}};
-  if (failed(parseStruct(p, "#evo.plan", fields, [&](unsigned i, const ValueSite &s) {
-        switch (i) {
-        case 0: return parseValue(p, s, func);
-        case 1: return parseValue(p, s, source);
-        case 2: return parseAttrList(p, s, "#evo.buffer<...>", buffers);
-        case 3: return parseAttrList(p, s, "#evo.task<...>", tasks);
-        default: return parseAttrList(p, s, "#evo.launch<...>", launches);
-        }
-      })))
+  if (failed(parseStruct(p, "#evo.plan",
+                         {{"func", true, value(p, func)},
+                          {"source", true, value(p, source)},
+                          {"buffers", true, attrList(p, "#evo.buffer<...>", buffers)},
+                          {"tasks", true, attrList(p, "#evo.task<...>", tasks)},
+                          {"launches", true, attrList(p, "#evo.launch<...>", launches)}})))
     return {};
   return p.getChecked<PlanAttr>(loc, p.getContext(), func, source, buffers, tasks, launches);
 }
