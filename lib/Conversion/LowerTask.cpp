@@ -73,6 +73,22 @@ static ReductionStrategy naiveContractionStrategy(const GenericTask &t) {
   return alongK ? ReductionStrategy::Warp : ReductionStrategy::Thread;
 }
 
+/// The naive schedule of a long reduction: never one sequential accumulator over more than
+/// 65536 points (an f32 sum of millions of elements loses most of its digits, or stops growing at
+/// 2^24 when it counts), but a block per output, whose threads' partial sums meet in a tree.
+/// Needs a recognized combiner and 32- or 64-bit accumulators; otherwise `fallback`.
+static ReductionStrategy naiveLongReduction(const GenericTask &t, ReductionStrategy fallback) {
+  if (t.numReductionPoints() <= 65536 || !t.allCombinersKnown())
+    return fallback;
+  for (unsigned o = 0; o < t.outputs.size(); ++o) {
+    Type acc = accumulatorType(t.resultElementType(o));
+    if (!acc.isIntOrFloat() ||
+        (acc.getIntOrFloatBitWidth() != 32 && acc.getIntOrFloatBitWidth() != 64))
+      return fallback;
+  }
+  return ReductionStrategy::Block;
+}
+
 static LoweredTask finishLowering(LoweredTask lowered, TaskFamily family,
                                   const ScheduleKnobs &used, MLIRContext *ctx,
                                   gpu::GPUModuleOp module) {
@@ -140,6 +156,9 @@ FailureOr<LoweredTask> lowerTask(func::FuncOp task, const ScheduleKnobs &knobs,
       lowered = emitElementwise(*t, used, ctx);
       break;
     case TaskFamily::Reduction:
+      if (used.reduction == ReductionStrategy::Thread && used.vectorWidth == 1 &&
+          used.split == 1 && used.accumulators == 1)
+        used.reduction = naiveLongReduction(*t, ReductionStrategy::Thread);
       lowered = emitReduction(*t, used, ctx);
       break;
     case TaskFamily::Matmul:
@@ -152,7 +171,7 @@ FailureOr<LoweredTask> lowerTask(func::FuncOp task, const ScheduleKnobs &knobs,
         ScheduleKnobs run = used;
         if (used.reduction == ReductionStrategy::Thread && used.vectorWidth == 1 &&
             used.split == 1)
-          run.reduction = naiveContractionStrategy(*t);
+          run.reduction = naiveLongReduction(*t, naiveContractionStrategy(*t));
         lowered = emitReduction(*t, run, ctx);
       } else if (used.wgmma) {
         lowered = emitWgmmaMatmul(*t, used, ctx);

@@ -765,3 +765,28 @@ func.func @transpose_tile_without_transpose(%x: tensor<64x64xf32>) -> tensor<64x
   %r = linalg.exp ins(%x : tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) {evo.knobs = {transpose_tile = 32}} -> tensor<64x64xf32>
   return %r : tensor<64x64xf32>
 }
+
+// -----
+
+// The naive schedule of a long reduction (over 65536 points; here a whole-tensor sum of squares
+// to a 0-d result) is a block per output whose threads' partial sums meet in a tree, never one
+// sequential f32 accumulator over millions of elements.
+
+// CHECK-LABEL: func.func @frobenius_squared
+// CHECK:       knobs = <block_size = 256, vector_width = 1, reduction = block, accumulators = 1, split = 1>
+// CHECK-SAME:  grid = [1, 1, 1], block = [256, 1, 1]
+// CHECK:         gpu.func @frobenius_squared_k0
+// CHECK:           gpu.shuffle xor
+func.func @frobenius_squared(%x: tensor<2048x2048xf32>) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<f32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %s = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> ()>], iterator_types = ["reduction", "reduction"]}
+      ins(%x : tensor<2048x2048xf32>) outs(%acc : tensor<f32>) {
+    ^bb0(%a: f32, %o: f32):
+      %sq = arith.mulf %a, %a : f32
+      %r = arith.addf %o, %sq : f32
+      linalg.yield %r : f32
+  } -> tensor<f32>
+  return %s : tensor<f32>
+}

@@ -1,0 +1,48 @@
+// evo-verify on the naive schedules of long reductions (over 65536 points: a block per output,
+// its threads' partial sums meeting in a tree): a whole-tensor sum of squares to a 0-d result,
+// a sum over 20M elements (one sequential f32 accumulator would stop growing at 2^24 on
+// integer-valued data and drift on the rest), and a 64 x 2^20 x 1 matmul, each proven equal to
+// the oracle on the GPU with the default knobs.
+//
+// REQUIRES: cuda
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: evo-opt %s -split-input-file --evo-pipeline="output-dir=%t" --evo-verify="runs=3" -o /dev/null
+
+func.func @frobenius_squared(%x: tensor<2048x2048xf32>) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<f32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %s = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> ()>], iterator_types = ["reduction", "reduction"]}
+      ins(%x : tensor<2048x2048xf32>) outs(%acc : tensor<f32>) {
+    ^bb0(%a: f32, %o: f32):
+      %sq = arith.mulf %a, %a : f32
+      %r = arith.addf %o, %sq : f32
+      linalg.yield %r : f32
+  } -> tensor<f32>
+  return %s : tensor<f32>
+}
+
+// -----
+
+func.func @long_row_sum(%x: tensor<2x10485760xf32>) -> tensor<2xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<2xf32>) -> tensor<2xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<2x10485760xf32>) outs(%acc : tensor<2xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %r = arith.addf %o, %a : f32
+      linalg.yield %r : f32
+  } -> tensor<2xf32>
+  return %s : tensor<2xf32>
+}
+
+// -----
+
+func.func @matmul_k1m(%a: tensor<64x1048576xf32>, %b: tensor<1048576x1xf32>) -> tensor<64x1xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x1xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<64x1xf32>) -> tensor<64x1xf32>
+  %c = linalg.matmul ins(%a, %b : tensor<64x1048576xf32>, tensor<1048576x1xf32>) outs(%acc : tensor<64x1xf32>) -> tensor<64x1xf32>
+  return %c : tensor<64x1xf32>
+}
