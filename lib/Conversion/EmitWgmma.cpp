@@ -382,6 +382,8 @@ FailureOr<WgmmaPlan> planWgmma(const GenericTask &t, const ScheduleKnobs &k) {
   if (K % 8 || (!pl.bKMajor && N % 8))
     return bad() << "TMA needs rows of a multiple of 16 bytes (K" << (pl.bKMajor ? "" : " and N")
                  << " a multiple of 8), got M=" << M << " N=" << N << " K=" << K;
+  if (!pl.persistent && pl.tilesM() > 65535)
+    return bad() << pl.tilesM() << " row tiles exceed the grid's y limit (persistent=N lifts it)";
   if (!pl.persistent && pl.B > 65535)
     return bad() << "batch " << pl.B << " exceeds the grid's z limit";
   if (failed(layOutStages(t, k, pl)))

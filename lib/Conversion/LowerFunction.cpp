@@ -355,6 +355,16 @@ FailureOr<LaunchPlan> FunctionLowering::run(gpu::GPUModuleOp kernels) {
     if (failed(task))
       return failure();
     ScheduleKnobs knobs = options.knobs;
+    // The pass-wide reduction knobs are for reductions, softmax and rows: an untiled contraction
+    // (GEMV-like) takes them only from its own `evo.knobs` (or the search), so a module-wide
+    // `vector-width=8` or `split=4` meant for a row sum does not re-schedule its matmuls.
+    if (auto lop = dyn_cast<linalg::LinalgOp>(ops.front());
+        lop && knobs.tileSizes.empty() &&
+        (linalg::isaContractionOpInterface(lop) || linalg::isaConvolutionOpInterface(lop))) {
+      knobs.reduction = ReductionStrategy::Thread;
+      knobs.vectorWidth = 1;
+      knobs.split = 1;
+    }
     // The knobs of the compute op (epilogue steps carry none).
     if (Attribute set = ops.front()->getAttr(kOpKnobsAttrName)) {
       // `{block_size = 128 : i64}` or `#evo.knobs<block_size = 128>`.

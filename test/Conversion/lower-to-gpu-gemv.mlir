@@ -5,6 +5,13 @@
 // kernel.
 
 // RUN: evo-opt %s -split-input-file -evo-lower-to-gpu | FileCheck %s
+// Module-wide reduction knobs (meant for reductions and softmax) leave untiled contractions
+// alone: only their own `evo.knobs` (or the search) set them.
+// RUN: evo-opt %s -split-input-file -evo-lower-to-gpu="vector-width=8 split=4 reduction-strategy=block" | FileCheck %s --check-prefix=GLOBAL
+// GLOBAL-LABEL: func.func @matvec_naive
+// GLOBAL:       knobs = <block_size = 256, accumulators = 1>
+// GLOBAL-LABEL: func.func @matvec_warp
+// GLOBAL:       knobs = <block_size = 256, vector_width = 4, reduction = warp, accumulators = 4>
 
 // The naive schedule: one warp per output (both operands contiguous along K), scalar loads;
 // the reduction knobs are not recorded.
