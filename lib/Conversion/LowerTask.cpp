@@ -89,6 +89,11 @@ static ReductionStrategy naiveLongReduction(const GenericTask &t, ReductionStrat
   return ReductionStrategy::Block;
 }
 
+/// Whether the reduction schedule knobs are all at their defaults: the naive schedule.
+static bool naiveReductionKnobs(const ScheduleKnobs &k) {
+  return k.reduction == ReductionStrategy::Thread && k.vectorWidth == 1 && k.split == 1;
+}
+
 static LoweredTask finishLowering(LoweredTask lowered, TaskFamily family,
                                   const ScheduleKnobs &used, MLIRContext *ctx,
                                   gpu::GPUModuleOp module) {
@@ -156,8 +161,7 @@ FailureOr<LoweredTask> lowerTask(func::FuncOp task, const ScheduleKnobs &knobs,
       lowered = emitElementwise(*t, used, ctx);
       break;
     case TaskFamily::Reduction:
-      if (used.reduction == ReductionStrategy::Thread && used.vectorWidth == 1 &&
-          used.split == 1 && used.accumulators == 1)
+      if (naiveReductionKnobs(used) && used.accumulators == 1)
         used.reduction = naiveLongReduction(*t, ReductionStrategy::Thread);
       lowered = emitReduction(*t, used, ctx);
       break;
@@ -169,8 +173,7 @@ FailureOr<LoweredTask> lowerTask(func::FuncOp task, const ScheduleKnobs &knobs,
         // GEMV and skinny-contraction ones (a warp or block per output, vector loads along K,
         // several accumulators in flight, split-K combined in order).
         ScheduleKnobs run = used;
-        if (used.reduction == ReductionStrategy::Thread && used.vectorWidth == 1 &&
-            used.split == 1)
+        if (naiveReductionKnobs(used))
           run.reduction = naiveLongReduction(*t, naiveContractionStrategy(*t));
         lowered = emitReduction(*t, run, ctx);
       } else if (used.wgmma) {
