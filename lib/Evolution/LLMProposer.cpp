@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "evo/Evolution/Proposers.h"
+#include "evo/Evolution/ReplyCheck.h"
 #include "evo/Evolution/TaskSearch.h"
 #include "evo/LLM/Reply.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -189,6 +190,7 @@ llvm::Expected<Proposer::Outcome> LLMProposer::propose(unsigned island, int gene
   req.op = op.templateName;
   for (const Member &m : parents)
     req.parents.push_back(m.id);
+  req.parentVariant = replyTargetJson(*first, search.options().ptx);
 
   CandidateRecord c;
   c.task = search.task().name;
@@ -246,6 +248,7 @@ std::optional<StoredRequest> LLMProposer::storedRequest(const CandidateRecord &c
 
 void LLMProposer::ask(int64_t id, StoredRequest sr, const VariantInfo &parent, unsigned repairs) {
   ++promptSamples[sr.request.system + "\n" + sr.request.prompt];
+  sr.request.parentVariant = replyTargetJson(parent, search.options().ptx);
   asking.push_back({id, settings.client->submit(sr.request), sr.request, std::move(sr.context),
                     parent, repairs});
 }
@@ -310,10 +313,7 @@ llvm::Error LLMProposer::takeReply(Asking a) {
   if (llvm::Error e = store.recordLLM(*c))
     return e;
   if (!parsed.hasCode()) {
-    std::string excerpt = StringRef(r.reply.text).trim().take_front(120).str();
-    return repairOrReject(std::move(a), *c,
-                          "the reply holds no MLIR code block (it begins: \"" + excerpt + "\")",
-                          "");
+    return repairOrReject(std::move(a), *c, llm::missingCodeDiagnostics(r.reply.text), "");
   }
   int64_t id = a.id;
   VariantInfo parent = a.parent;

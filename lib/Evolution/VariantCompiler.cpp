@@ -268,14 +268,32 @@ gpu::GPUModuleOp buildReplyModule(StringRef code, gpu::GPUModuleOp parentModule,
               .str();
     return nullptr;
   }
+  // A gpu.func verifies only inside a gpu.module: a reply of gpu.func(s) alone is parsed again
+  // inside one, opened on its first line so that line numbers stay the reply's.
+  bool onlyFuncs;
+  {
+    Block unverified;
+    if (failed(
+            parseSourceString(code, &unverified, ParserConfig(ctx, /*verifyAfterParse=*/false)))) {
+      why = "the code does not parse as MLIR";
+      return nullptr;
+    }
+    onlyFuncs = !unverified.empty() && llvm::all_of(unverified, [](Operation &op) {
+      return op.getName().getStringRef() == gpu::GPUFuncOp::getOperationName();
+    });
+  }
   Block replyBlock;
-  if (failed(parseSourceString(code, &replyBlock, ParserConfig(ctx)))) {
+  std::string text = onlyFuncs ? ("gpu.module @evo_reply { " + code + "\n}").str() : code.str();
+  if (failed(parseSourceString(text, &replyBlock, ParserConfig(ctx)))) {
     why = "the code does not parse as MLIR";
     return nullptr;
   }
+  Block *top = onlyFuncs ? cast<gpu::GPUModuleOp>(replyBlock.front()).getBody() : &replyBlock;
   gpu::GPUModuleOp replyModule;
   SmallVector<gpu::GPUFuncOp> replyFuncs;
-  for (Operation &op : replyBlock) {
+  for (Operation &op : *top) {
+    if (onlyFuncs && op.hasTrait<OpTrait::IsTerminator>())
+      continue;
     if (auto m = dyn_cast<gpu::GPUModuleOp>(op)) {
       if (replyModule)
         return why = "the reply holds more than one gpu.module", nullptr;
@@ -317,7 +335,7 @@ gpu::GPUModuleOp buildReplyModule(StringRef code, gpu::GPUModuleOp parentModule,
     for (gpu::GPUFuncOp f : replyFuncs) {
       if (auto old = gm.lookupSymbol<gpu::GPUFuncOp>(f.getName()))
         old.erase();
-      b.setInsertionPoint(gm.getBody()->getTerminator());
+      b.setInsertionPointToEnd(gm.getBody()); // a gpu.module has no terminator
       b.clone(*f);
     }
   }

@@ -52,6 +52,33 @@ llvm::Expected<Layout> openMailbox(StringRef dir, bool create) {
   return Layout{std::move(*root), std::move(*pending), std::move(*replies)};
 }
 
+/// The reply to `key` as a run takes it: never through a link, a regular file of at most
+/// kMaxReplyBytes, UTF-8. The error is the reason the run records (not transient: the same file
+/// would be refused again).
+llvm::Expected<std::string> readReply(const SafeDir &replies, StringRef key) {
+  std::string name = key.str() + ".md";
+  // Whatever is there now (a link, a FIFO, a flood) is judged by the capped no-follow read.
+  llvm::Expected<std::string> text = replies.read(name, kMaxReplyBytes);
+  if (!text)
+    return llvm::createStringError("mailbox reply " + llvm::toString(text.takeError()));
+  if (!json::isUTF8(*text))
+    return llvm::createStringError("mailbox reply '" + replies.display(name) +
+                                   "' is not UTF-8: rejected");
+  return text;
+}
+
+/// The sidecar of `key`: pending/<key>.json, a JSON object whose "key" is `key`.
+llvm::Expected<json::Object> readSidecar(const SafeDir &pending, StringRef key) {
+  llvm::Expected<std::string> text = pending.read(key.str() + ".json", kMaxJsonFileBytes);
+  if (!text)
+    return text.takeError();
+  std::optional<json::Object> side = parseJsonObject(std::move(*text));
+  if (!side || side->getString("key") != key)
+    return llvm::createStringError(
+        "not a sidecar of this key (JSON object with \"key\": \"<file name>\")");
+  return std::move(*side);
+}
+
 class MailboxBackend : public Backend {
 public:
   MailboxBackend(std::string dir, double wait, double poll)
@@ -93,14 +120,9 @@ public:
         interval = std::min(interval * 2, pollSeconds);
       }
     }
-    // Whatever is there now (a link, a FIFO, a flood) is judged by the capped no-follow read.
-    llvm::Expected<std::string> text = box->replies.read(replyName, kMaxReplyBytes);
+    llvm::Expected<std::string> text = readReply(box->replies, r.key);
     if (!text) {
-      a.error = "mailbox reply " + llvm::toString(text.takeError());
-      return a; // not transient: the same file would be rejected again
-    }
-    if (!json::isUTF8(*text)) {
-      a.error = "mailbox reply '" + box->replies.display(replyName) + "' is not UTF-8: rejected";
+      a.error = llvm::toString(text.takeError());
       return a;
     }
     a.ok = true;
@@ -137,6 +159,8 @@ private:
                       {"strategy", r.strategy},
                       {"operator", r.op},
                       {"parents", r.parents}};
+    if (r.parentVariant)
+      side["parent_variant"] = json::Object(*r.parentVariant);
     // The prompt first, the sidecar last: a sidecar means the prompt is complete.
     if (llvm::Error e = box.pending.writeAtomically(r.key + ".prompt.md", r.prompt))
       return e;
@@ -271,14 +295,9 @@ llvm::Expected<RelayStats> relayMailbox(StringRef dir, Client &client,
       }
       if (box->replies.kind(key + ".md") != SafeDir::Kind::Missing)
         continue; // answered
-      llvm::Expected<std::string> sideText = box->pending.read(name, kMaxJsonFileBytes);
-      if (!sideText) {
-        skip(llvm::toString(sideText.takeError()));
-        continue;
-      }
-      std::optional<json::Object> side = parseJsonObject(std::move(*sideText));
-      if (!side || side->getString("key") != StringRef(key)) {
-        skip("not a sidecar of this key (JSON object with \"key\": \"<file name>\")");
+      llvm::Expected<json::Object> side = readSidecar(box->pending, key);
+      if (!side) {
+        skip(llvm::toString(side.takeError()));
         continue;
       }
       llvm::Expected<std::string> prompt = box->pending.read(key + ".prompt.md",
@@ -332,6 +351,45 @@ llvm::Expected<RelayStats> relayMailbox(StringRef dir, Client &client,
   for (const std::string &name : strayReplies(dir))
     stats.problems.push_back("replies/" + name + ": no prompt has this key; ignored");
   return stats;
+}
+
+llvm::Expected<std::string> readMailboxReply(StringRef dir, StringRef key) {
+  if (!isMailboxKey(key))
+    return llvm::createStringError("not a mailbox key: '" + sanitizeForTerminal(key) + "'");
+  llvm::Expected<Layout> box = openMailbox(dir, /*create=*/false);
+  if (!box)
+    return box.takeError();
+  return readReply(box->replies, key);
+}
+
+llvm::Expected<json::Object> readMailboxSidecar(StringRef dir, StringRef key) {
+  if (!isMailboxKey(key))
+    return llvm::createStringError("not a mailbox key: '" + sanitizeForTerminal(key) + "'");
+  llvm::Expected<Layout> box = openMailbox(dir, /*create=*/false);
+  if (!box)
+    return box.takeError();
+  llvm::Expected<json::Object> side = readSidecar(box->pending, key);
+  if (!side)
+    return llvm::createStringError(box->pending.display(key.str() + ".json") + ": " +
+                                   llvm::toString(side.takeError()));
+  return side;
+}
+
+llvm::Expected<std::vector<std::string>> answeredPrompts(StringRef dir) {
+  llvm::Expected<Layout> box = openMailbox(dir, /*create=*/false);
+  if (!box)
+    return box.takeError();
+  llvm::Expected<std::vector<std::string>> names = box->replies.list();
+  if (!names)
+    return llvm::createStringError("mailbox '" + sanitizeForTerminal(dir) +
+                                   "': " + llvm::toString(names.takeError()));
+  std::vector<std::string> keys;
+  for (StringRef name : *names)
+    if (name.ends_with(".md") && isMailboxKey(name.drop_back(3)) &&
+        box->pending.kind((name.drop_back(3) + ".json").str()) != SafeDir::Kind::Missing)
+      keys.push_back(name.drop_back(3).str());
+  llvm::sort(keys);
+  return keys;
 }
 
 std::vector<std::string> strayReplies(StringRef dir) {

@@ -93,4 +93,9 @@ ParsedReply parseReply(StringRef text) {
   return r;
 }
 
+std::string missingCodeDiagnostics(StringRef text) {
+  return "the reply holds no MLIR code block (it begins: \"" + text.trim().take_front(120).str() +
+         "\")";
+}
+
 } // namespace evo::llm

@@ -12,6 +12,7 @@
 #include "evo/Dialect/Evo/IR/EvoDialect.h"
 #include "evo/Evaluation/Passes.h"
 #include "evo/Evolution/Passes.h"
+#include "evo/Evolution/ReplyCheck.h"
 #include "evo/Evolution/RunStore.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "evo/Pipelines/Pipelines.h"
@@ -26,6 +27,8 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "evo/LLM/Mailbox.h"
 #include "evo/LLM/Prompt.h"
+#include "evo/LLM/Untrusted.h"
+#include "evo/Target/PTXAssembler.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
@@ -42,13 +45,18 @@
 #include "llvm/Support/WithColor.h"
 #include <pthread.h>
 
-/// `paused` is set when evo-evolve paused (a checkpoint, not an error: exit status 75).
-static int optMain(int argc, char **argv, bool &paused) {
-  mlir::DialectRegistry registry;
+/// Every upstream dialect, extension and LLVM IR translation, and evo's dialect.
+static void registerDialects(mlir::DialectRegistry &registry) {
   mlir::registerAllDialects(registry);
   registry.insert<evo::EvoDialect>();
   mlir::registerAllExtensions(registry);
   mlir::registerAllToLLVMIRTranslations(registry);
+}
+
+/// `paused` is set when evo-evolve paused (a checkpoint, not an error: exit status 75).
+static int optMain(int argc, char **argv, bool &paused) {
+  mlir::DialectRegistry registry;
+  registerDialects(registry);
   mlir::registerAllPasses();
   evo::registerEvoConversionPasses();
   evo::registerEvoTargetPasses();
@@ -425,6 +433,67 @@ static int promptMain(int argc, char **argv) {
   return 0;
 }
 
+/// `evo-opt llm-check DIR | DIR/replies/<key>.md | REPLY --prompt=DIR/pending/<key>.json`:
+/// judges replies as evo-evolve will, without a GPU (docs/llm.md, "Checking a reply before
+/// answering").
+static int checkMain(int argc, char **argv) {
+  auto usage = [] {
+    llvm::errs() << "usage: evo-opt llm-check DIR | DIR/replies/<key>.md | "
+                    "REPLY|- --prompt=DIR/pending/<key>.json [--ptxas=PATH]\n";
+    return 2;
+  };
+  evo::ReplyCheckOptions o;
+  std::string ptxas;
+  for (int i = 2; i < argc; ++i) {
+    llvm::StringRef arg(argv[i]);
+    auto [key, value] = arg.split('=');
+    if (key == "--prompt" && !value.empty())
+      o.prompt = value.str();
+    else if (key == "--ptxas" && !value.empty())
+      ptxas = value.str();
+    else if ((arg == "-" || !arg.starts_with("-")) && o.path.empty())
+      o.path = arg.str();
+    else {
+      llvm::errs() << "evo-opt llm-check: unexpected argument '"
+                   << evo::llm::sanitizeForTerminal(arg) << "'\n";
+      return usage();
+    }
+  }
+  if (o.path.empty())
+    return usage();
+  if (!o.prompt.empty() && llvm::sys::fs::is_directory(o.path)) {
+    llvm::errs() << "evo-opt llm-check: --prompt names the prompt of one reply file, not of a "
+                    "mailbox\n";
+    return usage();
+  }
+  llvm::Expected<std::optional<std::string>> found = evo::findPtxas(ptxas);
+  if (!found) {
+    llvm::errs() << "evo-opt llm-check: " << llvm::toString(found.takeError()) << "\n";
+    return 2;
+  }
+  o.ptxasPath = found->value_or("");
+  mlir::DialectRegistry registry;
+  registerDialects(registry);
+  llvm::Expected<std::vector<evo::CheckedReply>> checked = evo::checkReplies(registry, o);
+  if (!checked) {
+    llvm::errs() << "evo-opt llm-check: " << llvm::toString(checked.takeError()) << "\n";
+    return 1;
+  }
+  using Status = evo::CheckedReply::Status;
+  unsigned counts[3] = {0, 0, 0};
+  for (const evo::CheckedReply &r : *checked) {
+    ++counts[static_cast<int>(r.status)];
+    llvm::outs() << r.key << ": " << (r.status == Status::Unchecked ? "not checked: " : "")
+                 << r.text << "\n";
+  }
+  if (llvm::sys::fs::is_directory(o.path))
+    llvm::outs() << llvm::formatv("llm-check: {0} ok, {1} not usable, {2} not checked; {3} "
+                                  "prompt(s) without a reply\n",
+                                  counts[0], counts[1], counts[2],
+                                  evo::llm::countPending(o.path));
+  return counts[1] || counts[2] ? 1 : 0;
+}
+
 static int dispatch(int argc, char **argv) {
   llvm::StringRef tool = argc > 0 ? llvm::sys::path::filename(argv[0]) : "evo-opt";
   if (tool == "evo-runner" || tool == "mlir-runner")
@@ -435,6 +504,8 @@ static int dispatch(int argc, char **argv) {
     return relayMain(argc, argv);
   if (argc > 1 && llvm::StringRef(argv[1]) == "llm-prompt")
     return promptMain(argc, argv);
+  if (argc > 1 && llvm::StringRef(argv[1]) == "llm-check")
+    return checkMain(argc, argv);
   if (tool == "FileCheck")
     return evo::fileCheckMain(argc, argv);
   bool paused = false;

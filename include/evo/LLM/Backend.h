@@ -14,6 +14,7 @@
 #include "llvm/Support/JSON.h"
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,10 @@ struct Request {
   std::vector<int64_t> parents;
   /// Set by the Client: the cache key (a mailbox names its files by it).
   std::string key;
+  /// What the reply builds on, in the evolution engine's form (the parent's kernels, launches
+  /// and compile options): a mailbox stores it with the prompt, as "parent_variant", so that a
+  /// reply can be checked where it is written (`evo-opt llm-check`). Not part of the cache key.
+  std::optional<llvm::json::Object> parentVariant;
 };
 
 struct Usage {

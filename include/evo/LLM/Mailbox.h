@@ -61,6 +61,18 @@ llvm::Expected<RelayStats> relayMailbox(llvm::StringRef dir, Client &client,
 /// Prompts in the mailbox without a reply.
 unsigned countPending(llvm::StringRef dir);
 
+/// The sidecar of prompt `key` (pending/<key>.json) as the relay reads it: a regular file (never
+/// through a link) of at most kMaxJsonFileBytes holding a JSON object whose "key" is `key`.
+llvm::Expected<llvm::json::Object> readMailboxSidecar(llvm::StringRef dir, llvm::StringRef key);
+
+/// The reply to prompt `key` (replies/<key>.md) as a run reads it, before the client cleans it
+/// (Client::cleanReply): a regular file (never through a link) of at most kMaxReplyBytes, UTF-8.
+/// The error is the reason the run records for it.
+llvm::Expected<std::string> readMailboxReply(llvm::StringRef dir, llvm::StringRef key);
+
+/// The keys of the mailbox's replies that answer one of its prompts, sorted.
+llvm::Expected<std::vector<std::string>> answeredPrompts(llvm::StringRef dir);
+
 /// Reply files whose key names no prompt of the mailbox (they are never used), their names made
 /// safe to print (sanitizeForTerminal).
 std::vector<std::string> strayReplies(llvm::StringRef dir);

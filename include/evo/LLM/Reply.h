@@ -24,6 +24,9 @@ struct ParsedReply {
 
 ParsedReply parseReply(llvm::StringRef text);
 
+/// What a repair prompt says about a reply that holds no code: its beginning, quoted.
+std::string missingCodeDiagnostics(llvm::StringRef text);
+
 } // namespace evo::llm
 
 #endif
