@@ -2,6 +2,7 @@
 
 #include "evo/Target/Compile.h"
 #include "evo/Target/PTXAssembler.h"
+#include "evo/Target/Passes.h"
 #include "evo/Dialect/Evo/IR/InputChecks.h"
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
@@ -12,6 +13,7 @@
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/IR/Intrinsics.h"
@@ -97,6 +99,12 @@ FailureOr<Attribute> nvvmTarget(MLIRContext *ctx, const PTXOptions &o,
 
 void buildKernelsToPTXPipeline(OpPassManager &pm, const PTXOptions &options) {
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  // Vector ops the NVVM conversion has no pattern for (strided slices, transfers, contractions,
+  // n-d shape changes, ...) become ones it has; first, as they may make affine and scf ops.
+  kernels.addPass(createEvoLowerVectorPass());
+  // Views (subview, expand/collapse_shape, ...) become explicit offset and stride arithmetic,
+  // which the NVVM conversion handles and which may make affine ops too.
+  kernels.addPass(memref::createExpandStridedMetadataPass());
   kernels.addPass(createLowerAffinePass());
   kernels.addPass(createSCFToControlFlowPass());
   ConvertGpuOpsToNVVMOpsOptions nvvm;

@@ -34,6 +34,14 @@ namespace {
 struct EvoEmitPTXPass final : evo::impl::EvoEmitPTXPassBase<EvoEmitPTXPass> {
   using Base::Base;
   void runOnOperation() override;
+  /// The kernel pipeline runs nested (runPipeline), when no dialect may be loaded any more: the
+  /// dialects its passes create (affine, scf, vector, ...) are loaded with this pass's.
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    OpPassManager pm(ModuleOp::getOperationName());
+    evo::buildKernelsToPTXPipeline(pm, evo::PTXOptions());
+    pm.getDependentDialects(registry);
+  }
 };
 
 /// What we must remember of a gpu.module before the pipeline replaces it by a gpu.binary.

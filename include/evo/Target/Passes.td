@@ -41,4 +41,40 @@ def EvoEmitPTXPass : Pass<"evo-emit-ptx", "mlir::ModuleOp"> {
   ];
 }
 
+def EvoLowerVectorPass : Pass<"evo-lower-vector", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Lower vector ops of any rank to what the NVVM conversion handles";
+  let description = [{
+    The NVVM conversion (`convert-gpu-to-nvvm`) converts only vector ops that map one to one
+    onto LLVM (1-d loads, stores, extract, insert, shuffle, reduction, fma, arith and math on
+    vectors of any rank, ...); anything else (strided slices, transfers, contractions, outer
+    products, multi-reductions, transposes, shape casts, n-d broadcasts, masks, ...) would be left
+    behind and fail at translation ("missing LLVMTranslationDialectInterface"). This pass runs,
+    in order, the preparation upstream's `convert-vector-to-llvm` and GPU-to-NVVM pipeline run
+    before that conversion:
+
+    1. `vector.mask` around transfers becomes a masked transfer, and transfer permutation maps
+       become minor identities plus `vector.transpose`/`vector.broadcast`;
+    2. n-d `vector.transfer_read/write` become 1-d transfers, fully unrolled (no staging buffer
+       in local memory), guarded by `scf.if` where a row may be out of bounds;
+    3. the lowering patterns of `convert-vector-to-llvm` (contraction as outer products,
+       transpose, broadcast, shape_cast, bitcast, interleave, masks, strided slices as shuffles,
+       1-d transfers as (masked) loads and stores, step, gather, scan, rank-reducing fma) plus
+       `vector.outerproduct` as `vector.fma` and `vector.multi_reduction` as
+       `vector.reduction`s.
+
+    Kernels without such ops come out unchanged (folding aside).
+
+    ```mlir
+    %s = vector.extract_strided_slice %v {offsets = [2], sizes = [4], strides = [1]}
+        : vector<8xf32> to vector<4xf32>
+    // becomes
+    %s = vector.shuffle %v, %v [2, 3, 4, 5] : vector<8xf32>, vector<8xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::affine::AffineDialect", "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect",
+    "mlir::scf::SCFDialect", "mlir::ub::UBDialect", "mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // EVO_TARGET_PASSES
