@@ -21,6 +21,7 @@
 #include "evo/Evolution/RunStore.h"
 #include "evo/LLM/Backend.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include <functional>
 
 namespace evo {
 
@@ -106,7 +107,8 @@ struct FinalCheckSettings {
   RunStore &store;
   const EvolveOptions &opts;
   /// Makes the worker ready (and the ceilings known); called only when the GPU is needed.
-  llvm::function_ref<mlir::LogicalResult()> ensureWorker;
+  /// (A std::function: the settings are built from a lambda and outlive that expression.)
+  std::function<mlir::LogicalResult()> ensureWorker;
   /// The device's ceilings once the worker is ready (null: a stand-in worker).
   std::function<const Ceilings *()> ceilings;
 };

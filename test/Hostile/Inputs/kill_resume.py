@@ -143,7 +143,7 @@ for round_ in range(args.kills * 3):
         err = p.stderr.read().decode(errors="replace")
         if p.returncode != 0:
             result(False, "round %d: evo-opt exited %d before the kill: %s" %
-                   (round_, p.returncode, err[-400:]))
+                   (round_, p.returncode, err[-2000:]))
             break
         # Finished before the kill: start a fresh run directory and go on killing.
         print("note: round %d finished in under %.1f s; starting afresh" % (round_, wait))
