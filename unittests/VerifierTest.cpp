@@ -4,6 +4,7 @@
 #include "evo/Evaluation/InputGenerator.h"
 #include "evo/Evaluation/Oracle.h"
 #include "evo/Evaluation/LaunchSelection.h"
+#include "evo/Evaluation/PackedValues.h"
 #include "evo/Evaluation/Verifier.h"
 #include "evo/Evaluation/WorkerProtocol.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -747,3 +748,23 @@ TEST(LaunchSelectionTest, TheStandInWorkerChecksFreshRandomLaunchesOnEveryRun) {
   EXPECT_EQ(off.getInteger("checked_launches"), 0);
 }
 #endif
+
+// Expected values travel packed (base64 of little-endian doubles): bit-exact for every double,
+// NaN and infinities included, and anything that is not a whole number of doubles is refused.
+TEST(PackedValues, RoundTripsEveryDoubleAndRefusesMalformedText) {
+  std::vector<double> v = {0.0, -0.0, 1.5, -3.25e-310, 1e308, std::nan(""),
+                           INFINITY, -INFINITY, 0.1, 123456789.125};
+  for (size_t n = 0; n <= v.size(); ++n) {
+    std::vector<double> part(v.begin(), v.begin() + n);
+    std::string text = evo::packed::packF64(part);
+    EXPECT_EQ(text.size() % 4, 0u);
+    std::optional<std::vector<double>> back = evo::packed::unpackF64(text);
+    ASSERT_TRUE(back.has_value()) << text;
+    ASSERT_EQ(back->size(), n);
+    for (size_t i = 0; i < n; ++i)
+      EXPECT_EQ(std::memcmp(&(*back)[i], &part[i], 8), 0) << i;
+  }
+  EXPECT_EQ(evo::packed::packF64({1.0}), "AAAAAAAA8D8=");
+  for (const char *bad : {"A", "AAAA", "AAAAAAAA8D8", "AAAAAAAA8D8*", "AAAAAAAA8D=8", "AA=A"})
+    EXPECT_FALSE(evo::packed::unpackF64(bad).has_value()) << bad;
+}

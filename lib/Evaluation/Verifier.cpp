@@ -4,6 +4,7 @@
 #include "evo/Conversion/LowerToGPU.h"
 #include "evo/Evaluation/InputGenerator.h"
 #include "evo/Evaluation/LaunchSelection.h"
+#include "evo/Evaluation/PackedValues.h"
 #include "evo/Evaluation/WorkerProtocol.h"
 #include "evo/Runtime/TensorMap.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -581,14 +582,18 @@ public:
   json::Object trialJson(const TrialInputs &ti, const Values &vals) const {
     json::Array samples, inputs;
     for (unsigned r = 0; r < outputBuffers.size(); ++r) {
-      json::Array idx, xs;
-      for (uint64_t i : indices[r])
-        idx.push_back(static_cast<int64_t>(i));
-      for (double x : vals[r])
-        xs.push_back(numberOrString(x));
-      samples.push_back(json::Object{{P::kBuffer, static_cast<int64_t>(outputBuffers[r])},
-                                     {P::kIndices, std::move(idx)},
-                                     {P::kExpected, std::move(xs)}});
+      // Packed: a full check of a large output would otherwise be millions of JSON values.
+      json::Object s{{P::kBuffer, static_cast<int64_t>(outputBuffers[r])},
+                     {P::kExpectedF64, packed::packF64(vals[r])}};
+      if (allElements(r)) {
+        s[P::kAll] = true;
+      } else {
+        json::Array idx;
+        for (uint64_t i : indices[r])
+          idx.push_back(static_cast<int64_t>(i));
+        s[P::kIndices] = std::move(idx);
+      }
+      samples.push_back(std::move(s));
     }
     for (unsigned b : inputBuffers)
       inputs.push_back(fillJson(ti.fills[b], b));
@@ -606,6 +611,11 @@ private:
   const SmallVector<InputRange> &bufferRanges;
   const SmallVector<std::vector<uint64_t>> &indices, &probe;
   std::vector<bool> uniformNonFinite;
+
+  /// Output r is checked at every element (chooseSamples gives them in order then).
+  bool allElements(unsigned r) const {
+    return indices[r].size() == o.getResultNumElements(r);
+  }
 };
 
 } // namespace

@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "evo/Evaluation/LaunchSelection.h"
+#include "evo/Evaluation/PackedValues.h"
 #include "evo/Evaluation/WorkerProtocol.h"
 #include "evo/Runtime/BufferContract.h"
 #include "evo/Runtime/CudaDriver.h"
@@ -568,10 +569,26 @@ Trial parseTrial(const json &t, const std::vector<BufferSpec> &buffers) {
   for (const json &s : t.value(P::kSamples, json::array())) {
     Sample sm;
     sm.buffer = s.at(P::kBuffer).get<unsigned>();
-    sm.indices = s.at(P::kIndices).get<std::vector<uint64_t>>();
-    for (const json &e : s.at(P::kExpected))
-      sm.expected.push_back(jsonNumber(e));
-    if (sm.buffer >= buffers.size() || sm.indices.size() != sm.expected.size())
+    if (sm.buffer >= buffers.size())
+      throw std::invalid_argument("malformed samples");
+    if (s.value(P::kAll, false)) { // every element, in order
+      sm.indices.resize(buffers[sm.buffer].elements);
+      for (uint64_t i = 0; i < sm.indices.size(); ++i)
+        sm.indices[i] = i;
+    } else {
+      sm.indices = s.at(P::kIndices).get<std::vector<uint64_t>>();
+    }
+    if (s.contains(P::kExpectedF64)) {
+      std::optional<std::vector<double>> v =
+          evo::packed::unpackF64(s.at(P::kExpectedF64).get_ref<const std::string &>());
+      if (!v)
+        throw std::invalid_argument("malformed packed expected values");
+      sm.expected = std::move(*v);
+    } else {
+      for (const json &e : s.at(P::kExpected))
+        sm.expected.push_back(jsonNumber(e));
+    }
+    if (sm.indices.size() != sm.expected.size())
       throw std::invalid_argument("malformed samples");
     if (buffers[sm.buffer].role != P::kRoleOutput)
       throw std::invalid_argument("samples of a buffer that is not an output");

@@ -78,7 +78,11 @@ inline constexpr const char kInputs[] = "inputs";
 inline constexpr const char kSamples[] = "samples";
 inline constexpr const char kBuffer[] = "buffer";
 inline constexpr const char kIndices[] = "indices";
+/// true instead of kIndices: every element of the buffer, in order.
+inline constexpr const char kAll[] = "all";
 inline constexpr const char kExpected[] = "expected";
+/// Instead of kExpected: the values packed (evo/Evaluation/PackedValues.h).
+inline constexpr const char kExpectedF64[] = "expected_f64";
 /// inputs[]: how one input buffer is filled (evo::contract::FillParams).
 inline constexpr const char kDist[] = "dist";
 inline constexpr const char kLo[] = "lo";
