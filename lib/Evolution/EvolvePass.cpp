@@ -22,6 +22,7 @@
 #include "mlir/Pass/PassInstrumentation.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -152,6 +153,9 @@ private:
   bool workerReady = false;
   std::unique_ptr<evo::ProgressLine> progress;
   unsigned paused = 0;
+  /// run-time-budget: when the run started, and the tasks still to search.
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  unsigned tasksLeft = 0;
   /// Each task's source, parsed once (the search and the final check use it).
   std::vector<OwningOpRef<ModuleOp>> sources;
   llvm::DenseMap<Operation *, SmallVector<evo::SplicedTask>> spliced;
@@ -177,6 +181,13 @@ LogicalResult EvolveDriver::validate() {
                           << "(free, insight, full, eoh, funsearch), not strategy=" << strategy;
   if (p.llmMix < 0 || p.llmMix > 1)
     return emitError(loc) << "evo-evolve: llm-mix must be in [0, 1], got " << p.llmMix;
+  for (auto [name, v] : {std::pair<StringRef, double>{"time-budget", p.timeBudget},
+                         {"run-time-budget", p.runTimeBudget}})
+    if (!(v >= 0) || std::isinf(v))
+      return emitError(loc) << "evo-evolve: " << name
+                            << " must be a number of seconds >= 0 (0: no limit), got " << v;
+  if (p.llmMaxTokens <= 0)
+    return emitError(loc) << "evo-evolve: llm-max-tokens must be > 0, got " << p.llmMaxTokens;
   return success();
 }
 
@@ -269,6 +280,7 @@ LogicalResult EvolveDriver::searchOptions() {
   opts.migrateEvery = p.migrateEvery;
   opts.maxCandidates = p.maxCandidates;
   opts.timeBudgetSeconds = p.timeBudget;
+  opts.keepWork = p.keepWork;
   opts.seed = p.seed;
   opts.finalists = p.finalists;
   opts.finalRounds = p.finalRounds;
@@ -303,8 +315,21 @@ llvm::Expected<evo::TaskResult> EvolveDriver::taskResult(gpu::GPUModuleOp gm,
                                                          const evo::TaskInput &input) {
   evo::RunStore &store = *opened.store;
   std::optional<evo::TaskRecord> done = store.getTask(desc.name);
-  if (!done || done->status != "done")
-    return evo::evolveTask(input, ctx, store, opts, ceilings ? &*ceilings : nullptr, *progress);
+  if (!done || done->status != "done") {
+    // run-time-budget: this task's share of what is left, within time-budget. A task whose
+    // share is spent still measures its baseline and keeps it (the search proposes nothing).
+    evo::EvolveOptions o = opts;
+    if (p.runTimeBudget > 0 && !opened.replay) {
+      double left = p.runTimeBudget - std::chrono::duration<double>(
+                                          std::chrono::steady_clock::now() - started)
+                                          .count();
+      double share = std::max(left, 0.0) / std::max(1u, tasksLeft);
+      share = std::max(share, 1e-9); // 0 would mean "no limit"
+      o.timeBudgetSeconds = o.timeBudgetSeconds > 0 ? std::min(o.timeBudgetSeconds, share) : share;
+    }
+    tasksLeft -= tasksLeft > 0;
+    return evo::evolveTask(input, ctx, store, o, ceilings ? &*ceilings : nullptr, *progress);
+  }
   std::optional<evo::CandidateRecord> best = store.getCandidate(done->bestId);
   std::optional<evo::CandidateRecord> base = store.getCandidate(done->baselineId);
   llvm::Expected<evo::CompiledVariant> v =
@@ -463,7 +488,9 @@ EvolveDriver::Result EvolveDriver::run() {
     if (auto plan = evo::LaunchPlan::fromModule(gm); succeeded(plan))
       for (const evo::TaskDesc &t : plan->tasks) {
         std::optional<evo::TaskRecord> r = opened.store->getTask(t.name);
-        needGpu |= !r || r->status != "done";
+        bool toSearch = !r || r->status != "done";
+        needGpu |= toSearch;
+        tasksLeft += toSearch;
       }
   if (needGpu && failed(ensureWorker()))
     return Result::Failed;

@@ -74,12 +74,14 @@ void LLMProposer::noteThought(int64_t id, std::string thought) {
   thoughtPool.push_back({id, std::move(thought)});
 }
 
-/// Free and Insight improve the best of all islands; the others select from the island
-/// (FunSearch shows its versions from worst to best).
+/// Free and Insight improve the best of all islands, and so does Full's initialization (the
+/// best known kernel, which may be a built-in member, rather than the naive one); the others
+/// select from the island (FunSearch shows its versions from worst to best).
 std::vector<Member> LLMProposer::chooseParents(unsigned island, const LLMOperator &op) {
   std::vector<Member> parents;
   std::vector<Population> &islands = search.islands();
-  if (settings.strategy == SearchStrategy::Free || settings.strategy == SearchStrategy::Insight) {
+  if (settings.strategy == SearchStrategy::Free || settings.strategy == SearchStrategy::Insight ||
+      op.templateName == "full_init") {
     std::optional<Member> b;
     for (Population &p : islands)
       if (std::optional<Member> m = p.best(); m && (!b || m->ms < b->ms))

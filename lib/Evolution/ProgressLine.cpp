@@ -1,7 +1,8 @@
 //===- ProgressLine.cpp - one live status line on stderr -------------------===//
 //
-// The line is redrawn in place ("\r" + erase to end of line) and only on a terminal: in a log
-// file or a pipe, hundreds of redraws would be noise, and the run store already has the facts.
+// On a terminal the line is redrawn in place ("\r" + erase to end of line). In a log file or a
+// pipe hundreds of redraws would be noise, yet a batch job's log must show that the run moves:
+// there it is one plain line per generation of each task, and one when the task ends.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,7 +21,13 @@ constexpr std::chrono::milliseconds kMinRedrawInterval(100);
 } // namespace
 
 ProgressLine::ProgressLine(bool quiet)
-    : on(!quiet && llvm::sys::Process::StandardErrIsDisplayed()) {}
+    : ProgressLine(quiet                                          ? Mode::Off
+                   : llvm::sys::Process::StandardErrIsDisplayed() ? Mode::Terminal
+                                                                  : Mode::Lines,
+                   llvm::errs()) {}
+
+ProgressLine::ProgressLine(Mode mode, llvm::raw_ostream &os)
+    : mode(mode), os(&os), on(mode != Mode::Off) {}
 
 ProgressLine::~ProgressLine() { finish(); }
 
@@ -61,6 +68,15 @@ void ProgressLine::update(llvm::StringRef task, int generation, int generations,
   if (!on)
     return;
   pending = format(task, generation, generations, evaluated, valid, bestSpeedup, etaSeconds);
+  if (mode == Mode::Lines) {
+    if (task == lastTask && generation == lastGeneration)
+      return; // finish() prints the newest state of the task
+    *os << "evo-evolve: " << pending << "\n";
+    os->flush();
+    lastTask = task.str();
+    lastGeneration = generation;
+    return;
+  }
   auto now = std::chrono::steady_clock::now();
   if (drawn && now - lastDraw < kMinRedrawInterval)
     return; // finish() draws the newest line if no later update does
@@ -75,14 +91,23 @@ void ProgressLine::draw(llvm::StringRef text) {
   if (columns > 1 && text.size() >= columns)
     text = text.take_front(columns - 1);
   std::string out = "\r" + text.str() + "\x1b[K";
-  llvm::errs() << out; // one write, so the line never appears half-drawn
-  llvm::errs().flush();
+  *os << out; // one write, so the line never appears half-drawn
+  os->flush();
   drawn = true;
 }
 
-void ProgressLine::finish() {
+void ProgressLine::finish(llvm::StringRef state) {
   if (!on)
     return;
+  if (mode == Mode::Lines) {
+    if (!pending.empty())
+      *os << "evo-evolve: " << pending << (state.empty() ? "" : " | ") << state << "\n";
+    os->flush();
+    pending.clear();
+    lastTask.clear();
+    lastGeneration = -1;
+    return;
+  }
   if (!pending.empty()) {
     draw(pending);
     pending.clear();

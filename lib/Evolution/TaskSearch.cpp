@@ -312,6 +312,7 @@ llvm::Error TaskSearch::restore() {
     if (c.op == "baseline")
       continue;
     ++created;
+    generationNo = std::max(generationNo, c.generation);
     if (StringRef(c.op).starts_with("llm-")) {
       if (!c.thought.empty() && llm)
         llm->noteThought(c.id, c.thought);
@@ -366,8 +367,61 @@ llvm::Error TaskSearch::resumePending() {
   return llvm::Error::success();
 }
 
+/// With an LLM the search goes generation by generation (EvoEngineer's loop): `samples`
+/// children made from the population as it stands, all of them settled (replies, repairs,
+/// compiles, the GPU) before the next generation is made, so every prompt after the first
+/// generation sees measured times. A mailbox cycle is one generation. Without an LLM, or once
+/// it is stopped (budget spent, replay ran out) or paused, the built-in mutators keep the
+/// compiler and the GPU busy instead (`depth` in flight).
+bool TaskSearch::generational() const { return llm && !replay && !llm->stopped(); }
+
+llvm::Error TaskSearch::generateGeneration() {
+  using Outcome = Proposer::Outcome;
+  if (!compiling.empty() || llm->waiting() || session->pending())
+    return llvm::Error::success(); // the generation is still being settled
+  if (exhausted || created >= budget || timeUp())
+    return llvm::Error::success();
+  ++generationNo;
+  unsigned n = std::min(std::max(1u, opts.samples), budget - created);
+  unsigned made = 0;
+  for (unsigned i = 0; i < n; ++i) {
+    unsigned island = created % numIslands;
+    if (numIslands > 1 && opts.migrateEvery && created > 0 &&
+        created % (std::max(1u, opts.samples) * opts.migrateEvery) == 0)
+      for (unsigned k = 0; k < numIslands; ++k)
+        if (std::optional<Member> m = pops[k].best())
+          pops[(k + 1) % numIslands].add(*m);
+    Outcome o = Outcome::Declined;
+    // llm-mix: each child is the built-in mutators' with that probability (while they have
+    // something new), else the LLM's.
+    bool useLLM = builtinDone || llm->exclusive() || llm->wantsNext();
+    if (useLLM && !llm->stopped()) {
+      llvm::Expected<Outcome> r = llm->propose(island, generationNo);
+      if (!r)
+        return r.takeError();
+      o = *r;
+    }
+    if (o != Outcome::Made && !builtinDone && !llm->exclusive()) {
+      llvm::Expected<Outcome> r = builtin->propose(island, generationNo);
+      if (!r)
+        return r.takeError();
+      o = *r;
+      builtinDone = o != Outcome::Made;
+    }
+    if (o != Outcome::Made)
+      break;
+    ++created;
+    ++made;
+  }
+  if (!made)
+    exhausted = true;
+  return llvm::Error::success();
+}
+
 /// Keeps the compiler and the GPU busy: proposes while fewer than `depth` are in flight.
 llvm::Error TaskSearch::generate() {
+  if (generational())
+    return generateGeneration();
   auto waitingOnLLM = [&] { return llm ? llm->waiting() : 0; };
   while (!exhausted && created < budget && !timeUp() &&
          compiling.size() + waitingOnLLM() + session->pending() < depth) {
@@ -496,10 +550,15 @@ void TaskSearch::report() {
     if (std::optional<Member> m = p.best())
       best = std::min(best, m->ms);
   double speedup = best > 0 ? baselineTime / best : 1.0;
-  unsigned gen = created / std::max(1u, opts.samples);
-  double rate = evaluated ? elapsed() / evaluated : 0;
-  progress.update(taskIn.name, gen, budget / std::max(1u, opts.samples), evaluated, valid,
-                  speedup, rate * (budget > created ? budget - created : 0));
+  // The generation being worked on: with an LLM the one proposed last; else as many
+  // generations' worth of children as are settled, plus the one under way.
+  unsigned samples = std::max(1u, opts.samples);
+  unsigned gens = std::max(1u, (budget + samples - 1) / samples);
+  unsigned gen = llm && !replay ? static_cast<unsigned>(generationNo)
+                                : std::min(gens, evaluated / samples + 1);
+  // ETA: unknown until something was measured.
+  double eta = evaluated ? elapsed() / evaluated * (budget > created ? budget - created : 0) : NAN;
+  progress.update(taskIn.name, gen, gens, evaluated, valid, speedup, eta);
 }
 
 llvm::Expected<TaskResult> TaskSearch::run() {
@@ -555,7 +614,7 @@ llvm::Expected<TaskResult> TaskSearch::run() {
   }
   session.reset(); // ends the worker (its destructor sends "end")
   if (llm && llm->pausedPrompts()) {
-    progress.finish();
+    progress.finish("paused");
     return llvm::make_error<PausedError>(llm->pausedPrompts());
   }
   return finish();
@@ -597,10 +656,11 @@ llvm::Expected<TaskResult> TaskSearch::finish() {
   record.status = "done";
   record.baselineId = baseline->id;
   record.bestId = best.id;
-  record.generationsDone = created / std::max(1u, opts.samples);
+  record.generationsDone =
+      llm && !replay ? generationNo : created / std::max(1u, opts.samples);
   if (llvm::Error e = runStore.upsertTask(record))
     return std::move(e);
-  progress.finish();
+  progress.finish("done");
 
   TaskResult result;
   result.task = taskIn.name;
@@ -617,6 +677,10 @@ llvm::Expected<TaskResult> TaskSearch::finish() {
   result.valid = valid;
   if (replay)
     replay->summarize(result);
+  // The candidates' binaries and the worker's files are of no use once the task is done: the
+  // store holds every candidate's IR (resume, replay and reports rebuild from it).
+  if (!opts.keepWork)
+    llvm::sys::fs::remove_directories(workDir, /*IgnoreErrors=*/true);
   return result;
 }
 

@@ -251,16 +251,32 @@ static std::map<std::string, std::string> variables(StringRef templateName,
   // I2. FunSearch shows the programs as versions v0, v1, ... (worst first); the others number
   // them and give each one's runtime and speedup.
   bool funsearch = templateName == "funsearch";
+  // Each distinct kernel is shown once: a solution that is the current kernel (shown in the
+  // task section, except to FunSearch, whose prompt has no task section) or repeats an earlier
+  // solution is named, not repeated; its time is still given.
   std::string sols;
+  StringRef current = StringRef(c.currentKernel).trim();
+  std::vector<StringRef> shown;
   for (auto [i, s] : llvm::enumerate(c.solutions)) {
-    std::string head = funsearch ? "### v" + std::to_string(i) : "### Solution " + std::to_string(i + 1);
+    auto name = [&](size_t k) {
+      return funsearch ? "v" + std::to_string(k) : "Solution " + std::to_string(k + 1);
+    };
+    std::string head = "### " + name(i);
     if (std::isfinite(s.ms)) {
       head += " (" + fmtMs(s.ms) + " ms";
       if (std::isfinite(c.baselineMs) && s.ms > 0)
         head += llvm::formatv(", {0:f2}x the naive baseline", c.baselineMs / s.ms).str();
       head += ")";
     }
-    sols += head + "\n\n```mlir\n" + StringRef(s.ir).trim().str() + "\n```\n\n";
+    StringRef ir = StringRef(s.ir).trim();
+    auto earlier = llvm::find(shown, ir);
+    if (!funsearch && ir == current)
+      sols += head + ": the current kernel above\n\n";
+    else if (earlier != shown.end())
+      sols += head + ": the same code as " + name(earlier - shown.begin()) + "\n\n";
+    else
+      sols += head + "\n\n```mlir\n" + ir.str() + "\n```\n\n";
+    shown.push_back(ir);
   }
   v["solutions"] = StringRef(sols).rtrim().str();
   v["next_version"] = std::to_string(c.solutions.size());

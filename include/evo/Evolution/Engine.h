@@ -35,6 +35,7 @@ struct EvolveOptions {
   unsigned migrateEvery = 3;
   unsigned maxCandidates = 0;  // per task, 0: generations * samples
   double timeBudgetSeconds = 0; // per task, 0: none
+  bool keepWork = false;         // keep RUN_DIR/work/<task> after the task is done
   uint64_t seed = 1;
   unsigned finalists = 4;
   unsigned finalRounds = 5;

@@ -46,7 +46,7 @@ struct LLMSettings {
   llm::Client *client = nullptr; // shared by every task of the run
   const llm::Templates *templates = nullptr;
   double temperature = 1.0;
-  int64_t maxTokens = 4096;
+  int64_t maxTokens = llm::kDefaultMaxTokens;
   /// Extra replies asked for when a reply does not parse, breaks the contract or does not
   /// compile (the diagnostics are sent back).
   unsigned repairs = 1;

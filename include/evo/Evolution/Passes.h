@@ -4,6 +4,7 @@
 #define EVO_EVOLUTION_PASSES_H
 
 #include "evo/Dialect/Evo/IR/EvoDialect.h"
+#include "evo/LLM/Backend.h" // llm::kDefaultMaxTokens, an option default
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassInstrumentation.h"

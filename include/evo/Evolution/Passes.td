@@ -37,6 +37,12 @@ def EvoEvolvePass : Pass<"evo-evolve", "mlir::ModuleOp"> {
            "Candidates per task (0: generations x samples)">,
     Option<"timeBudget", "time-budget", "double", /*default=*/"0",
            "Seconds of search per task (0: no limit)">,
+    Option<"keepWork", "keep-work", "bool", /*default=*/"false",
+           "Keep RUN_DIR/work/<task> (candidate binaries, worker files) after a task is done; "
+           "by default it is removed then (reports, resume and replay need only the store)">,
+    Option<"runTimeBudget", "run-time-budget", "double", /*default=*/"0",
+           "Seconds of search for the whole run (0: no limit): each task searches at most its "
+           "share of what is left (what is left / tasks left), within time-budget">,
     Option<"seed", "seed", "uint64_t", /*default=*/"1",
            "Seed of the search: which candidates are proposed (not the verifier's inputs)">,
     Option<"verifySeed", "verify-seed", "uint64_t", /*default=*/"0",
@@ -82,7 +88,8 @@ def EvoEvolvePass : Pass<"evo-evolve", "mlir::ModuleOp"> {
            "Retries of a failed LLM call (backoff with jitter, Retry-After honoured)">,
     Option<"llmParallel", "llm-parallel", "unsigned", /*default=*/"4", "LLM calls in flight">,
     Option<"llmTemperature", "llm-temperature", "double", /*default=*/"1.0", "Sampling temperature">,
-    Option<"llmMaxTokens", "llm-max-tokens", "int64_t", /*default=*/"4096", "Reply length limit">,
+    Option<"llmMaxTokens", "llm-max-tokens", "int64_t", /*default=*/"::evo::llm::kDefaultMaxTokens",
+           "Reply length limit in tokens (16384; lower it for models that allow less)">,
     Option<"llmMaxCalls", "llm-max-calls", "int64_t", /*default=*/"0",
            "Budget: LLM calls for the run (0: none)">,
     Option<"llmMaxTotalTokens", "llm-max-total-tokens", "int64_t", /*default=*/"0",

@@ -192,13 +192,19 @@ llvm::Error writeReports(const RunStore &store, llvm::StringRef dir);
 /// stderr is not a terminal.
 class ProgressLine {
 public:
+  /// Terminal: one line redrawn in place. Lines: one plain line per generation of each task
+  /// and one when it ends (logs, pipes, batch jobs). Off: nothing.
+  enum class Mode { Off, Terminal, Lines };
+  /// Terminal when stderr is one, else Lines; Off when `quiet`.
   explicit ProgressLine(bool quiet);
+  ProgressLine(Mode mode, llvm::raw_ostream &os);
   ~ProgressLine();
   /// e.g. "softmax_t0 | gen 3/10 | 45 evaluated | 78% valid | best 3.42x | ETA 1m20s".
   void update(llvm::StringRef task, int generation, int generations, int evaluated, int valid,
               double bestSpeedup, double etaSeconds);
-  /// Ends the line (a newline) if anything was drawn.
-  void finish();
+  /// Ends the line (a newline) if anything was drawn; Lines: prints the task's newest state,
+  /// followed by `state` ("done", "paused").
+  void finish(llvm::StringRef state = "");
   bool enabled() const { return on; }
 
   /// The text of a line (without the redraw control sequences); parts without data are left out.
@@ -209,7 +215,11 @@ public:
 
 private:
   void draw(llvm::StringRef text);
+  Mode mode = Mode::Off;
+  llvm::raw_ostream *os = nullptr;
   bool on = false;
+  std::string lastTask; // Lines: the task and generation of the last line printed
+  int lastGeneration = -1;
   bool drawn = false;
   /// Redraws are throttled; the newest line not yet drawn is kept for finish().
   std::chrono::steady_clock::time_point lastDraw;

@@ -96,6 +96,8 @@ private:
   llvm::Error restore();
   llvm::Error resumePending();
   llvm::Error generate();
+  llvm::Error generateGeneration();
+  bool generational() const;
   llvm::Error takeCompiled();
   llvm::Error takeOutcomes(std::vector<std::pair<size_t, CandidateOutcome>> &done);
   llvm::Error recordOutcome(CandidateRecord &c, const CandidateOutcome &o);
@@ -146,6 +148,8 @@ private:
   unsigned budget = 0, depth = 0;
   std::chrono::steady_clock::time_point started;
   bool exhausted = false;
+  bool builtinDone = false; // the built-in mutators have nothing new (LLM generations go on)
+  int generationNo = 0;     // LLM runs: the generation last proposed (from the store on resume)
   std::vector<Pending> compiling;
   std::map<size_t, std::pair<int64_t, CompiledVariant>> submitted; // ticket -> candidate
 

@@ -20,11 +20,15 @@
 
 namespace evo::llm {
 
+/// The reply length asked for unless configured (`llm-max-tokens`): room for a tensor-core
+/// kernel in MLIR (4096 cut such replies short); current models allow 16k or more.
+constexpr int64_t kDefaultMaxTokens = 16384;
+
 struct Request {
   std::string system; // the system prompt (may be empty)
   std::string prompt; // the user message
   double temperature = 1.0;
-  int64_t maxTokens = 4096;
+  int64_t maxTokens = kDefaultMaxTokens;
   /// Distinguishes repeated samples of the same prompt (part of the cache key).
   unsigned sample = 0;
   // Context for mailboxes and logs; not part of the cache key.

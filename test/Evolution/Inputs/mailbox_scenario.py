@@ -14,7 +14,8 @@ from fake_openai import FakeOpenAI  # noqa: E402
 
 evo, worker, scripted, source, work = sys.argv[1:6]
 run_dir, mailbox = os.path.join(work, "run"), os.path.join(work, "mb")
-opts = (f"worker={worker} run-dir={run_dir} max-candidates=6 quiet=true "
+# samples=6: one generation of six prompts, one reply of each kind below.
+opts = (f"worker={worker} run-dir={run_dir} max-candidates=6 samples=6 quiet=true "
         f"strategy=full llm=mailbox:{mailbox} llm-repairs=0")
 
 

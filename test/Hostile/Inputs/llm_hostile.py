@@ -128,7 +128,7 @@ if case == "mailbox-files":
     # Replies that are links out of the mailbox, a FIFO, /dev/zero, a sparse 8 GiB file and a
     # hard link: each candidate gets a reason, the run neither hangs nor reads any of them.
     mb, rd = os.path.join(work, "mb"), os.path.join(work, "run")
-    r = evolve(rd, f"mailbox:{mb}", "max-candidates=6")
+    r = evolve(rd, f"mailbox:{mb}", "max-candidates=6 samples=6")
     print(f"pause rc={r.returncode}")
     keys = pending(mb)
     print(f"pending={len(keys)}")
@@ -142,7 +142,7 @@ if case == "mailbox-files":
         f.write("No code here.")
     with open(os.path.join(mb, "replies", "\x1b]0;pwned\x07.md"), "w") as f:
         f.write("stray")
-    r = evolve(rd, f"mailbox:{mb}", "max-candidates=6 resume=true", timeout=60)
+    r = evolve(rd, f"mailbox:{mb}", "max-candidates=6 samples=6 resume=true", timeout=60)
     if r:
         print(f"resume rc={r.returncode} within 60 s: {r.wall < 60}")
         print(f"raw control characters in the output: {raw_controls(r.stdout + r.stderr)}")
