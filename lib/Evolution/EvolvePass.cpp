@@ -144,6 +144,9 @@ private:
   MLIRContext *ctx;
   bool standIn;
   SmallVector<gpu::GPUModuleOp> targets;
+  /// shard=I/N (or a Slurm array element): this run's share of the tasks (Shard.h).
+  std::optional<evo::ShardPlan> shard;
+  bool mine(StringRef task) const { return !shard || shard->ownsTask(task); }
   std::optional<evo::SearchStrategy> llmStrategy; // set for the LLM strategies
   std::string workerPath;
   evo::OpenedRun opened;
@@ -388,6 +391,8 @@ LogicalResult EvolveDriver::evolveModule(gpu::GPUModuleOp gm) {
   SmallVector<Attribute> summary;
   for (unsigned t = 0; t < plan->tasks.size(); ++t) {
     evo::TaskDesc &desc = plan->tasks[t];
+    if (!mine(desc.name))
+      continue; // another shard's
     OwningOpRef<ModuleOp> src = parseSourceString<ModuleOp>(desc.source, ParserConfig(ctx));
     if (!src || src->getOps<func::FuncOp>().empty())
       return gm.emitError() << "evo-evolve: task '" << desc.name << "' has no source";
@@ -469,11 +474,19 @@ EvolveDriver::Result EvolveDriver::run() {
       inputHash += plan->source;
   evo::RunSetupOptions ro{p.runDir, p.resume, p.forceResume, p.replayRun,
                           evo::sha256Hex(inputHash), p.configJson()};
+  FailureOr<std::optional<evo::ShardPlan>> sp = evo::planShard(module.getLoc(), p.shard, targets);
+  if (failed(sp))
+    return Result::Failed;
+  shard = std::move(*sp);
+  if (shard)
+    ro.shard = shard->toMeta();
   FailureOr<evo::OpenedRun> run = evo::openRun(
       module.getLoc(), ro, [&] { return standIn ? success() : gpuAndWorker(); });
   if (failed(run))
     return Result::Failed;
   opened = std::move(*run);
+  if (shard)
+    evo::selectShard(module.getLoc(), *shard, targets);
   if (llmStrategy) {
     FailureOr<std::unique_ptr<evo::LLMRun>> l = evo::setUpLLM(module.getLoc(), llmOptions());
     if (failed(l))
@@ -487,6 +500,8 @@ EvolveDriver::Result EvolveDriver::run() {
   for (gpu::GPUModuleOp gm : targets)
     if (auto plan = evo::LaunchPlan::fromModule(gm); succeeded(plan))
       for (const evo::TaskDesc &t : plan->tasks) {
+        if (!mine(t.name))
+          continue;
         std::optional<evo::TaskRecord> r = opened.store->getTask(t.name);
         bool toSearch = !r || r->status != "done";
         needGpu |= toSearch;

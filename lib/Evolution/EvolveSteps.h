@@ -7,7 +7,8 @@
 //                   store, the verifier's seed (docs/evolution.md, "Resume and replay");
 //   LLMSetup.cpp    the LLM client shared by every task of the run (docs/llm.md);
 //   Splice.cpp      a task's winner into the function's gpu.module and plan ("The splice");
-//   FinalCheck.cpp  the emitted module verified once more as a whole ("Final re-verification").
+//   FinalCheck.cpp  the emitted module verified once more as a whole ("Final re-verification");
+//   Shard.cpp       a shard's share of the tasks ("Many hosts: shards and Slurm").
 //
 // Private to lib/Evolution: the library's API is Engine.h / TaskSearch.h.
 //
@@ -19,6 +20,7 @@
 #include "evo/Evolution/Engine.h"
 #include "evo/Evolution/LLMMutator.h"
 #include "evo/Evolution/RunStore.h"
+#include "evo/Evolution/Shard.h"
 #include "evo/LLM/Backend.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include <functional>
@@ -33,6 +35,9 @@ struct RunSetupOptions {
   std::string replayRun; // empty: a search, not a replay
   /// What a resumed or replayed run must have been made from.
   std::string inputHash, config;
+  /// The run's shard plan (ShardPlan::toMeta; empty: not a shard): stored in a new run's meta,
+  /// and a resumed run must be the same shard.
+  std::string shard;
 };
 
 /// The run's store (and replay-run's old one), each with its run-dir lock held until this is
@@ -52,6 +57,24 @@ mlir::FailureOr<OpenedRun> openRun(mlir::Location loc, const RunSetupOptions &o,
 /// The verifier's seed: `chosen`, else the one stored in the run's meta, else one drawn from OS
 /// entropy (stored, so that a resumed run draws the same inputs).
 mlir::FailureOr<uint64_t> verifierSeed(mlir::Location loc, RunStore &store, uint64_t chosen);
+
+//===- Shard.cpp -------------------------------------------------------------===//
+
+/// The run's shard (evo-evolve's `shard` option, else Slurm's array variables) and the
+/// assignment of the `targets`' tasks; none when the run is not a shard. Errors at `loc`.
+mlir::FailureOr<std::optional<ShardPlan>> planShard(mlir::Location loc, llvm::StringRef option,
+                                                    llvm::ArrayRef<mlir::gpu::GPUModuleOp> targets);
+
+/// Says in a remark which functions and tasks this shard evolves and which it leaves to the
+/// others, and drops from `targets` the functions with no task of this shard (they are neither
+/// evolved nor verified here).
+void selectShard(mlir::Location loc, const ShardPlan &shard,
+                 llvm::SmallVectorImpl<mlir::gpu::GPUModuleOp> &targets);
+
+/// A resumed run must be the shard it was made as (`shardMeta`: ShardPlan::toMeta, empty for
+/// no shard): the same index, count and assignment.
+mlir::LogicalResult checkStoredShard(mlir::Location loc, llvm::StringRef runDir, RunStore &store,
+                                     llvm::StringRef shardMeta);
 
 //===- LLMSetup.cpp ----------------------------------------------------------===//
 

@@ -3,7 +3,8 @@
 // One evo-opt per run-dir (run, resume or replay), held until the pass ends; a new store is
 // created with its identity (input, configuration, replay origin) in one transaction, so a run
 // killed at any moment leaves a store that resume accepts, or none; resume and replay refuse a
-// run made from another input or configuration. docs/evolution.md, "Resume and replay".
+// run made from another input or configuration, and resume refuses one made as another shard.
+// docs/evolution.md, "Resume and replay".
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,6 +78,8 @@ FailureOr<OpenedRun> openRun(Location loc, const RunSetupOptions &o,
                                                                   {"config", o.config}};
   if (run.replay)
     initialMeta.push_back({"replay_of", o.replayRun});
+  if (!o.shard.empty())
+    initialMeta.push_back({"shard", o.shard});
   llvm::Expected<std::unique_ptr<RunStore>> store = RunStore::open(o.runDir, !exists, initialMeta);
   if (!store)
     return emitError(loc) << "evo-evolve: " << llvm::toString(store.takeError());
@@ -90,6 +93,8 @@ FailureOr<OpenedRun> openRun(Location loc, const RunSetupOptions &o,
                             << (oldInput != o.inputHash ? "another input"
                                                         : "another configuration")
                             << "; resume it with the same ones, or pass force-resume=true";
+    if (failed(checkStoredShard(loc, o.runDir, *run.store, o.shard)))
+      return failure();
   }
   return run;
 }

@@ -62,6 +62,10 @@ std::string nowIso8601() {
 struct OptionalId {
   int64_t value;
 };
+/// Text that is NULL when empty (evaluated_at of a pending candidate).
+struct OptionalText {
+  StringRef value;
+};
 
 /// One prepared statement. Binding errors are remembered and reported by the first step, so
 /// a call site binds all its parameters in one bind(...) and checks once.
@@ -103,6 +107,8 @@ public:
     return makeError(llvm::formatv("{0}: {1}", what, sqlite3_errmsg(db)));
   }
   int errorCode() const { return rc; }
+  /// Makes the statement ready to run again, with new bindings.
+  void reset() { sqlite3_reset(stmt); }
 
   bool isNull(int c) const { return sqlite3_column_type(stmt, c) == SQLITE_NULL; }
   std::string text(int c) const {
@@ -131,6 +137,14 @@ private:
   void bindOne(int i, double v) {
     if (ok())
       rc = std::isnan(v) ? sqlite3_bind_null(stmt, i) : sqlite3_bind_double(stmt, i, v);
+  }
+  void bindOne(int i, OptionalText t) {
+    if (t.value.empty()) {
+      if (ok())
+        rc = sqlite3_bind_null(stmt, i);
+      return;
+    }
+    bindOne(i, t.value);
   }
   void bindOne(int i, OptionalId id) {
     if (ok())
@@ -692,6 +706,46 @@ Error RunStore::recordLLM(const CandidateRecord &c) {
       return e;
     if (sqlite3_changes(db) != 1)
       return makeError(llvm::formatv("recordLLM: no candidate {0} in '{1}'", c.id, path));
+    return Error::success();
+  });
+}
+
+Error RunStore::importCandidates(llvm::ArrayRef<CandidateRecord> candidates) {
+  for (const CandidateRecord &c : candidates)
+    for (auto [field, text] : {std::pair<StringRef, StringRef>{"knobs", c.knobs},
+                               {"rewrites", c.rewrites},
+                               {"timing", c.timing},
+                               {"roofline", c.roofline},
+                               {"llm_request", c.llmRequest}})
+      if (Error e = checkJson(field, text))
+        return makeError(llvm::formatv("candidate {0}: {1}", c.id, llvm::toString(std::move(e))));
+  std::lock_guard<std::mutex> lock(mutex);
+  return inTransaction(db, [&]() -> Error {
+    Statement s(db, llvm::formatv("INSERT INTO candidates({0}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+                                  "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, "
+                                  "?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
+                                  kCandidateColumns)
+                        .str());
+    for (const CandidateRecord &c : candidates) {
+      s.reset();
+      // The columns in kCandidateColumns' order; absent times and orders stay NULL.
+      s.bind(c.id, c.task, c.generation, c.island, parentsToJson(c.parents), c.op, c.knobs,
+             c.rewrites, c.ir, c.ptxHash, c.compileDiagnostics, c.verdict, c.reason, c.medianMs,
+             c.timing, c.roofline, OptionalId{c.registers}, OptionalId{c.spills},
+             c.finalMedianMs, c.promptTokens, c.completionTokens,
+             std::isnan(c.costUsd) ? 0.0 : c.costUsd, c.thought, c.createdAt,
+             OptionalText{c.evaluatedAt}, OptionalId{c.evalOrder}, c.llmKey, c.llmRequest,
+             c.llmCalls);
+      Error e = s.run(llvm::formatv("{0}: importCandidates({1})", path, c.id).str());
+      if (e && (s.errorCode() & 0xff) == SQLITE_CONSTRAINT)
+        return llvm::joinErrors(
+            makeError(llvm::formatv("candidate {0} of task '{1}': its id is taken, or its task "
+                                    "is not stored",
+                                    c.id, c.task)),
+            std::move(e));
+      if (e)
+        return e;
+    }
     return Error::success();
   });
 }

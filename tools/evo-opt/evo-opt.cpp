@@ -13,6 +13,7 @@
 #include "evo/Evaluation/Passes.h"
 #include "evo/Evolution/Passes.h"
 #include "evo/Evolution/ReplyCheck.h"
+#include "evo/Evolution/RunMerge.h"
 #include "evo/Evolution/RunStore.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "evo/Pipelines/Pipelines.h"
@@ -268,6 +269,61 @@ static int reportMain(int argc, char **argv) {
   return 0;
 }
 
+/// `evo-opt runs-merge OUT RUN... [--allow-incomplete]`: the finished shards of a run
+/// (evo-evolve shard=I/N) joined into the new run directory OUT, without a GPU
+/// (docs/evolution.md, "Many hosts: shards and Slurm").
+static int mergeMain(int argc, char **argv) {
+  evo::MergeOptions o;
+  for (int i = 2; i < argc; ++i) {
+    llvm::StringRef arg(argv[i]);
+    if (arg == "--allow-incomplete") {
+      o.allowIncomplete = true;
+    } else if (arg.starts_with("-")) {
+      llvm::errs() << "evo-opt runs-merge: unknown option '" << arg << "'\n";
+      o.out.clear();
+      break;
+    } else if (o.out.empty()) {
+      o.out = arg.str();
+    } else {
+      o.runs.push_back(arg.str());
+    }
+  }
+  if (o.out.empty() || o.runs.empty()) {
+    llvm::errs() << "usage: evo-opt runs-merge OUT RUN... [--allow-incomplete]\n";
+    return 2;
+  }
+  llvm::Expected<evo::MergeSummary> s = evo::mergeRuns(o);
+  if (!s) {
+    llvm::errs() << "evo-opt runs-merge: " << llvm::toString(s.takeError()) << "\n";
+    return 1;
+  }
+  for (const std::string &w : s->warnings)
+    llvm::errs() << "evo-opt runs-merge: warning: " << w << "\n";
+  for (const std::string &w : s->incomplete)
+    llvm::errs() << "evo-opt runs-merge: warning: merged unfinished: " << w << "\n";
+  auto list = [](const std::vector<std::string> &names) {
+    std::string text;
+    for (const std::string &n : names)
+      text += (text.empty() ? "" : ", ") + n;
+    return text;
+  };
+  llvm::outs() << llvm::formatv("runs-merge: {0} shards -> {1}: {2} tasks of {3} functions, {4} "
+                                "candidates, {5} LLM cache entries\n",
+                                s->shards, o.out, s->tasks, s->functions, s->candidates,
+                                s->cacheEntries);
+  if (!s->certified.empty())
+    llvm::outs() << "runs-merge: verified as a whole by their shard (applied without a GPU): "
+                 << list(s->certified) << "\n";
+  if (!s->toVerify.empty())
+    llvm::outs() << "runs-merge: verified as a whole when applied (on a GPU): "
+                 << list(s->toVerify) << "\n";
+  llvm::outs() << "reports: " << o.out << "/report.html, " << o.out << "/report.json\n"
+               << "apply: evo-opt IN.mlir --evo-lower-to-gpu --evo-evolve=\"<the shards' "
+                  "options> run-dir="
+               << o.out << " resume=true shard=all\" -o OUT.mlir\n";
+  return 0;
+}
+
 /// `evo-opt llm-relay DIR --llm=SPEC [options]`: answers a mailbox's pending prompts
 /// (docs/llm.md, "Mailbox").
 static int relayMain(int argc, char **argv) {
@@ -500,6 +556,8 @@ static int dispatch(int argc, char **argv) {
     return evo::runnerMain(argc, argv);
   if (argc > 1 && llvm::StringRef(argv[1]) == "report")
     return reportMain(argc, argv);
+  if (argc > 1 && llvm::StringRef(argv[1]) == "runs-merge")
+    return mergeMain(argc, argv);
   if (argc > 1 && llvm::StringRef(argv[1]) == "llm-relay")
     return relayMain(argc, argv);
   if (argc > 1 && llvm::StringRef(argv[1]) == "llm-prompt")

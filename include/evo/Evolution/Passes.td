@@ -57,6 +57,11 @@ def EvoEvolvePass : Pass<"evo-evolve", "mlir::ModuleOp"> {
     Option<"replayRun", "replay-run", "std::string", /*default=*/"\"\"",
            "Re-create the candidates of the finished run in this directory, in its order (same "
            "genomes; LLM replies from its cache, no LLM call) and evaluate them afresh">,
+    Option<"shard", "shard", "std::string", /*default=*/"\"\"",
+           "Evolve only this run's share of the tasks, I/N (0 <= I < N; whole functions where "
+           "possible), for `evo-opt runs-merge`; 'all': every task. Empty (default): a Slurm job "
+           "array element's (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN of "
+           "SLURM_ARRAY_TASK_COUNT) when set, else all">,
     Option<"finalists", "finalists", "unsigned", /*default=*/"4", "Re-measured candidates">,
     Option<"finalRounds", "final-rounds", "unsigned", /*default=*/"5", "Interleaved rounds">,
     Option<"finalRuns", "final-runs", "unsigned", /*default=*/"100", "Timed runs per round">,

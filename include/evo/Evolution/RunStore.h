@@ -148,6 +148,10 @@ public:
   llvm::Error recordFinal(int64_t id, double finalMedianMs);
   /// Records an LLM candidate's request and accounting (tokens and cost add up over repairs).
   llvm::Error recordLLM(const CandidateRecord &c);
+  /// Inserts candidates exactly as given (ids, times, evaluation order, LLM fields included),
+  /// all in one transaction: for building a store from others (`evo-opt runs-merge`,
+  /// RunMerge.h). Their tasks must be stored first; an id already taken is an error.
+  llvm::Error importCandidates(llvm::ArrayRef<CandidateRecord> candidates);
   /// All candidates of a task (all tasks when empty), by id.
   std::vector<CandidateRecord> getCandidates(llvm::StringRef task = "") const;
   std::optional<CandidateRecord> getCandidate(int64_t id) const;
