@@ -149,6 +149,21 @@ struct LaunchInfo {
   std::vector<unsigned> args; ///< buffer indices, one device pointer per kernel parameter
 };
 
+/// A cubin of a manifest made for several chips (evo-opt's `chips=`): assembled from the manifest's
+/// PTX for one chip, in a file beside the manifest.
+struct BinaryInfo {
+  std::string chip; ///< "sm_90a"
+  std::string file, sha256;
+  uint64_t bytes = 0;
+};
+
+/// The kernel image the launches on one GPU use (Module::imageFor).
+struct ImageInfo {
+  bool cubin = false; ///< a cubin of `binaries`, else the PTX (JIT-compiled by the driver)
+  std::string chip;   ///< the cubin's chip, or the PTX's (the manifest's target chip; may be "")
+  std::string file;   ///< its file name ("" for an image given to fromMemory or LoadOptions)
+};
+
 /// A parsed and validated evo-manifest/1 (docs/architecture.md). Every field of an untrusted
 /// manifest is checked: types, names (PTX symbols), sizes (no overflow, at most 1 TiB per
 /// buffer), counts, indices, launch limits, and each launch's buffers against its kernel's
@@ -158,9 +173,11 @@ struct Manifest {
   static constexpr uint64_t kWorkspaceAlignment = 256;
   static constexpr size_t kMaxRank = 16;
 
-  std::string name, function, chip, features;
+  std::string name, function, chip, features; ///< `chip`: the PTX's target
   std::string ptxFile, ptxSha256;
   uint64_t ptxBytes = 0;
+  std::vector<std::string> chips;     ///< target.chips: every chip a cubin was made for
+  std::vector<BinaryInfo> binaries;   ///< a cubin per chip (empty: PTX only)
   std::vector<BufferInfo> buffers;
   std::vector<std::string> kernels;
   std::vector<LaunchInfo> launches;
@@ -241,9 +258,10 @@ private:
 //===----------------------------------------------------------------------===//
 
 struct LoadOptions {
-  /// A PTX, cubin or fatbin image to load instead of the manifest's PTX file (e.g. one compiled
-  /// ahead of time with ptxas, or embedded in the program). Trusted as given: it is not checked
-  /// against the manifest's sha256. Empty: read `ptx.file` beside the manifest.
+  /// A PTX, cubin or fatbin image to load instead of the manifest's PTX file and cubins (e.g. one
+  /// compiled ahead of time with ptxas, or embedded in the program), on every GPU. Trusted as
+  /// given: it is not checked against the manifest's sha256. Empty: read `ptx.file` and the
+  /// files of `binaries` beside the manifest.
   std::string image;
 };
 
@@ -251,12 +269,12 @@ struct LoadOptions {
 /// stream's, else the current one) and cached; launches may come from several threads at once.
 class EVO_RUNTIME_API Module {
 public:
-  /// Reads `manifestPath` and the PTX file it names, which must be a plain file name in the
-  /// manifest's directory (no '/', no "..", not a symbolic link) whose size and sha256 match.
-  /// Needs no GPU.
+  /// Reads `manifestPath`, the PTX file it names and the cubins of its `binaries`, each a plain
+  /// file name in the manifest's directory (no '/', no "..", not a symbolic link) whose size and
+  /// sha256 match. Needs no GPU. On each GPU the launches use the image imageFor() chooses.
   static Expected<Module> load(const std::string &manifestPath, const LoadOptions &options = {});
-  /// The same from memory: manifest text and the image (PTX text is checked against the
-  /// manifest's size and sha256 unless `trustedImage`).
+  /// The same from memory: manifest text and the image, used on every GPU (PTX text is checked
+  /// against the manifest's size and sha256 unless `trustedImage`; `binaries` are not used).
   static Expected<Module> fromMemory(std::string_view manifestJson, std::string image,
                                      bool trustedImage = false);
 
@@ -268,6 +286,15 @@ public:
 
   const Manifest &manifest() const;
   size_t workspaceBytes() const { return manifest().workspaceBytes; }
+
+  /// The image launches on a GPU of compute capability ccMajor.ccMinor use: the cubin of
+  /// `binaries` made for exactly that GPU, else the newest one of its major version that runs on
+  /// it (a cubin for sm_80 runs on sm_86, not on sm_90; one for sm_90a only on sm_90), else the
+  /// PTX when the driver can JIT it for that GPU (PTX for sm_80 runs on any newer GPU); else
+  /// `Unsupported`, saying what the manifest has. A module made from one image (fromMemory,
+  /// LoadOptions::image) uses it everywhere, and a manifest without `binaries` its PTX (the
+  /// driver then says whether it runs). Needs no GPU.
+  Expected<ImageInfo> imageFor(int ccMajor, int ccMinor) const;
 
   /// Loads the CUDA module into the context of `stream` (null: the current context, or device 0's
   /// primary context when none is current) now rather than at the first launch, e.g. before a

@@ -16,6 +16,7 @@
 #include "evo/Evolution/Finalists.h"
 #include "evo/Evolution/Passes.h"
 #include "evo/Runtime/CudaDriver.h"
+#include "evo/Target/Chips.h"
 #include "evo/Target/Manifest.h"
 #include "evo/Target/PTXAssembler.h"
 #include "mlir/Parser/Parser.h"
@@ -191,6 +192,9 @@ LogicalResult EvolveDriver::validate() {
                             << " must be a number of seconds >= 0 (0: no limit), got " << v;
   if (p.llmMaxTokens <= 0)
     return emitError(loc) << "evo-evolve: llm-max-tokens must be > 0, got " << p.llmMaxTokens;
+  // A chip or PTX version NVPTX cannot serve fails here, not at every compile of the search.
+  if (llvm::Error e = evo::checkChip(p.chip, p.features))
+    return emitError(loc) << "evo-evolve: " << llvm::toString(std::move(e));
   return success();
 }
 

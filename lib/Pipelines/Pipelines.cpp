@@ -19,6 +19,7 @@ void buildEvoPipeline(OpPassManager &pm, const EvoPipelineOptions &options) {
 #define EVO_PIPELINE_COPY(pass, type, cpp, arg, doc, value) pass.cpp = options.cpp;
   EVO_PIPELINE_PASS_OPTIONS(EVO_PIPELINE_COPY)
 #undef EVO_PIPELINE_COPY
+  detail::copyOption(emit.chips, options.chips);
 
   // 1. Linalg on tensors -> host function + gpu.module kernels (the schedule knobs apply here).
   pm.addPass(createEvoLowerToGPUPass(lower));

@@ -1,6 +1,7 @@
 //===- Compile.cpp - kernels to PTX ---------------------------------------------===//
 
 #include "evo/Target/Compile.h"
+#include "evo/Target/Chips.h"
 #include "evo/Target/PTXAssembler.h"
 #include "evo/Target/Passes.h"
 #include "evo/Dialect/Evo/IR/InputChecks.h"
@@ -88,8 +89,10 @@ FailureOr<Attribute> nvvmTarget(MLIRContext *ctx, const PTXOptions &o,
                                 function_ref<InFlightDiagnostic()> emitError) {
   if (o.optLevel < 0 || o.optLevel > 3)
     return emitError() << "opt-level must be 0-3, got " << o.optLevel;
-  if (!StringRef(o.chip).starts_with("sm_"))
-    return emitError() << "chip must look like sm_90 or sm_90a, got '" << o.chip << "'";
+  // NVPTX would abort the process on a PTX version the chip does not accept (LLVM ERROR), and
+  // only warn on a chip or feature it does not know.
+  if (llvm::Error e = checkChip(o.chip, o.features))
+    return emitError() << llvm::toString(std::move(e));
   if (failed(NVVM::NVVMTargetAttr::verify(emitError, o.optLevel, "nvptx64-nvidia-cuda", o.chip,
                                           o.features, DictionaryAttr(), ArrayAttr(), true)))
     return failure();
@@ -131,7 +134,8 @@ FailureOr<std::string> compileToPTX(ModuleOp module, const PTXOptions &options) 
   FailureOr<Attribute> target = nvvmTarget(ctx, options, [&] { return module.emitError(); });
   if (failed(target))
     return failure();
-  if (failed(checkKernelModule(gms.front())))
+  if (failed(checkKernelModule(gms.front())) ||
+      failed(checkModuleRunsOn(gms.front(), options.chip)))
     return failure();
   gms.front().setTargetsAttr(ArrayAttr::get(ctx, ArrayRef<Attribute>{*target}));
   PassManager pm(ctx, ModuleOp::getOperationName());

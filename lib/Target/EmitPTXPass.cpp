@@ -2,6 +2,7 @@
 
 #include "evo/Dialect/Evo/IR/InputChecks.h"
 #include "evo/Dialect/Evo/IR/LaunchPlan.h"
+#include "evo/Target/Chips.h"
 #include "evo/Target/Compile.h"
 #include "evo/Target/Manifest.h"
 #include "evo/Target/OutputFiles.h"
@@ -86,8 +87,30 @@ void EvoEmitPTXPass::runOnOperation() {
     }
     ptxasPath = *found;
   }
+  // The targets: `chip` (PTX; ptxas only checks it and reports resources), or `chips` (PTX for
+  // the lowest, a cubin per chip). Checked before NVPTX sees them: it aborts on some.
+  std::string ptxChip = chip;
+  SmallVector<std::string> targetChips;
+  std::string chipsContext;
+  if (!chips.empty()) {
+    std::vector<std::string> list(chips.begin(), chips.end());
+    llvm::Expected<evo::ChipTargets> t = evo::resolveChips(list, features);
+    if (!t) {
+      emitError(module.getLoc()) << "evo-emit-ptx: " << llvm::toString(t.takeError());
+      return signalPassFailure();
+    }
+    if (!ptxasPath) {
+      emitError(module.getLoc())
+          << "evo-emit-ptx: chips= needs ptxas to assemble a cubin per chip ("
+          << (ptxas == "none" ? "ptxas=none" : "none was found") << "); give ptxas=<path> or use chip=";
+      return signalPassFailure();
+    }
+    ptxChip = t->ptxChip;
+    targetChips = t->chips;
+    chipsContext = " (chips=" + llvm::join(list, ",") + ")";
+  }
   evo::PTXOptions ptxOptions;
-  ptxOptions.chip = chip;
+  ptxOptions.chip = ptxChip;
   ptxOptions.features = features;
   ptxOptions.optLevel = optLevel;
   ptxOptions.cudaPath = cudaPath;
@@ -100,6 +123,13 @@ void EvoEmitPTXPass::runOnOperation() {
   llvm::StringSet<llvm::MallocAllocator> names;
   for (gpu::GPUModuleOp gm : gpuModules) {
     if (failed(evo::checkKernelModule(gm)))
+      return signalPassFailure();
+    // Kernels that need another chip (wgmma on sm_80) would fail deep in the pipeline, or be
+    // emitted for a chip that cannot run them: one diagnostic per kernel and chip instead.
+    bool runs = true;
+    for (StringRef c : targetChips.empty() ? SmallVector<std::string>{ptxChip} : targetChips)
+      runs &= succeeded(evo::checkModuleRunsOn(gm, c, chipsContext));
+    if (!runs)
       return signalPassFailure();
     PendingModule p{gm.getSymName().str(), gm.getLoc(), {}, {}};
     p.planAttr = gm->getAttrOfType<evo::PlanAttr>(evo::kPlanAttrName);
@@ -123,7 +153,8 @@ void EvoEmitPTXPass::runOnOperation() {
                      << ".ptx'";
       return signalPassFailure();
     }
-    p.info.chip = std::string(chip);
+    p.info.chip = ptxChip;
+    p.info.chips.assign(targetChips.begin(), targetChips.end());
     p.info.features = std::string(features);
     p.info.ptxFile = p.info.name + ".ptx";
     for (auto func : gm.getOps<gpu::GPUFuncOp>()) {
@@ -167,14 +198,36 @@ void EvoEmitPTXPass::runOnOperation() {
         p.info.ptx = obj.getObject().getValue().str();
     if (ptxasPath) {
       llvm::Expected<evo::AssembleResult> assembled =
-          evo::assemblePtx(*ptxasPath, p.info.ptx, std::string(chip));
+          evo::assemblePtx(*ptxasPath, p.info.ptx, ptxChip);
       if (!assembled) {
-        emitError(p.loc) << "evo-emit-ptx: ptxas rejected the PTX of '" << p.info.name
-                         << "': " << llvm::toString(assembled.takeError());
+        emitError(p.loc) << "evo-emit-ptx: ptxas rejected the PTX of '" << p.info.name << "'"
+                         << (targetChips.empty() ? "" : " for " + ptxChip) << ": "
+                         << llvm::toString(assembled.takeError());
         return signalPassFailure();
       }
       p.info.ptxasPath = *ptxasPath;
       p.info.resources = std::move(assembled->kernels);
+      // chips=: a cubin per chip, from the same PTX (the PTX chip's is the one just made).
+      for (const std::string &c : targetChips) {
+        std::string cubin;
+        if (c == ptxChip) {
+          cubin = assembled->cubin;
+        } else {
+          llvm::Expected<evo::AssembleResult> other = evo::assemblePtx(*ptxasPath, p.info.ptx, c);
+          if (!other) {
+            emitError(p.loc) << "evo-emit-ptx: ptxas rejected the PTX of '" << p.info.name
+                             << "' for " << c << ": " << llvm::toString(other.takeError());
+            return signalPassFailure();
+          }
+          cubin = std::move(other->cubin);
+        }
+        if (cubin.empty()) {
+          emitError(p.loc) << "evo-emit-ptx: ptxas made no cubin of '" << p.info.name << "' for "
+                           << c;
+          return signalPassFailure();
+        }
+        p.info.binaries.push_back({c, p.info.name + "." + c + ".cubin", std::move(cubin)});
+      }
     }
   }
 
@@ -192,12 +245,18 @@ void EvoEmitPTXPass::runOnOperation() {
   evo::OutputTransaction *invocation = evo::OutputTransaction::current();
   for (PendingModule &p : pending) {
     llvm::Error err = llvm::Error::success();
-    for (llvm::StringRef ext : {".ptx", ".json"}) {
+    SmallVector<std::string> files = {p.info.name + ".ptx", p.info.name + ".json"};
+    for (const evo::ManifestInfo::Binary &b : p.info.binaries)
+      files.push_back(b.file);
+    for (const std::string &file : files) {
       if (!err && invocation)
-        err = invocation->checkClaim(*dir, p.info.name + ext.str());
+        err = invocation->checkClaim(*dir, file);
       if (!err)
-        err = local.claim(*dir, p.info.name + ext.str());
+        err = local.claim(*dir, file);
     }
+    for (const evo::ManifestInfo::Binary &b : p.info.binaries)
+      if (!err)
+        err = local.stage(*dir, b.file, [&](llvm::raw_ostream &os) { os << b.image; });
     if (!err)
       err = local.stage(*dir, p.info.name + ".ptx",
                         [&](llvm::raw_ostream &os) { os << p.info.ptx; });

@@ -84,7 +84,22 @@ json::Value buildManifest(const ManifestInfo &info) {
   m["format"] = kManifestFormat;
   m["name"] = info.name;
   m["generator"] = evoVersionString();
-  m["target"] = json::Object{{"chip", info.chip}, {"features", info.features}};
+  json::Object target{{"chip", info.chip}, {"features", info.features}};
+  if (!info.chips.empty()) {
+    json::Array chips;
+    for (const std::string &c : info.chips)
+      chips.push_back(c);
+    target["chips"] = std::move(chips);
+    // A cubin per chip beside the PTX; loaders choose by the device's compute capability.
+    json::Array binaries;
+    for (const ManifestInfo::Binary &b : info.binaries)
+      binaries.push_back(json::Object{{"chip", b.chip},
+                                      {"file", b.file},
+                                      {"bytes", static_cast<int64_t>(b.image.size())},
+                                      {"sha256", sha256Hex(b.image)}});
+    m["binaries"] = std::move(binaries);
+  }
+  m["target"] = std::move(target);
   m["ptx"] = json::Object{{"file", info.ptxFile},
                           {"sha256", sha256Hex(info.ptx)},
                           {"bytes", static_cast<int64_t>(info.ptx.size())}};

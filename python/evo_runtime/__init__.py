@@ -15,9 +15,11 @@ synchronizing. `Manifest` (parsing and validation) needs neither a GPU nor torch
 __version__ = "0.1.0"
 
 from .driver import CudaDriver, CudaError  # noqa: F401,E402
-from .manifest import Buffer, Launch, Manifest, ManifestError  # noqa: F401,E402
+from .manifest import (Binary, Buffer, Launch, Manifest, ManifestError,  # noqa: F401,E402
+                       UnsupportedDeviceError, choose_image)
 from .module import EvoModule  # noqa: F401,E402
 from .torch_ops import output_specs, register_op, registered_module, schema  # noqa: F401,E402
 
-__all__ = ["EvoModule", "Manifest", "ManifestError", "Buffer", "Launch", "CudaDriver", "CudaError",
+__all__ = ["EvoModule", "Manifest", "ManifestError", "Buffer", "Binary", "Launch", "CudaDriver",
+           "CudaError", "UnsupportedDeviceError", "choose_image",
            "register_op", "registered_module", "output_specs", "schema", "__version__"]

@@ -13,6 +13,8 @@ CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0
 CU_FUNC_ATTRIBUTE_NUM_REGS = 4
 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
+CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
+CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
 CU_JIT_ERROR_LOG_BUFFER = 5
 CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
 
@@ -130,6 +132,16 @@ class CudaDriver:
             byref(v), CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev),
             "cuDeviceGetAttribute")
         return v.value
+
+    def compute_capability(self, device: int):
+        """(major, minor) of device `device`."""
+        dev, major, minor = c_int(), c_int(), c_int()
+        self._check(self.lib.cuDeviceGet(byref(dev), device), "cuDeviceGet")
+        self._check(self.lib.cuDeviceGetAttribute(
+            byref(major), CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cuDeviceGetAttribute")
+        self._check(self.lib.cuDeviceGetAttribute(
+            byref(minor), CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cuDeviceGetAttribute")
+        return major.value, minor.value
 
     # Modules ---------------------------------------------------------------------------------
     def load_module(self, image: bytes):

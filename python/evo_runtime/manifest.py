@@ -6,7 +6,8 @@ dimension, a symbol or a file name, with the same limits and messages as libevo_
 runtime does not know are refused (they could change how a kernel must be launched); other unknown
 keys are ignored. Buffers of role "tensor_map" (TMA descriptors the loader encodes,
 docs/architecture.md "Tensor maps") are checked with the rules of include/evo/Runtime/TensorMap.h,
-repeated below.
+repeated below, and the choice of a manifest's cubin or PTX for a GPU (`binaries`, evo-opt's
+chips=) with those of include/evo/Runtime/ChipRules.h.
 """
 
 import hashlib
@@ -28,6 +29,7 @@ MAX_LAUNCHES = 65536
 MAX_PARAMS = 512
 MAX_GRID_X, MAX_GRID_YZ = 2147483647, 65535
 MAX_DYNAMIC_SHARED_MEMORY = 227 * 1024
+MAX_BINARIES = 64
 WORKSPACE_ALIGNMENT = 256
 BUFFER_ALIGNMENT = 16
 
@@ -51,6 +53,82 @@ _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*\Z")
 
 class ManifestError(ValueError):
     """A manifest (or its PTX) that is malformed, inconsistent or out of limits."""
+
+
+class UnsupportedDeviceError(RuntimeError):
+    """None of a manifest's kernel images (cubins, PTX) runs on the GPU."""
+
+
+# --- Which image runs on which GPU (include/evo/Runtime/ChipRules.h) ---------------------------
+_CHIP = re.compile(r"sm_([1-9][0-9]{1,2})([af]?)\Z")
+
+
+def parse_chip(s):
+    """'sm_90a' -> (9, 0, 'a'); None unless sm_<2 or 3 digits>[a|f]."""
+    m = _CHIP.match(s) if isinstance(s, str) else None
+    if not m:
+        return None
+    n = int(m.group(1))
+    return (n // 10, n % 10, m.group(2))
+
+
+def cubin_runs_on(chip, major, minor):
+    """A cubin for `chip` runs on compute capability major.minor: the same major and a minor no
+    newer than the GPU's; an `a` cubin only on exactly its GPU."""
+    cmaj, cmin, suffix = chip
+    if suffix == "a":
+        return (cmaj, cmin) == (major, minor)
+    return cmaj == major and cmin <= minor
+
+
+def ptx_runs_on(chip, major, minor):
+    """The driver JIT-compiles PTX for `chip` for compute capability major.minor: any GPU at least
+    as new; `f` PTX within its family; `a` PTX only on exactly its GPU."""
+    cmaj, cmin, suffix = chip
+    if suffix == "a":
+        return (cmaj, cmin) == (major, minor)
+    if suffix == "f":
+        return cmaj == major and cmin <= minor
+    return cmaj * 10 + cmin <= major * 10 + minor
+
+
+def choose_image(binary_chips, ptx_chip, major, minor):
+    """(index into binary_chips, or -1 for the PTX; None) or (None, why): among the cubins that
+    run on this GPU the newest (the first one made for exactly it, if any), else the PTX when the
+    driver can JIT it there (ptx_chip "": assumed to)."""
+    best = None
+    for i, name in enumerate(binary_chips):
+        c = parse_chip(name)
+        if c is not None and cubin_runs_on(c, major, minor) and (
+                best is None or parse_chip(binary_chips[best])[1] < c[1]):
+            best = i
+    if best is not None:
+        return best, None
+    ptx = parse_chip(ptx_chip)
+    if not ptx_chip or (ptx and ptx_runs_on(ptx, major, minor)):
+        return -1, None
+    why = f"no kernel image runs on this GPU (sm_{major * 10 + minor}): "
+    if binary_chips:
+        why += f"the cubins are for {', '.join(binary_chips)} and "
+    why += f"the PTX is for {ptx_chip}"
+    if ptx and ptx[2] == "a":
+        why += f" (runs only on sm_{ptx[0] * 10 + ptx[1]})"
+    elif ptx and ptx[2] == "f":
+        why += f" (runs on sm_{ptx[0] * 10 + ptx[1]} and newer of its family)"
+    elif ptx:
+        why += f" (needs {ptx_chip} or newer)"
+    else:
+        why += " (not a chip name)"
+    return None, why
+
+
+@dataclass(frozen=True)
+class Binary:
+    """A cubin of a manifest made for several chips (evo-opt's chips=), beside the manifest."""
+    chip: str
+    file: str
+    bytes: int
+    sha256: str
 
 
 @dataclass(frozen=True)
@@ -281,6 +359,14 @@ class Manifest:
             _object(target, "manifest: 'target'")
             self.chip = _opt_str(target, "chip", "manifest: target")
             self.features = _opt_str(target, "features", "manifest: target")
+        #: target.chips: every chip a cubin was made for (the PTX is for `chip`).
+        self.chips = []
+        if target is not None and target.get("chips") is not None:
+            for i, c in enumerate(_array(target, "chips", "manifest: target", MAX_BINARIES)):
+                if parse_chip(c) is None:
+                    raise ManifestError(f"manifest: target: chips[{i}] is not a chip name (sm_XY, "
+                                        "sm_XYa or sm_XYf)")
+                self.chips.append(c)
 
         ptx = _field(root, "ptx", "manifest")
         _object(ptx, "manifest: 'ptx'")
@@ -292,6 +378,35 @@ class Manifest:
         self.ptx_sha256 = _str(ptx, "sha256", "manifest: ptx", 64)
         if len(self.ptx_sha256) != 64 or any(c not in "0123456789abcdef" for c in self.ptx_sha256):
             raise ManifestError("manifest: ptx sha256 must be 64 lowercase hex digits")
+
+        # A cubin per chip (evo-opt's chips=), files beside the PTX; the loader picks one per GPU.
+        self.binaries: List[Binary] = []
+        if root.get("binaries") is not None:
+            for i, b in enumerate(_array(root, "binaries", "manifest", MAX_BINARIES)):
+                where = f"binary {i}"
+                _object(b, where)
+                _only_keys(b, ("chip", "file", "bytes", "sha256"), where)
+                chip = _str(b, "chip", where, 16)
+                if parse_chip(chip) is None:
+                    raise ManifestError(f"{where}: chip {_quote(chip)} is not a chip name (sm_XY, "
+                                        "sm_XYa or sm_XYf)")
+                where = f"binary {i} ({chip})"
+                file = _str(b, "file", where, 255)
+                if not is_plain_file_name(file):
+                    raise ManifestError(f"{where}: file {_quote(file)} must be a plain file name in "
+                                        "the manifest's directory (no '/', not '.' or '..')")
+                nbytes = _int_field(b, "bytes", where, 1, MAX_IMAGE_BYTES)
+                sha = _str(b, "sha256", where, 64)
+                if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
+                    raise ManifestError(f"{where}: sha256 must be 64 lowercase hex digits")
+                if file == self.ptx_file:
+                    raise ManifestError(f"{where}: file {_quote(file)} is the PTX's")
+                for other in self.binaries:
+                    if other.chip == chip:
+                        raise ManifestError(f"{where}: a second cubin for {chip}")
+                    if other.file == file:
+                        raise ManifestError(f"{where}: file {_quote(file)} is also {other.chip}'s")
+                self.binaries.append(Binary(chip, file, nbytes, sha))
 
         buffers = []
         raw_buffers = _array(root, "buffers", "manifest", MAX_BUFFERS)
@@ -465,10 +580,30 @@ class Manifest:
     def read_image(self, base_dir: Optional[str] = None) -> bytes:
         """The PTX named by the manifest: a plain file in its directory, not a symbolic link, of
         the size and sha256 the manifest states."""
+        return self._read_checked(base_dir, self.ptx_file, "the PTX", self.ptx_bytes,
+                                  self.ptx_sha256)
+
+    def read_binaries(self, base_dir: Optional[str] = None) -> List[bytes]:
+        """The cubins of `binaries`, in order, each checked as read_image checks the PTX."""
+        return [self._read_checked(base_dir, b.file, f"the {b.chip} cubin", b.bytes, b.sha256)
+                for b in self.binaries]
+
+    def image_for(self, major: int, minor: int):
+        """The image launches on a GPU of compute capability major.minor use, as (Binary, None)
+        for a cubin or (None, ptx_file) for the PTX (JIT); UnsupportedDeviceError when none runs
+        there. A manifest without `binaries` always gives its PTX."""
+        if not self.binaries:
+            return None, self.ptx_file
+        index, why = choose_image([b.chip for b in self.binaries], self.chip, major, minor)
+        if index is None:
+            raise UnsupportedDeviceError(f"{self.name}: {why}")
+        return (self.binaries[index], None) if index >= 0 else (None, self.ptx_file)
+
+    def _read_checked(self, base_dir, file, what, nbytes, sha256) -> bytes:
         base = base_dir if base_dir is not None else self.base_dir
         if base is None:
-            raise ManifestError(f"{self.name}: no directory to find {self.ptx_file} in")
-        path = os.path.join(base, self.ptx_file)
+            raise ManifestError(f"{self.name}: no directory to find {file} in")
+        path = os.path.join(base, file)
         flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | \
             getattr(os, "O_CLOEXEC", 0)
         try:
@@ -477,7 +612,7 @@ class Manifest:
             raise ManifestError(f"{base}: {e.strerror}") from None
         try:
             try:
-                fd = os.open(self.ptx_file, flags, dir_fd=dir_fd)
+                fd = os.open(file, flags, dir_fd=dir_fd)
             except OSError as e:
                 if e.errno == getattr(os, "ELOOP", 40) or os.path.islink(path):
                     raise ManifestError(f"{path}: is a symbolic link (refused: the kernel image "
@@ -493,13 +628,13 @@ class Manifest:
             if st.st_size > MAX_IMAGE_BYTES:
                 raise ManifestError(f"{path}: larger than {MAX_IMAGE_BYTES} bytes")
             image = f.read(MAX_IMAGE_BYTES + 1)
-        if len(image) != self.ptx_bytes:
-            raise ManifestError(f"{path}: the PTX has {len(image)} bytes, the manifest says "
-                                f"{self.ptx_bytes}")
+        if len(image) != nbytes:
+            raise ManifestError(f"{path}: {what} has {len(image)} bytes, the manifest says "
+                                f"{nbytes}")
         digest = hashlib.sha256(image).hexdigest()
-        if digest != self.ptx_sha256:
-            raise ManifestError(f"{path}: the PTX does not match the manifest (sha256 {digest}, "
-                                f"the manifest says {self.ptx_sha256})")
+        if digest != sha256:
+            raise ManifestError(f"{path}: {what} does not match the manifest (sha256 {digest}, "
+                                f"the manifest says {sha256})")
         return image
 
     def check_inputs(self, specs: Sequence[Tuple[Sequence[int], str]]):

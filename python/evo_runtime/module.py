@@ -56,8 +56,9 @@ class _Loaded:
 
 
 class EvoModule:
-    """Loads `<name>.json` and the PTX it names; calling it runs every launch in order on the
-    caller's stream, without synchronizing.
+    """Loads `<name>.json` and the PTX it names (and its cubins, when the manifest lists
+    `binaries`); calling it runs every launch in order on the caller's stream, without
+    synchronizing.
 
     - Inputs must be contiguous CUDA tensors of the manifest's shapes and dtypes, 16-byte aligned,
       all on one device; the launches run on that device (its primary context) whatever the
@@ -67,7 +68,9 @@ class EvoModule:
       PyTorch's caching allocator on that stream, so nothing is freed under running kernels and
       nothing needs a synchronization; it also works inside CUDA graph capture.
     - The CUDA module is loaded per device, on first use; `prepare(device)` loads it ahead (CUDA
-      graph capture does not allow loading modules).
+      graph capture does not allow loading modules). On each device it is the cubin made for that
+      GPU, else the PTX (JIT) (`image_for(device)`; include/evo/Runtime/ChipRules.h); a caller's
+      `image` is used on every device.
     - Tensor maps (buffers of role "tensor_map") are not arguments: each call encodes them over
       its sources' addresses (cuTensorMapEncodeTiled) and copies them (cuMemcpyHtoDAsync, on the
       call's stream) to device memory this object owns, one slot per stream; a call with the same
@@ -82,8 +85,11 @@ class EvoModule:
         self.buffers = self.manifest["buffers"]
         self.launches = self.manifest["launches"]
         self.workspace_bytes = self.spec.workspace_bytes
-        # A caller's image (e.g. a cubin) is trusted as given; the manifest's PTX is checked.
+        # A caller's image (e.g. a cubin) is trusted as given; the manifest's PTX is checked, and
+        # so are its cubins (one per chip), among which each device's is chosen.
         self._image = bytes(image) if image is not None else self.spec.read_image()
+        self._image_given = image is not None
+        self._cubins = self.spec.read_binaries() if image is None else []
         self._lock = threading.Lock()
         self._loaded = {}
         self._driver = None
@@ -114,6 +120,22 @@ class EvoModule:
         self._module_on(index)
         return self
 
+    def image_for(self, device=None):
+        """What launches on `device` (default: the current one) use: ("cubin", chip, file),
+        ("ptx", chip, file), or ("image", "", "") for a caller's image. UnsupportedDeviceError
+        when no image of the manifest runs on that GPU."""
+        if self._image_given:
+            return ("image", "", "")
+        if not self._cubins:
+            return ("ptx", self.spec.chip, self.spec.ptx_file)
+        torch = self._torch
+        index = torch.cuda.current_device() if device is None else (
+            device.index if isinstance(device, torch.device) else int(device))
+        if self._driver is None:
+            self._driver = CudaDriver.get()
+        binary, ptx = self.spec.image_for(*self._driver.compute_capability(index))
+        return ("cubin", binary.chip, binary.file) if binary else ("ptx", self.spec.chip, ptx)
+
     def _module_on(self, index):
         loaded = self._loaded.get(index)
         if loaded is not None:
@@ -133,10 +155,17 @@ class EvoModule:
             if self._maps and not d.has_tensor_maps:
                 raise CudaError(f"{self.name}: the manifest has tensor maps, but the CUDA driver has "
                                 "no cuTensorMapEncodeTiled (TMA needs a CUDA 12 driver)")
+            # The device's image: the cubin made for it, else the PTX (UnsupportedDeviceError
+            # when neither runs there).
+            image = self._image
+            if self._cubins:
+                binary, _ = self.spec.image_for(*d.compute_capability(index))
+                if binary is not None:
+                    image = self._cubins[self.spec.binaries.index(binary)]
             ctx = d.primary_context(index)
             d.lib.cuCtxPushCurrent_v2(ctx)
             try:
-                module = d.load_module(self._image)
+                module = d.load_module(image)
                 try:
                     loaded = _Loaded(ctx, module, self._bind(d, module, index))
                 except BaseException:

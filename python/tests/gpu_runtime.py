@@ -390,6 +390,32 @@ def main():
             assert_close(z, REFS["mm_relu"](a, b), 1e-5, f"replayed mm_relu op (seed {seed})")
     graphs()
 
+    # Multi-arch output (chips=): the device's cubin is chosen and runs; the others are checked
+    @check("chips=sm_80,sm_90a: EvoModule loads this GPU's cubin (sm_90a on an H200), matches PyTorch")
+    def multi_arch():
+        path = emit(args.evo_opt, "examples/row_sum.mlir", os.path.join(args.out, "chips"),
+                    "chips=sm_80,sm_90a")
+        mod = EvoModule(path)  # reads and checks the PTX and both cubins (size, sha256)
+        kind, chip, file = mod.image_for()
+        major, minor = torch.cuda.get_device_capability()
+        if (major, minor) == (9, 0) and (kind, chip) != ("cubin", "sm_90a"):
+            raise AssertionError(f"on compute capability 9.0 the loader chose {kind} {chip}")
+        ins = inputs_for(mod)
+        (y,) = mod(*ins)
+        torch.cuda.synchronize()
+        err = assert_close(y, REFS["row_sum"](*ins), 1e-5, "row_sum from " + file)
+        # The sm_80 cubin (ptxas-made, checked above) does not load on another major version.
+        other = ""
+        if major != 8:
+            sm80 = mod.spec.read_binaries()[[b.chip for b in mod.spec.binaries].index("sm_80")]
+            try:
+                EvoModule(path, image=sm80)
+                other = "; the sm_80 cubin loaded here too (unexpected)"
+            except evo_runtime.CudaError as e:
+                other = f"; the sm_80 cubin does not load here ({str(e)[:160]})"
+        return f"{kind} {chip} ({file}), relative error {err:.1e}{other}"
+    multi_arch()
+
     # Tensor maps: emitted wgmma matmuls (sm_90a: TMA descriptors built by EvoModule) ---------
     cc = torch.cuda.get_device_capability()
     if cc != (9, 0):

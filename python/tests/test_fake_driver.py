@@ -552,5 +552,78 @@ class FakeDriverTensorMapTest(FakeDriverBase):
             os.environ["EVO_LIBCUDA"] = FAKE
 
 
+# Cubins per chip (evo-opt's chips=) ----------------------------------------------------------
+def tagged(magic, tag):
+    """A stand-in image with mm_relu's kernels that the fake driver logs as "image ctx=C <tag>"."""
+    return magic + b"// fake-image: " + tag + b"\n" + PTX
+
+
+@unittest.skipUnless(FAKE and os.path.exists(FAKE), "set $EVO_FAKE_CUDA to FakeCuda.c's library")
+class MultiChipTest(FakeDriverBase):
+    """Each device loads the cubin made for it, else the PTX; as RuntimeFakeDriverTest.cpp."""
+
+    def setUp(self):
+        take_log()
+        self.torch.state.update(device=0, capturing=False)
+        self.addCleanup(os.environ.pop, "EVO_FAKE_CUDA_CC", None)
+        self.chips_dir = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.chips_dir)
+        ptx = tagged(b"", b"ptx sm_80")
+        images = {"sm_80": tagged(b"\x7fELF", b"cubin sm_80"),
+                  "sm_90a": tagged(b"\x7fELF", b"cubin sm_90a")}
+        m = manifest()
+        m["ptx"] = {"file": "mm_relu.ptx", "bytes": len(ptx), "sha256": hashlib.sha256(ptx).hexdigest()}
+        m["target"] = {"chip": "sm_80", "features": "+ptx80", "chips": ["sm_80", "sm_90a"]}
+        m["binaries"] = [{"chip": c, "file": f"mm_relu.{c}.cubin", "bytes": len(img),
+                          "sha256": hashlib.sha256(img).hexdigest()} for c, img in images.items()]
+        files = {"mm_relu.json": json.dumps(m).encode(), "mm_relu.ptx": ptx}
+        files.update({f"mm_relu.{c}.cubin": img for c, img in images.items()})
+        for name, data in files.items():
+            with open(os.path.join(self.chips_dir, name), "wb") as f:
+                f.write(data)
+        self.path = os.path.join(self.chips_dir, "mm_relu.json")
+
+    def inputs(self, dev):
+        t = self.torch
+        return (t.empty((256, 64), dtype=t.float32, device=f"cuda:{dev}"),
+                t.empty((64, 128), dtype=t.float32, device=f"cuda:{dev}"))
+
+    def test_each_device_gets_its_cubin(self):
+        os.environ["EVO_FAKE_CUDA_CC"] = "9.0,8.6"
+        mod = self.EvoModule(self.path)
+        self.assertEqual(mod.image_for(0), ("cubin", "sm_90a", "mm_relu.sm_90a.cubin"))
+        self.assertEqual(mod.image_for(1), ("cubin", "sm_80", "mm_relu.sm_80.cubin"))
+        mod(*self.inputs(0))
+        mod(*self.inputs(1))
+        log = take_log()
+        self.assertEqual([line for line in log if line.startswith("image")],
+                         ["image ctx=0xc000 cubin sm_90a", "image ctx=0xc001 cubin sm_80"])
+        self.assertEqual(sum(line.startswith("launch mm_relu_k1") for line in log), 2)
+
+    def test_newer_gpu_gets_the_ptx(self):
+        os.environ["EVO_FAKE_CUDA_CC"] = "12.0"
+        mod = self.EvoModule(self.path)
+        self.assertEqual(mod.image_for(), ("ptx", "sm_80", "mm_relu.ptx"))
+        self.assertEqual([line for line in take_log() if line.startswith("image")],
+                         ["image ctx=0xc000 ptx sm_80"])
+
+    def test_older_gpu_is_refused(self):
+        import evo_runtime
+        os.environ["EVO_FAKE_CUDA_CC"] = "7.5"
+        with self.assertRaises(evo_runtime.UnsupportedDeviceError) as cm:
+            self.EvoModule(self.path)  # loads on the current device at once
+        self.assertEqual(str(cm.exception),
+                         "mm_relu: no kernel image runs on this GPU (sm_75): the cubins are for "
+                         "sm_80, sm_90a and the PTX is for sm_80 (needs sm_80 or newer)")
+        self.assertFalse(any(line.startswith(("load", "launch")) for line in take_log()))
+
+    def test_given_image_everywhere(self):
+        os.environ["EVO_FAKE_CUDA_CC"] = "7.5"
+        mod = self.EvoModule(self.path, image=tagged(b"", b"given"))
+        self.assertEqual(mod.image_for(0), ("image", "", ""))
+        self.assertEqual([line for line in take_log() if line.startswith("image")],
+                         ["image ctx=0xc000 given"])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -246,6 +246,135 @@ class ManifestTest(unittest.TestCase):
             shutil.rmtree(other)
 
 
+# --- Cubins per chip (evo-opt's chips=): `binaries`, and the image each GPU gets ---------------
+
+def cubin_for(chip):
+    """A stand-in cubin (the loader checks size and sha256 only)."""
+    return b"\x7fELF cubin " + chip.encode()
+
+
+def with_binaries(chips):
+    j = valid()
+    j["target"]["chip"] = chips[0]
+    j["target"]["chips"] = list(chips)
+    j["binaries"] = [{"chip": c, "file": f"mm_relu.{c}.cubin", "bytes": len(cubin_for(c)),
+                      "sha256": hashlib.sha256(cubin_for(c)).hexdigest()} for c in chips]
+    return j
+
+
+# The same cases and messages as RuntimeTest.cpp's RuntimeChips.RefusesHostileBinaries.
+HOSTILE_BINARIES = [
+    ("not an array", set_(["binaries"], {}), "'binaries' must be an array"),
+    ("too many", set_(["binaries"], [1] * 65), "more than 64"),
+    ("not an object", set_(["binaries", 0], "sm_80"), "binary 0 must be an object"),
+    ("unknown key", set_(["binaries", 0, "kind"], "fatbin"), "unknown key 'kind'"),
+    ("missing file", delete(["binaries", 0, "file"]), "missing 'file'"),
+    ("chip", set_(["binaries", 0, "chip"], "compute_80"),
+     "binary 0: chip 'compute_80' is not a chip name"),
+    ("chip type", set_(["binaries", 0, "chip"], 80), "'chip' must be a string"),
+    ("file escapes", set_(["binaries", 1, "file"], "../x.cubin"),
+     "binary 1 (sm_90a): file '../x.cubin' must be a plain file name"),
+    ("file absolute", set_(["binaries", 1, "file"], "/etc/passwd"), "must be a plain file name"),
+    ("file is the ptx", set_(["binaries", 1, "file"], "mm_relu.ptx"), "is the PTX's"),
+    ("file twice", set_(["binaries", 1, "file"], "mm_relu.sm_80.cubin"),
+     "file 'mm_relu.sm_80.cubin' is also sm_80's"),
+    ("chip twice", set_(["binaries", 1, "chip"], "sm_80"), "a second cubin for sm_80"),
+    ("bytes zero", set_(["binaries", 0, "bytes"], 0), "'bytes' is 0, out of range"),
+    ("bytes huge", set_(["binaries", 0, "bytes"], 1 << 40), "out of range"),
+    ("bytes string", set_(["binaries", 0, "bytes"], "12"), "must be an integer"),
+    ("sha", set_(["binaries", 0, "sha256"], "G" * 64),
+     "binary 0 (sm_80): sha256 must be 64 lowercase hex digits"),
+    ("target chips", set_(["target", "chips"], ["sm_80", "x"]),
+     "manifest: target: chips[1] is not a chip name"),
+]
+
+
+class ChipsTest(unittest.TestCase):
+    def test_shared_cases(self):
+        # runtime/unittests/chip-selection.json: RuntimeTest.cpp runs the same cases.
+        with open(os.path.join(SRCROOT, "runtime", "unittests", "chip-selection.json")) as f:
+            cases = json.load(f)["cases"]
+        self.assertGreaterEqual(len(cases), 20)
+        for c in cases:
+            with self.subTest(json.dumps(c)):
+                index, why = evo_runtime.choose_image(c["binaries"], c["ptx"], *c["device"])
+                if c["expect"] == "none":
+                    self.assertIsNone(index)
+                    self.assertEqual(why, c["why"])
+                elif c["expect"] == "ptx":
+                    self.assertEqual(index, -1)
+                else:
+                    self.assertIsNotNone(index, why)
+                    self.assertGreaterEqual(index, 0)
+                    self.assertEqual(c["binaries"][index], c["expect"])
+
+    def test_chip_names(self):
+        parse = evo_runtime.manifest.parse_chip
+        self.assertEqual(parse("sm_90a"), (9, 0, "a"))
+        self.assertEqual(parse("sm_121f"), (12, 1, "f"))
+        for bad in ["", "sm_", "sm_9", "sm_1000", "sm_90b", "sm_0a", "SM_90", "sm_9x", "compute_90",
+                    "sm_90aa", "sm_a", None, 90]:
+            self.assertIsNone(parse(bad), bad)
+
+    def test_binaries(self):
+        m = Manifest.parse(json.dumps(with_binaries(["sm_80", "sm_90a"])))
+        self.assertEqual(m.chips, ["sm_80", "sm_90a"])
+        self.assertEqual([(b.chip, b.file, b.bytes) for b in m.binaries],
+                         [("sm_80", "mm_relu.sm_80.cubin", 16), ("sm_90a", "mm_relu.sm_90a.cubin", 17)])
+        self.assertEqual(Manifest.parse(json.dumps(valid())).binaries, [])
+
+    def test_hostile_binaries(self):
+        for name, mutate, expect in HOSTILE_BINARIES:
+            j = with_binaries(["sm_80", "sm_90a"])
+            mutate(j)
+            with self.subTest(name):
+                with self.assertRaises(ManifestError) as cm:
+                    Manifest.parse(json.dumps(j))
+                self.assertIn(expect, str(cm.exception))
+
+    def test_files_and_image_for(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        with open(os.path.join(d, "mm_relu.json"), "w") as f:
+            json.dump(with_binaries(["sm_80", "sm_90a"]), f)
+        for name, data in [("mm_relu.ptx", PTX), ("mm_relu.sm_80.cubin", cubin_for("sm_80")),
+                           ("mm_relu.sm_90a.cubin", cubin_for("sm_90a"))]:
+            with open(os.path.join(d, name), "wb") as f:
+                f.write(data)
+        m = Manifest.load(os.path.join(d, "mm_relu.json"))
+        self.assertEqual(m.read_binaries(), [cubin_for("sm_80"), cubin_for("sm_90a")])
+        self.assertEqual(m.image_for(9, 0)[0].file, "mm_relu.sm_90a.cubin")
+        self.assertEqual(m.image_for(8, 6)[0].file, "mm_relu.sm_80.cubin")
+        self.assertEqual(m.image_for(12, 0), (None, "mm_relu.ptx"))
+        with self.assertRaises(evo_runtime.UnsupportedDeviceError) as cm:
+            m.image_for(7, 5)
+        self.assertEqual(str(cm.exception),
+                         "mm_relu: no kernel image runs on this GPU (sm_75): the cubins are for "
+                         "sm_80, sm_90a and the PTX is for sm_80 (needs sm_80 or newer)")
+        # A changed, missing or linked cubin is refused like the PTX.
+        path = os.path.join(d, "mm_relu.sm_90a.cubin")
+        with open(path, "wb") as f:
+            f.write(cubin_for("sm_90a") + b"x")
+        with self.assertRaisesRegex(ManifestError, "the sm_90a cubin has 18 bytes, the manifest says 17"):
+            m.read_binaries()
+        with open(path, "wb") as f:
+            f.write(cubin_for("sm_90b"))
+        with self.assertRaisesRegex(ManifestError, "the sm_90a cubin does not match the manifest"):
+            m.read_binaries()
+        os.unlink(path)
+        with self.assertRaisesRegex(ManifestError, "mm_relu.sm_90a.cubin: No such file"):
+            m.read_binaries()
+        other = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, other)
+        with open(os.path.join(other, "real.cubin"), "wb") as f:
+            f.write(cubin_for("sm_90a"))
+        os.symlink(os.path.join(other, "real.cubin"), path)
+        with self.assertRaisesRegex(ManifestError, "symbolic link"):
+            m.read_binaries()
+        # Without binaries: the PTX, whatever the GPU (the driver says whether it runs).
+        self.assertEqual(Manifest.parse(json.dumps(valid())).image_for(7, 5), (None, "mm_relu.ptx"))
+
+
 def tm_valid():
     """A manifest with two tensor maps (runtime/unittests/TensorMapManifest.h): map_a over input
     a, map_bt over scratch bt."""
@@ -454,6 +583,19 @@ class EmittedTest(unittest.TestCase):
         m = self.emit(os.path.join(SRCROOT, "bench", "col_sum.mlir"), "split=8")
         self.assertEqual(len(m.scratch), 1)
         self.assertEqual(len(m.launches), 2)
+
+    def test_chips(self):
+        # chips=: a cubin per chip beside the PTX for the lowest, all listed and checked.
+        if not shutil.which("ptxas") and not os.path.exists("/usr/local/cuda/bin/ptxas"):
+            self.skipTest("chips= needs ptxas")
+        m = self.emit(os.path.join(SRCROOT, "examples", "row_sum.mlir"), "chips=sm_80,sm_90a")
+        self.assertEqual(m.chip, "sm_80")
+        self.assertEqual(m.chips, ["sm_80", "sm_90a"])
+        self.assertEqual([b.file for b in m.binaries], ["row_sum.sm_80.cubin", "row_sum.sm_90a.cubin"])
+        cubins = m.read_binaries()
+        self.assertTrue(all(c.startswith(b"\x7fELF") for c in cubins))
+        self.assertEqual(m.image_for(9, 0)[0].chip, "sm_90a")
+        self.assertEqual(m.image_for(10, 0), (None, "row_sum.ptx"))
 
     def test_wgmma_tensor_maps(self):
         d = tempfile.mkdtemp()

@@ -19,6 +19,8 @@ inline constexpr size_t kMaxNesting = 64;
 inline constexpr int64_t kMaxBuffers = 4096;
 inline constexpr int64_t kMaxKernels = 4096;
 inline constexpr int64_t kMaxLaunches = 65536;
+/// Cubins (one per chip) a manifest may list.
+inline constexpr size_t kMaxBinaries = 64;
 /// Kernel parameters are 8-byte pointers in at most 4 KiB of parameter space.
 inline constexpr int64_t kMaxParams = 512;
 inline constexpr int64_t kMaxGridX = 2147483647, kMaxGridYZ = 65535;

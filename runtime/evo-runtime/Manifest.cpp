@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Internal.h"
+#include "evo/Runtime/ChipRules.h"
 #include "evo/Runtime/TensorMap.h"
 
 #include <nlohmann/json.hpp>
@@ -228,6 +229,15 @@ Manifest parseTree(const json &root) {
     object(*t, "manifest: 'target'");
     m.chip = optStr(*t, "chip", "manifest: target");
     m.features = optStr(*t, "features", "manifest: target");
+    if (auto cs = t->find("chips"); cs != t->end() && !cs->is_null()) {
+      const json &list = array(*t, "chips", "manifest: target", detail::kMaxBinaries);
+      for (size_t i = 0; i < list.size(); ++i) {
+        if (!list[i].is_string() || !chips::parse(list[i].get_ref<const std::string &>()))
+          fail("manifest: target: chips[" + std::to_string(i) +
+               "] is not a chip name (sm_XY, sm_XYa or sm_XYf)");
+        m.chips.push_back(list[i].get<std::string>());
+      }
+    }
   }
 
   const json &ptx = field(root, "ptx", "manifest");
@@ -242,6 +252,42 @@ Manifest parseTree(const json &root) {
   if (m.ptxSha256.size() != 64 ||
       m.ptxSha256.find_first_not_of("0123456789abcdef") != std::string::npos)
     fail("manifest: ptx sha256 must be 64 lowercase hex digits");
+
+  // A cubin per chip (evo-opt's chips=), files beside the PTX; the loader picks one per GPU.
+  if (auto bins = root.find("binaries"); bins != root.end() && !bins->is_null()) {
+    const json &list = array(root, "binaries", "manifest", detail::kMaxBinaries);
+    for (size_t i = 0; i < list.size(); ++i) {
+      std::string where = "binary " + std::to_string(i);
+      const json &b = list[i];
+      object(b, where);
+      onlyKeys(b, {"chip", "file", "bytes", "sha256"}, where);
+      BinaryInfo info;
+      info.chip = str(b, "chip", where, 16);
+      if (!chips::parse(info.chip))
+        fail(where + ": chip " + quote(info.chip) +
+             " is not a chip name (sm_XY, sm_XYa or sm_XYf)");
+      where = "binary " + std::to_string(i) + " (" + info.chip + ")";
+      info.file = str(b, "file", where, 255);
+      if (!detail::isPlainFileName(info.file))
+        fail(where + ": file " + quote(info.file) +
+             " must be a plain file name in the manifest's directory (no '/', not '.' or '..')");
+      info.bytes = static_cast<uint64_t>(
+          intField(b, "bytes", where, 1, static_cast<int64_t>(detail::kMaxImageBytes)));
+      info.sha256 = str(b, "sha256", where, 64);
+      if (info.sha256.size() != 64 ||
+          info.sha256.find_first_not_of("0123456789abcdef") != std::string::npos)
+        fail(where + ": sha256 must be 64 lowercase hex digits");
+      if (info.file == m.ptxFile)
+        fail(where + ": file " + quote(info.file) + " is the PTX's");
+      for (const BinaryInfo &other : m.binaries) {
+        if (other.chip == info.chip)
+          fail(where + ": a second cubin for " + info.chip);
+        if (other.file == info.file)
+          fail(where + ": file " + quote(info.file) + " is also " + other.chip + "'s");
+      }
+      m.binaries.push_back(std::move(info));
+    }
+  }
 
   // Buffers: in ABI order; `index` restates the position.
   const json &buffers = array(root, "buffers", "manifest", detail::kMaxBuffers);

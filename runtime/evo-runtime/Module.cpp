@@ -8,6 +8,7 @@
 
 #include "Internal.h"
 #include "Sha256.h"
+#include "evo/Runtime/ChipRules.h"
 #include "evo/Runtime/CudaDriver.h"
 #include "evo/Runtime/TensorMap.h"
 
@@ -112,6 +113,10 @@ bool isFatbin(const std::string &image) {
 struct Module::Impl {
   Manifest manifest;
   std::string image; ///< PTX text NUL-terminated, or a cubin / fatbin
+  /// `image` on every GPU (fromMemory, LoadOptions::image); else load() read the manifest's PTX
+  /// into `image` and its cubins into `cubins` (one per manifest.binaries entry).
+  bool onlyImage = true;
+  std::vector<std::string> cubins;
   std::string prefix; ///< "evo-runtime: <name>: "
 
   /// The tensor maps of launches on one stream: 128 bytes of device memory per map (one
@@ -140,6 +145,20 @@ struct Module::Impl {
 
   Error err(Error::Code code, const std::string &message) const {
     return Error(code, prefix + message);
+  }
+
+  /// The image for a GPU of compute capability major.minor (evo/Runtime/ChipRules.h): an index
+  /// into `cubins`, or -1 for `image`.
+  Expected<int> chooseFor(int major, int minor) const {
+    if (onlyImage || manifest.binaries.empty())
+      return -1;
+    std::vector<std::string> chipsOf;
+    for (const BinaryInfo &b : manifest.binaries)
+      chipsOf.push_back(b.chip);
+    chips::ImageChoice c = chips::chooseImage(chipsOf, manifest.chip, major, minor);
+    if (!c.ok)
+      return err(Error::Code::Unsupported, c.why);
+    return c.binary;
   }
   Error cudaErr(Driver &d, const char *call, CUresult rc, const std::string &what = "") const {
     return Error(Error::Code::Cuda, prefix + (what.empty() ? "" : what + ": ") + d.describe(call, rc));
@@ -183,12 +202,34 @@ struct Module::Impl {
                    "cuTensorMapEncodeTiled (TMA needs a CUDA 12 driver)");
       l.maps = std::make_unique<MapState>();
     }
+    // The device's image: a cubin made for it, else the PTX (a manifest of several chips).
+    CUdevice dev;
+    bool haveDevice = extra().cuCtxGetDevice && extra().cuCtxGetDevice(&dev) == CUDA_SUCCESS;
+    const std::string *img = &image;
+    std::string imageName = "the kernel image";
+    int major = 0, minor = 0;
+    if (!onlyImage && !manifest.binaries.empty() && haveDevice &&
+        d.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) ==
+            CUDA_SUCCESS &&
+        d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) ==
+            CUDA_SUCCESS) {
+      Expected<int> which = chooseFor(major, minor);
+      if (!which)
+        return which.error();
+      if (*which >= 0) {
+        img = &cubins[*which];
+        imageName = "the " + manifest.binaries[*which].chip + " cubin '" +
+                    manifest.binaries[*which].file + "'";
+      } else {
+        imageName = "the PTX '" + manifest.ptxFile + "'";
+      }
+    }
     char log[8192] = {};
     int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void *values[] = {log, reinterpret_cast<void *>(uintptr_t(sizeof(log) - 1))};
-    if (CUresult rc = d.cuModuleLoadDataEx(&l.module, image.data(), 2, options, values);
+    if (CUresult rc = d.cuModuleLoadDataEx(&l.module, img->data(), 2, options, values);
         rc != CUDA_SUCCESS) {
-      std::string what = "loading the kernel image";
+      std::string what = "loading " + imageName;
       if (log[0])
         what += " (" + std::string(log, strnlen(log, sizeof(log))) + ")";
       return cudaErr(d, "cuModuleLoadDataEx", rc, what);
@@ -211,8 +252,7 @@ struct Module::Impl {
           threads[launch.kernelIndex], launch.block[0] * launch.block[1] * launch.block[2]);
     }
     int optin = -1;
-    CUdevice dev;
-    if (extra().cuCtxGetDevice && extra().cuCtxGetDevice(&dev) == CUDA_SUCCESS)
+    if (haveDevice)
       d.cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev);
     for (size_t k = 0; k < manifest.kernels.size(); ++k) {
       const std::string &name = manifest.kernels[k];
@@ -363,6 +403,23 @@ Module::~Module() {
 
 const Manifest &Module::manifest() const { return impl_->manifest; }
 
+Expected<ImageInfo> Module::imageFor(int ccMajor, int ccMinor) const {
+  Expected<int> which = impl_->chooseFor(ccMajor, ccMinor);
+  if (!which)
+    return which.error();
+  const Manifest &m = impl_->manifest;
+  ImageInfo info;
+  if (*which >= 0) {
+    info.cubin = true;
+    info.chip = m.binaries[*which].chip;
+    info.file = m.binaries[*which].file;
+  } else {
+    info.chip = m.chip;
+    info.file = impl_->onlyImage ? "" : m.ptxFile;
+  }
+  return info;
+}
+
 Expected<Module> Module::fromMemory(std::string_view manifestJson, std::string image,
                                     bool trustedImage) {
   Expected<Manifest> m = Manifest::parse(manifestJson);
@@ -413,14 +470,39 @@ Expected<Module> Module::load(const std::string &manifestPath, const LoadOptions
   int dirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dirFd < 0)
     return Error(Error::Code::Io, dir + ": " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{dirFd};
   Expected<std::string> image =
       detail::readFile(dirFd, m->ptxFile, display, detail::kMaxImageBytes, /*noFollow=*/true);
-  ::close(dirFd);
   if (!image)
     return image.error();
   Expected<Module> mod = fromMemory(*text, std::move(*image), /*trustedImage=*/false);
   if (!mod)
     return Error(mod.error().code(), display + ": " + mod.error().message());
+  // The cubins (chips=), checked like the PTX; the device chooses among them at load.
+  Impl &impl = *mod->impl_;
+  for (const BinaryInfo &b : impl.manifest.binaries) {
+    std::string shown = (slash == std::string::npos ? "" : dir) + b.file;
+    Expected<std::string> cubin =
+        detail::readFile(dirFd, b.file, shown, detail::kMaxImageBytes, /*noFollow=*/true);
+    if (!cubin)
+      return cubin.error();
+    if (cubin->size() != b.bytes)
+      return Error(Error::Code::InvalidManifest,
+                   shown + ": " + impl.prefix + "the " + b.chip + " cubin has " +
+                       std::to_string(cubin->size()) + " bytes, the manifest says " +
+                       std::to_string(b.bytes));
+    std::string digest = detail::sha256Hex(*cubin);
+    if (digest != b.sha256)
+      return Error(Error::Code::InvalidManifest,
+                   shown + ": " + impl.prefix + "the " + b.chip +
+                       " cubin does not match the manifest (sha256 " + digest +
+                       ", the manifest says " + b.sha256 + ")");
+    impl.cubins.push_back(std::move(*cubin));
+  }
+  impl.onlyImage = false;
   return mod;
 }
 

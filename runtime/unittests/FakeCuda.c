@@ -19,7 +19,9 @@
  * 256 threads per block (64 registers), others 1024; the opt-in shared memory limit is 227 KiB.
  * An image containing "FAIL_LOAD", or $EVO_FAKE_CUDA_FAIL_LOAD when set, does not load
  * (CUDA_ERROR_INVALID_PTX, with a JIT log). $EVO_FAKE_CUDA_CC ("9.0") is every device's compute
- * capability (default 1.1).
+ * capability (default 1.1); a list ("9.0,8.6") gives device d the d-th entry (the last one for
+ * the devices after it). An image that contains "fake-image: TAG" logs "image ctx=C TAG" when it
+ * loads (the loaders' tests tell which of a manifest's cubins or PTX was chosen).
  *
  * $EVO_FAKE_CUDA_CHECKSUMS (for evo-eval-worker's launch tests, test/Evaluation/launch-guard.test):
  * "address" or "constant". Then memsets of 16 and 32 bits are logged too
@@ -113,6 +115,12 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int d) {
   *v = attr == 97 ? 227 * 1024 : 1;
   const char *cc = getenv("EVO_FAKE_CUDA_CC");
   if (cc && *cc && (attr == 75 || attr == 76)) { /* COMPUTE_CAPABILITY_MAJOR / _MINOR */
+    for (int i = 0; i < d; ++i) { /* device d: the d-th entry of the list, else the last */
+      const char *comma = strchr(cc, ',');
+      if (!comma)
+        break;
+      cc = comma + 1;
+    }
     const char *dot = strchr(cc, '.');
     *v = attr == 75 ? atoi(cc) : dot ? atoi(dot + 1) : 0;
   }
@@ -296,6 +304,11 @@ CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned n, int *opts, 
   mod->image = strdup(text);
   *m = mod;
   logLine("load ctx=%p", current());
+  const char *tag = strstr(text, "fake-image: ");
+  if (tag) {
+    tag += strlen("fake-image: ");
+    logLine("image ctx=%p %.*s", current(), (int)strcspn(tag, "\n"), tag);
+  }
   return 0;
 }
 CUresult cuModuleLoadData(void **m, const void *image) { return cuModuleLoadDataEx(m, image, 0, NULL, NULL); }

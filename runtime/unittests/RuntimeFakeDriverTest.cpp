@@ -476,3 +476,99 @@ TEST_F(FakeDriver, TensorMapsWithThreads) {
   }
   EXPECT_EQ(checked, 80u);
 }
+
+//===----------------------------------------------------------------------===//
+// Cubins per chip (evo-opt's chips=): each GPU loads the image made for it
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A stand-in image with the manifest's kernels, tagged for the log ("image ctx=C <tag>").
+std::string taggedImage(const std::string &magic, const std::string &tag) {
+  return magic + "// fake-image: " + tag + "\n" + kImage;
+}
+
+struct MultiChipFiles {
+  std::string dir;
+  MultiChipFiles() {
+    char tmpl[] = "/tmp/evo-fake-chips-XXXXXX";
+    dir = mkdtemp(tmpl);
+    std::string ptx = taggedImage("", "ptx sm_80");
+    std::string c80 = taggedImage("\x7f" "ELF", "cubin sm_80");
+    std::string c90 = taggedImage("\x7f" "ELF", "cubin sm_90a");
+    auto entry = [](const std::string &chip, const std::string &image) {
+      return R"({"chip": ")" + chip + R"(", "file": "mm_relu.)" + chip + R"(.cubin", "bytes": )" +
+             std::to_string(image.size()) + R"(, "sha256": ")" +
+             evo::runtime::detail::sha256Hex(image) + R"("})";
+    };
+    std::string m = manifest();
+    // The PTX of the fake manifest is kImage: give it this directory's PTX instead.
+    std::string oldPtx = R"("bytes": )" + std::to_string(kImage.size()) + R"(, "sha256": ")" +
+                         evo::runtime::detail::sha256Hex(kImage) + R"(")";
+    std::string newPtx = R"("bytes": )" + std::to_string(ptx.size()) + R"(, "sha256": ")" +
+                         evo::runtime::detail::sha256Hex(ptx) + R"(")";
+    m.replace(m.find(oldPtx), oldPtx.size(), newPtx);
+    m.insert(m.find('{') + 1, R"("target": {"chip": "sm_80", "features": "+ptx80", "chips": ["sm_80", "sm_90a"]},
+      "binaries": [)" + entry("sm_80", c80) + ", " + entry("sm_90a", c90) + "],\n");
+    write("mm_relu.json", m);
+    write("mm_relu.ptx", ptx);
+    write("mm_relu.sm_80.cubin", c80);
+    write("mm_relu.sm_90a.cubin", c90);
+  }
+  ~MultiChipFiles() {
+    std::system(("rm -rf '" + dir + "'").c_str());
+    unsetenv("EVO_FAKE_CUDA_CC");
+  }
+  void write(const std::string &name, const std::string &text) const {
+    std::ofstream(dir + "/" + name, std::ios::binary) << text;
+  }
+  std::string manifestPath() const { return dir + "/mm_relu.json"; }
+};
+
+} // namespace
+
+TEST_F(FakeDriver, EachGpuLoadsTheCubinMadeForIt) {
+  MultiChipFiles files;
+  // Device 0 an H200 (9.0), device 1 an RTX A6000-like 8.6: the sm_90a cubin on the first, the
+  // sm_80 one on the second (binary compatible within 8.x).
+  setenv("EVO_FAKE_CUDA_CC", "9.0,8.6", 1);
+  auto mod = Module::load(files.manifestPath());
+  ASSERT_TRUE(mod.ok()) << mod.error().message();
+  Args a;
+  ASSERT_TRUE(mod->launch(stream(0x5000), a.in, a.out, a.ws).ok());
+  ASSERT_TRUE(mod->launch(stream(0x100010), a.in, a.out, a.ws).ok());
+  std::vector<std::string> log = takeLog();
+  EXPECT_EQ(count(log, "image ctx=0xc000 cubin sm_90a"), 1u) << joined(log);
+  EXPECT_EQ(count(log, "image ctx=0xc001 cubin sm_80"), 1u) << joined(log);
+  EXPECT_EQ(count(log, "image"), 2u) << joined(log);
+  EXPECT_EQ(count(log, "launch mm_relu_k1"), 2u) << joined(log);
+
+  // A GPU newer than every cubin's major version gets the PTX (the driver JIT-compiles it).
+  setenv("EVO_FAKE_CUDA_CC", "12.0", 1);
+  auto newer = Module::load(files.manifestPath());
+  ASSERT_TRUE(newer.ok());
+  ASSERT_TRUE(newer->prepare(stream(0x5000)).ok());
+  log = takeLog();
+  EXPECT_EQ(count(log, "image ctx=0xc000 ptx sm_80"), 1u) << joined(log);
+
+  // A GPU older than the PTX: a clear error, nothing loaded or launched.
+  setenv("EVO_FAKE_CUDA_CC", "7.5", 1);
+  auto older = Module::load(files.manifestPath());
+  ASSERT_TRUE(older.ok());
+  Status s = older->launch(stream(0x5000), a.in, a.out, a.ws);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code(), Error::Code::Unsupported);
+  EXPECT_EQ(s.message(), "evo-runtime: mm_relu: no kernel image runs on this GPU (sm_75): the "
+                         "cubins are for sm_80, sm_90a and the PTX is for sm_80 (needs sm_80 or "
+                         "newer)");
+  log = takeLog();
+  EXPECT_EQ(count(log, "load"), 0u) << joined(log);
+  EXPECT_EQ(count(log, "launch"), 0u) << joined(log);
+
+  // An image given by the caller is loaded as it is, whatever the GPU.
+  auto given = Module::load(files.manifestPath(), {taggedImage("", "given")});
+  ASSERT_TRUE(given.ok());
+  ASSERT_TRUE(given->prepare(stream(0x5000)).ok());
+  log = takeLog();
+  EXPECT_EQ(count(log, "image ctx=0xc000 given"), 1u) << joined(log);
+}

@@ -9,7 +9,7 @@
 // RUN: %if ptxas %{ FileCheck %s --input-file=%t/conv_fhwc.ptx --check-prefix=PTX-CONV %}
 // The schedule needs the `a` target: other chips are refused with the op that needs it.
 // RUN: evo-opt %s -split-input-file -evo-lower-to-gpu="tile-sizes=128,128,64 wgmma=1 stages=4" 2>/dev/null | not evo-opt -split-input-file -evo-emit-ptx="output-dir=%t/sm90 chip=sm_90 ptxas=none" 2>&1 | FileCheck %s --check-prefix=CHIP
-// CHIP: error: 'nvvm.{{.*}}' op is not supported on sm_90
+// CHIP: error: evo-emit-ptx: kernel 'matmul_f16_k0' cannot run on sm_90: 'nvvm.wgmma.fence.aligned' needs sm_90a
 
 // f16 operands, B[k][n] (N contiguous: wgmma transposes it), f16 result.
 

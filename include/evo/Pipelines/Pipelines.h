@@ -40,6 +40,9 @@ struct EvoPipelineOptions : public mlir::PassPipelineOptions<EvoPipelineOptions>
   Option<type> cpp{*this, arg, llvm::cl::desc(doc), llvm::cl::init(value)};
   EVO_PIPELINE_PASS_OPTIONS(EVO_PIPELINE_PASS_OPTION)
 #undef EVO_PIPELINE_PASS_OPTION
+  ListOption<std::string> chips{*this, "chips",
+                                llvm::cl::desc("Target SMs, e.g. sm_80,sm_90a: PTX for the lowest "
+                                               "plus a cubin per chip (evo-emit-ptx's chips)")};
 };
 
 /// 1. evo-lower-to-gpu, 2. evo-emit-ptx.

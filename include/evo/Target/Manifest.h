@@ -34,6 +34,13 @@ struct ManifestInfo {
   /// Present when ptxas assembled the PTX.
   std::optional<std::string> ptxasPath;
   llvm::StringMap<KernelResources> resources;
+  /// `chips=`: every target chip (`chip` is the PTX's, the lowest) and a cubin per chip, in the
+  /// order of `chips` (the manifest's `target.chips` and `binaries`). Empty for `chip=`.
+  struct Binary {
+    std::string chip, file, image;
+  };
+  llvm::SmallVector<std::string> chips;
+  llvm::SmallVector<Binary> binaries;
 };
 
 llvm::json::Value attrToJson(mlir::Attribute attr);

@@ -17,7 +17,15 @@ def EvoEmitPTXPass : Pass<"evo-emit-ptx", "mlir::ModuleOp"> {
 
     When ptxas is available the PTX is assembled for `chip` and the manifest records each
     kernel's registers, spills, stack frame and shared memory; an assembler error is a
-    diagnostic and nothing is written. `output-dir` is created if missing. Files are written to
+    diagnostic and nothing is written.
+
+    `chips=sm_80,sm_90a` (instead of `chip`) targets several chips: the PTX is written for the
+    lowest one (it runs on every newer GPU, JIT-compiled by the driver), ptxas assembles it into
+    a cubin per chip, `<name>.<chip>.cubin`, and the manifest lists them under `binaries` (chip,
+    file, bytes, sha256) for the loaders to choose from by the device's compute capability. It
+    needs ptxas. A kernel that cannot run on one of the chips (wgmma needs sm_90a) is a
+    diagnostic naming the kernel and the chip, as is a chip the NVPTX backend does not know or
+    a PTX version (`features`) older than the chip needs. `output-dir` is created if missing. Files are written to
     temporary names and renamed into place only when evo-opt's whole invocation succeeds (or,
     outside evo-opt, when the pass does), so a failure leaves no file, partial or complete; a
     name two modules or two input chunks would both write is a diagnostic. Every name that
@@ -28,6 +36,9 @@ def EvoEmitPTXPass : Pass<"evo-emit-ptx", "mlir::ModuleOp"> {
   ];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"", "Target SM (sm_XY or sm_XYa)">,
+    ListOption<"chips", "chips", "std::string",
+               "Target SMs, e.g. sm_80,sm_90a: PTX for the lowest plus a cubin per chip, listed "
+               "in the manifest (needs ptxas; replaces chip)">,
     Option<"features", "features", "std::string", /*default=*/"\"+ptx80\"",
            "PTX ISA version, as an LLVM feature string">,
     Option<"optLevel", "opt-level", "int", /*default=*/"3", "LLVM optimization level (0-3)">,
