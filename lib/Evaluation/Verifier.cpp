@@ -167,14 +167,6 @@ bool fromJSON(const json::Value &value, VariantScratch &s, json::Path path) {
   return true;
 }
 
-static json::Value numberOrString(double v) {
-  if (std::isnan(v))
-    return "nan";
-  if (std::isinf(v))
-    return v > 0 ? "inf" : "-inf";
-  return v;
-}
-
 json::Object VariantReport::toJson() const {
   json::Object o{{"id", id}, {"verdict", stringifyVerdict(verdict)}, {"reason", reason}};
   if (const json::Array *t = result.getArray("trials"))

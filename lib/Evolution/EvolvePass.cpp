@@ -13,6 +13,7 @@
 #include "EvolveSteps.h"
 #include "evo/Evaluation/LaunchSelection.h"
 #include "evo/Evaluation/Roofline.h"
+#include "evo/Evaluation/TargetGpu.h"
 #include "evo/Evolution/Finalists.h"
 #include "evo/Evolution/Passes.h"
 #include "evo/Runtime/CudaDriver.h"
@@ -23,8 +24,13 @@
 #include "mlir/Pass/PassInstrumentation.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/thread.h"
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
 #include <cstdlib>
 #include <cstring>
 
@@ -134,10 +140,23 @@ private:
   LogicalResult ensureWorker();
   evo::LLMSetupOptions llmOptions() const;
   LogicalResult searchOptions();
-  llvm::Expected<evo::TaskResult> taskResult(gpu::GPUModuleOp gm, const evo::TaskDesc &desc,
-                                             const evo::TaskInput &input);
+  /// One task of a target module: what its search needs, and its outcome.
+  struct Job {
+    gpu::GPUModuleOp gm;
+    unsigned index; // in gm's plan
+    evo::TaskDesc desc;
+    evo::TaskInput input;
+    unsigned numTaskBuffers;
+    std::optional<llvm::Expected<evo::TaskResult>> result;
+    int device = -1; // the GPU it was searched on (-1: rebuilt, or not run)
+  };
+  llvm::Expected<evo::TaskResult> taskResult(const evo::TaskDesc &desc,
+                                             const evo::TaskInput &input, unsigned slot);
+  LogicalResult collectJobs(gpu::GPUModuleOp gm);
+  void runJobs();
   LogicalResult evolveModule(gpu::GPUModuleOp gm);
-  void remarkTask(gpu::GPUModuleOp gm, const evo::TaskDesc &desc, const evo::TaskResult &r);
+  void remarkTask(gpu::GPUModuleOp gm, const evo::TaskDesc &desc, const evo::TaskResult &r,
+                  int device);
   LogicalResult finish();
 
   EvoEvolvePass &p;
@@ -160,6 +179,11 @@ private:
   /// run-time-budget: when the run started, and the tasks still to search.
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   unsigned tasksLeft = 0;
+  std::mutex budgetMutex; // tasksLeft, when tasks run on several GPUs at once
+  /// The GPUs the tasks are spread over (devices=; else `device` alone) and their ceilings.
+  SmallVector<int> devices;
+  std::vector<std::optional<evo::Ceilings>> slotCeilings;
+  std::vector<Job> jobs;
   /// Each task's source, parsed once (the search and the final check use it).
   std::vector<OwningOpRef<ModuleOp>> sources;
   llvm::DenseMap<Operation *, SmallVector<evo::SplicedTask>> spliced;
@@ -195,14 +219,58 @@ LogicalResult EvolveDriver::validate() {
   // A chip or PTX version NVPTX cannot serve fails here, not at every compile of the search.
   if (llvm::Error e = evo::checkChip(p.chip, p.features))
     return emitError(loc) << "evo-evolve: " << llvm::toString(std::move(e));
+  // devices=: 'all' is counted once the driver is loaded (gpuAndWorker).
+  StringRef ds = StringRef(p.devices).trim();
+  if (ds.empty()) {
+    devices = {p.device};
+  } else if (ds == "all") {
+    if (standIn)
+      return emitError(loc) << "evo-evolve: devices=all counts this host's GPUs; with the "
+                               "stand-in worker name them (devices=0,1)";
+  } else {
+    SmallVector<StringRef> parts;
+    ds.split(parts, ',');
+    for (StringRef part : parts) {
+      int d = -1;
+      if (part.trim().getAsInteger(10, d) || d < 0)
+        return emitError(loc) << "evo-evolve: devices must be 'all' or GPU ordinals like 0,1; '"
+                              << part.trim() << "' is not one";
+      if (llvm::is_contained(devices, d))
+        return emitError(loc) << "evo-evolve: devices names GPU " << d << " twice";
+      devices.push_back(d);
+    }
+  }
   return success();
 }
 
 /// Without a store there is work for the GPU: checked before anything is created on disk.
 LogicalResult EvolveDriver::gpuAndWorker() {
   std::string why;
-  if (!evo::cuda::Driver::get(&why))
+  evo::cuda::Driver *driver = evo::cuda::Driver::get(&why);
+  if (!driver)
     return emitError(module.getLoc()) << "evo-evolve: no GPU to run on: " << why;
+  int count = 0;
+  if (driver->cuDeviceGetCount(&count) != evo::cuda::CUDA_SUCCESS)
+    count = 0;
+  if (StringRef(p.devices).trim() == "all" && devices.empty())
+    for (int d = 0; d < count; ++d)
+      devices.push_back(d);
+  for (int d : devices)
+    if (d >= count)
+      return emitError(module.getLoc()) << "evo-evolve: there is no GPU " << d << " on this host ("
+                                        << count << " GPU(s))";
+  // What the search makes for `chip` (cubins when ptxas is found) must run on every GPU it uses.
+  llvm::Expected<std::optional<std::string>> assembler = evo::findPtxas(p.ptxas);
+  bool cubins = assembler && assembler->has_value();
+  if (!assembler)
+    llvm::consumeError(assembler.takeError());
+  for (int d : devices) {
+    evo::GpuMatch match = evo::matchGpuToChip(*driver, d, p.chip, cubins);
+    if (!match.error.empty())
+      return emitError(module.getLoc()) << "evo-evolve: " << match.error;
+    if (!match.warning.empty())
+      emitWarning(module.getLoc()) << "evo-evolve: " << match.warning;
+  }
   llvm::Expected<std::string> w = evo::findWorker(p.worker);
   if (!w)
     return emitError(module.getLoc()) << "evo-evolve: " << llvm::toString(w.takeError());
@@ -217,18 +285,35 @@ LogicalResult EvolveDriver::ensureWorker() {
     return success();
   if (standIn) {
     opts.verify.worker.workerPath = p.worker;
+    slotCeilings.assign(devices.size(), std::nullopt);
   } else {
     if (workerPath.empty() && failed(gpuAndWorker()))
       return failure();
     opts.verify.worker.workerPath = workerPath;
-    llvm::Expected<evo::Ceilings> c = evo::deviceCeilings(opts.verify.worker, p.device);
-    if (!c)
-      return emitError(module.getLoc()) << "evo-evolve: " << llvm::toString(c.takeError());
-    ceilings = *c;
+    // Each GPU's own ceilings: a task is judged against the GPU it ran on.
+    slotCeilings.clear();
+    json::Array names;
+    for (int d : devices) {
+      llvm::Expected<evo::Ceilings> c = evo::deviceCeilings(opts.verify.worker, d);
+      if (!c)
+        return emitError(module.getLoc())
+               << "evo-evolve: GPU " << d << ": " << llvm::toString(c.takeError());
+      names.push_back(json::Object{{"device", d}, {"name", c->device}});
+      slotCeilings.push_back(*c);
+    }
+    // The final re-verification runs on `device`: its ceilings, else the first GPU's.
+    ceilings = slotCeilings.front();
+    for (auto [i, d] : llvm::enumerate(devices))
+      if (d == p.device)
+        ceilings = slotCeilings[i];
     if (llmRun)
-      llmRun->settings.gpuName = c->device;
-    if (llvm::Error e = opened.store->setMeta("device", c->device))
+      llmRun->settings.gpuName = ceilings->device;
+    if (llvm::Error e = opened.store->setMeta("device", ceilings->device))
       return emitError(module.getLoc()) << llvm::toString(std::move(e));
+    if (devices.size() > 1)
+      if (llvm::Error e = opened.store->setMeta(
+              "devices", llvm::formatv("{0}", json::Value(std::move(names))).str()))
+        return emitError(module.getLoc()) << llvm::toString(std::move(e));
   }
   workerReady = true;
   return success();
@@ -316,26 +401,48 @@ LogicalResult EvolveDriver::searchOptions() {
   return success();
 }
 
-/// The task's winner: rebuilt on the CPU when an earlier run finished the task, else searched.
-llvm::Expected<evo::TaskResult> EvolveDriver::taskResult(gpu::GPUModuleOp gm,
-                                                         const evo::TaskDesc &desc,
-                                                         const evo::TaskInput &input) {
+/// The task's winner: rebuilt on the CPU when an earlier run finished the task, else searched
+/// on GPU `devices[slot]` (thread-safe: tasks on different GPUs run at once).
+llvm::Expected<evo::TaskResult> EvolveDriver::taskResult(const evo::TaskDesc &desc,
+                                                         const evo::TaskInput &input,
+                                                         unsigned slot) {
   evo::RunStore &store = *opened.store;
   std::optional<evo::TaskRecord> done = store.getTask(desc.name);
   if (!done || done->status != "done") {
-    // run-time-budget: this task's share of what is left, within time-budget. A task whose
-    // share is spent still measures its baseline and keeps it (the search proposes nothing).
     evo::EvolveOptions o = opts;
-    if (p.runTimeBudget > 0 && !opened.replay) {
-      double left = p.runTimeBudget - std::chrono::duration<double>(
-                                          std::chrono::steady_clock::now() - started)
-                                          .count();
-      double share = std::max(left, 0.0) / std::max(1u, tasksLeft);
-      share = std::max(share, 1e-9); // 0 would mean "no limit"
-      o.timeBudgetSeconds = o.timeBudgetSeconds > 0 ? std::min(o.timeBudgetSeconds, share) : share;
+    o.verify.device = devices[slot];
+    unsigned slots = devices.size();
+    if (slots > 1 && !o.compileThreads) // the compile threads shared among the searches
+      o.compileThreads =
+          std::max(1u, llvm::hardware_concurrency().compute_thread_count() / slots);
+    {
+      // run-time-budget: this task's share of what is left, within time-budget: what is left
+      // over the rounds of `slots` tasks still to come. A task whose share is spent still
+      // measures its baseline and keeps it (the search proposes nothing).
+      std::lock_guard<std::mutex> lock(budgetMutex);
+      if (p.runTimeBudget > 0 && !opened.replay) {
+        double left = p.runTimeBudget - std::chrono::duration<double>(
+                                            std::chrono::steady_clock::now() - started)
+                                            .count();
+        unsigned rounds = (std::max(1u, tasksLeft) + slots - 1) / slots;
+        double share = std::max(std::max(left, 0.0) / rounds, 1e-9); // 0: "no limit"
+        o.timeBudgetSeconds =
+            o.timeBudgetSeconds > 0 ? std::min(o.timeBudgetSeconds, share) : share;
+      }
+      tasksLeft -= tasksLeft > 0;
     }
-    tasksLeft -= tasksLeft > 0;
-    return evo::evolveTask(input, ctx, store, o, ceilings ? &*ceilings : nullptr, *progress);
+    // Which GPU and host evaluated the task (reports; merged shards keep it).
+    char host[256] = {0};
+    if (gethostname(host, sizeof(host) - 1) != 0)
+      host[0] = 0;
+    const std::optional<evo::Ceilings> &c = slotCeilings[slot];
+    json::Object on{{"device", devices[slot]},
+                    {"gpu", c ? c->device : std::string("stand-in worker")},
+                    {"host", std::string(host)}};
+    if (llvm::Error e = store.setMeta("evaluated_on:" + desc.name,
+                                      llvm::formatv("{0}", json::Value(std::move(on))).str()))
+      return std::move(e);
+    return evo::evolveTask(input, ctx, store, o, c ? &*c : nullptr, *progress);
   }
   std::optional<evo::CandidateRecord> best = store.getCandidate(done->bestId);
   std::optional<evo::CandidateRecord> base = store.getCandidate(done->baselineId);
@@ -362,12 +469,16 @@ llvm::Expected<evo::TaskResult> EvolveDriver::taskResult(gpu::GPUModuleOp gm,
 }
 
 void EvolveDriver::remarkTask(gpu::GPUModuleOp gm, const evo::TaskDesc &desc,
-                              const evo::TaskResult &r) {
+                              const evo::TaskResult &r, int device) {
   double speedup = r.bestMs > 0 ? r.baselineMs / r.bestMs : 1.0;
+  // With several GPUs, which one searched the task (the run store has it too).
+  std::string on = devices.size() > 1 && device >= 0 && r.evaluated > 0
+                       ? " on GPU " + std::to_string(device)
+                       : "";
   emitRemark(gm.getLoc()) << llvm::formatv("evo-evolve: {0}: {1:f4} ms -> {2:f4} ms ({3:f2}x), "
-                                           "{4} candidates evaluated, {5} valid",
+                                           "{4} candidates evaluated, {5} valid{6}",
                                            desc.name, r.baselineMs, r.bestMs, speedup,
-                                           r.evaluated, r.valid)
+                                           r.evaluated, r.valid, on)
                                  .str();
   if (!opened.replay)
     return;
@@ -385,14 +496,12 @@ void EvolveDriver::remarkTask(gpu::GPUModuleOp gm, const evo::TaskDesc &desc,
   }
 }
 
-/// Every task of one function: searched (or rebuilt), spliced; then the plan and the host side
-/// follow.
-LogicalResult EvolveDriver::evolveModule(gpu::GPUModuleOp gm) {
+/// The tasks of one function, each with its source parsed once (the search and the final
+/// check use it), in the order of its plan.
+LogicalResult EvolveDriver::collectJobs(gpu::GPUModuleOp gm) {
   FailureOr<evo::LaunchPlan> plan = evo::LaunchPlan::fromModule(gm);
   if (failed(plan))
     return failure();
-  Builder b(ctx);
-  SmallVector<Attribute> summary;
   for (unsigned t = 0; t < plan->tasks.size(); ++t) {
     evo::TaskDesc &desc = plan->tasks[t];
     if (!mine(desc.name))
@@ -402,11 +511,68 @@ LogicalResult EvolveDriver::evolveModule(gpu::GPUModuleOp gm) {
       return gm.emitError() << "evo-evolve: task '" << desc.name << "' has no source";
     func::FuncOp f = *src->getOps<func::FuncOp>().begin();
     sources.push_back(std::move(src));
-    unsigned numTaskBuffers = f.getNumArguments() + f.getNumResults();
     // The plan's knobs (verified with the plan) over the defaults.
     evo::TaskInput input{desc.name, plan->funcName, desc.family, desc.source,
                          desc.knobs ? desc.knobs.getKnobs() : evo::ScheduleKnobs(), f};
-    llvm::Expected<evo::TaskResult> result = taskResult(gm, desc, input);
+    jobs.push_back(
+        {gm, t, desc, std::move(input), f.getNumArguments() + f.getNumResults(), std::nullopt});
+  }
+  return success();
+}
+
+/// Searches every job: one at a time on one GPU; with several GPUs one task per GPU at a time
+/// (a thread per GPU takes the next task). A task that fails (not a pause) stops the tasks not
+/// started yet; those already running finish.
+void EvolveDriver::runJobs() {
+  unsigned slots = devices.size();
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
+  auto work = [&](unsigned slot) {
+    for (size_t k; !stop && (k = next++) < jobs.size();) {
+      Job &j = jobs[k];
+      j.result.emplace(taskResult(j.desc, j.input, slot));
+      j.device = devices[slot];
+      if (!*j.result && !j.result->errorIsA<evo::PausedError>())
+        stop = true;
+    }
+  };
+  if (slots > 1 && !ctx->isMultithreadingEnabled()) {
+    emitWarning(module.getLoc())
+        << "evo-evolve: devices=" << p.devices
+        << ": MLIR multithreading is disabled (--mlir-disable-threading), so the tasks are "
+           "searched one at a time, on GPU "
+        << devices.front();
+    slots = 1;
+  }
+  if (slots == 1) {
+    work(0);
+    return;
+  }
+  // The threads parse and build IR in `ctx` (thread-safe with multithreading on); deep IR
+  // needs the stack the main thread has (tools/evo-opt).
+  std::vector<llvm::thread> threads;
+  for (unsigned s = 0; s < slots; ++s)
+    threads.emplace_back(std::optional<unsigned>(64u << 20), work, s);
+  for (llvm::thread &t : threads)
+    t.join();
+}
+
+/// Every task of one function (searched or rebuilt by runJobs), spliced in order; then the
+/// plan and the host side follow.
+LogicalResult EvolveDriver::evolveModule(gpu::GPUModuleOp gm) {
+  FailureOr<evo::LaunchPlan> plan = evo::LaunchPlan::fromModule(gm);
+  if (failed(plan))
+    return failure();
+  Builder b(ctx);
+  SmallVector<Attribute> summary;
+  for (Job &job : jobs) {
+    if (job.gm != gm)
+      continue;
+    unsigned t = job.index;
+    const evo::TaskDesc &desc = job.desc;
+    if (!job.result) // not started: an earlier task failed
+      return failure();
+    llvm::Expected<evo::TaskResult> &result = *job.result;
     if (!result) {
       llvm::Error rest = llvm::handleErrors(
           result.takeError(), [&](const evo::PausedError &e) { paused += e.pending; });
@@ -414,10 +580,11 @@ LogicalResult EvolveDriver::evolveModule(gpu::GPUModuleOp gm) {
         return gm.emitError() << "evo-evolve: " << llvm::toString(std::move(rest));
       continue; // paused: the other tasks may still post their prompts
     }
-    if (failed(evo::spliceWinner(gm, *plan, t, *result, numTaskBuffers)))
+    if (failed(evo::spliceWinner(gm, *plan, t, *result, job.numTaskBuffers)))
       return failure();
-    spliced[gm.getOperation()].push_back(
-        {t, desc.name, desc.source, f, numTaskBuffers, result->bestId, result->baselineId});
+    spliced[gm.getOperation()].push_back({t, desc.name, desc.source, job.input.func,
+                                          job.numTaskBuffers, result->bestId,
+                                          result->baselineId});
     double speedup = result->bestMs > 0 ? result->baselineMs / result->bestMs : 1.0;
     summary.push_back(b.getDictionaryAttr(
         {b.getNamedAttr("task", b.getStringAttr(desc.name)),
@@ -425,7 +592,7 @@ LogicalResult EvolveDriver::evolveModule(gpu::GPUModuleOp gm) {
          b.getNamedAttr("best_ms", b.getF64FloatAttr(result->bestMs)),
          b.getNamedAttr("speedup", b.getF64FloatAttr(speedup)),
          b.getNamedAttr("best_candidate", b.getI64IntegerAttr(result->firstBestId))}));
-    remarkTask(gm, desc, *result);
+    remarkTask(gm, desc, *result, job.device);
   }
   gm->setAttr(evo::kPlanAttrName, plan->toAttr(ctx));
   gm->setAttr("evo.evolved", b.getArrayAttr(summary));
@@ -515,8 +682,20 @@ EvolveDriver::Result EvolveDriver::run() {
     return Result::Failed;
   progress = std::make_unique<evo::ProgressLine>(p.quiet);
   for (gpu::GPUModuleOp gm : targets)
-    if (failed(evolveModule(gm)))
+    if (failed(collectJobs(gm)))
       return Result::Failed;
+  runJobs();
+  // Every job's outcome is consumed (an llvm::Expected must be), even after a failure.
+  auto consumeAll = [&] {
+    for (Job &j : jobs)
+      if (j.result && !*j.result)
+        llvm::consumeError(j.result->takeError());
+  };
+  for (gpu::GPUModuleOp gm : targets)
+    if (failed(evolveModule(gm))) {
+      consumeAll();
+      return Result::Failed;
+    }
   if (failed(finish()))
     return Result::Failed;
   if (!paused)

@@ -67,16 +67,20 @@ void ProgressLine::update(llvm::StringRef task, int generation, int generations,
                           int valid, double bestSpeedup, double etaSeconds) {
   if (!on)
     return;
-  pending = format(task, generation, generations, evaluated, valid, bestSpeedup, etaSeconds);
+  std::lock_guard<std::mutex> lock(mutex); // tasks on several GPUs report at once
+  std::string line = format(task, generation, generations, evaluated, valid, bestSpeedup,
+                            etaSeconds);
   if (mode == Mode::Lines) {
-    if (task == lastTask && generation == lastGeneration)
+    TaskLine &t = lines[task.str()];
+    t.newest = std::move(line);
+    if (generation == t.printedGeneration)
       return; // finish() prints the newest state of the task
-    *os << "evo-evolve: " << pending << "\n";
+    *os << "evo-evolve: " << t.newest << "\n";
     os->flush();
-    lastTask = task.str();
-    lastGeneration = generation;
+    t.printedGeneration = generation;
     return;
   }
+  pending = std::move(line);
   auto now = std::chrono::steady_clock::now();
   if (drawn && now - lastDraw < kMinRedrawInterval)
     return; // finish() draws the newest line if no later update does
@@ -96,16 +100,21 @@ void ProgressLine::draw(llvm::StringRef text) {
   drawn = true;
 }
 
-void ProgressLine::finish(llvm::StringRef state) {
+void ProgressLine::finish(llvm::StringRef state, llvm::StringRef task) {
   if (!on)
     return;
+  std::lock_guard<std::mutex> lock(mutex);
   if (mode == Mode::Lines) {
-    if (!pending.empty())
-      *os << "evo-evolve: " << pending << (state.empty() ? "" : " | ") << state << "\n";
+    for (auto it = lines.begin(); it != lines.end();) {
+      if (!task.empty() && it->first != task) {
+        ++it;
+        continue;
+      }
+      *os << "evo-evolve: " << it->second.newest << (state.empty() ? "" : " | ") << state
+          << "\n";
+      it = lines.erase(it);
+    }
     os->flush();
-    pending.clear();
-    lastTask.clear();
-    lastGeneration = -1;
     return;
   }
   if (!pending.empty()) {
@@ -113,6 +122,6 @@ void ProgressLine::finish(llvm::StringRef state) {
     pending.clear();
   }
   if (drawn)
-    llvm::errs() << "\n";
+    *os << "\n";
   drawn = false;
 }

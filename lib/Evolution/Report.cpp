@@ -118,6 +118,9 @@ struct TaskReport {
   std::vector<int> lineage; // baseline first, the best last
   int64_t promptTokens = 0, completionTokens = 0;
   double costUsd = 0;
+  /// {"device", "gpu", "host"} of the GPU that searched the task (evo-evolve, devices=); null
+  /// for a run made before it was recorded.
+  json::Value evaluatedOn = nullptr;
 };
 
 constexpr size_t kMaxReasonGroups = 10;
@@ -141,6 +144,12 @@ std::string failureText(const CandidateRecord &c) {
 
 TaskReport analyzeTask(const RunStore &store, TaskRecord task) {
   TaskReport r;
+  if (std::optional<std::string> on = store.getMeta("evaluated_on:" + task.name)) {
+    if (llvm::Expected<json::Value> v = json::parse(*on))
+      r.evaluatedOn = std::move(*v);
+    else
+      llvm::consumeError(v.takeError());
+  }
   r.candidates = store.getCandidates(task.name);
   r.task = std::move(task);
   const std::vector<CandidateRecord> &cs = r.candidates;
@@ -403,7 +412,8 @@ json::Value taskJson(const TaskReport &r) {
       {"lineage", std::move(lineage)},
       {"prompt_tokens", r.promptTokens},
       {"completion_tokens", r.completionTokens},
-      {"cost_usd", r.costUsd}};
+      {"cost_usd", r.costUsd},
+      {"evaluated_on", r.evaluatedOn}};
 }
 
 json::Value summarize(const RunStore &store, const std::vector<TaskReport> &reports) {

@@ -438,7 +438,9 @@ llvm::Error TaskSearch::generate() {
       continue;
     }
     unsigned island = created % numIslands;
-    int generation = created / std::max(1u, opts.samples) + 1;
+    // (After LLM generations, e.g. once its budget is spent, the numbering goes on from them.)
+    int generation = std::max<int>(created / std::max(1u, opts.samples) + 1,
+                                   llm ? generationNo + 1 : 0);
     if (numIslands > 1 && opts.migrateEvery && created % (opts.samples * opts.migrateEvery) == 0 &&
         created > 0)
       for (unsigned i = 0; i < numIslands; ++i)
@@ -614,7 +616,7 @@ llvm::Expected<TaskResult> TaskSearch::run() {
   }
   session.reset(); // ends the worker (its destructor sends "end")
   if (llm && llm->pausedPrompts()) {
-    progress.finish("paused");
+    progress.finish("paused", taskIn.name);
     return llvm::make_error<PausedError>(llm->pausedPrompts());
   }
   return finish();
@@ -660,7 +662,7 @@ llvm::Expected<TaskResult> TaskSearch::finish() {
       llm && !replay ? generationNo : created / std::max(1u, opts.samples);
   if (llvm::Error e = runStore.upsertTask(record))
     return std::move(e);
-  progress.finish("done");
+  progress.finish("done", taskIn.name);
 
   TaskResult result;
   result.task = taskIn.name;

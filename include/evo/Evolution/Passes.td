@@ -77,6 +77,10 @@ def EvoEvolvePass : Pass<"evo-evolve", "mlir::ModuleOp"> {
     Option<"features", "features", "std::string", /*default=*/"\"+ptx80\"", "PTX ISA">,
     Option<"ptxas", "ptxas", "std::string", /*default=*/"\"\"", "ptxas (default: found)">,
     Option<"device", "device", "int", /*default=*/"0", "CUDA device ordinal">,
+    Option<"devices", "devices", "std::string", /*default=*/"\"\"",
+           "GPUs to spread the tasks over, one task per GPU at a time: 'all' or ordinals "
+           "'0,1,...'; empty (default): `device` alone. Each task is searched and its "
+           "finalists re-measured on one GPU">,
     Option<"llm", "llm", "std::string", /*default=*/"\"\"",
            "LLM backend for the LLM strategies: openai, anthropic, cmd:<program> [args] or "
            "mailbox:<dir>">,

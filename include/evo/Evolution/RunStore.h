@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -206,9 +207,10 @@ public:
   /// e.g. "softmax_t0 | gen 3/10 | 45 evaluated | 78% valid | best 3.42x | ETA 1m20s".
   void update(llvm::StringRef task, int generation, int generations, int evaluated, int valid,
               double bestSpeedup, double etaSeconds);
-  /// Ends the line (a newline) if anything was drawn; Lines: prints the task's newest state,
-  /// followed by `state` ("done", "paused").
-  void finish(llvm::StringRef state = "");
+  /// Ends the line (a newline) if anything was drawn; Lines: prints the newest state of `task`
+  /// (of every task when empty), followed by `state` ("done", "paused"). Thread-safe, like
+  /// update(): tasks searched on several GPUs at once share one ProgressLine.
+  void finish(llvm::StringRef state = "", llvm::StringRef task = "");
   bool enabled() const { return on; }
 
   /// The text of a line (without the redraw control sequences); parts without data are left out.
@@ -222,8 +224,13 @@ private:
   Mode mode = Mode::Off;
   llvm::raw_ostream *os = nullptr;
   bool on = false;
-  std::string lastTask; // Lines: the task and generation of the last line printed
-  int lastGeneration = -1;
+  std::mutex mutex;
+  /// Lines: per task, the generation of its last line printed and its newest state.
+  struct TaskLine {
+    int printedGeneration = -1;
+    std::string newest;
+  };
+  std::map<std::string, TaskLine> lines;
   bool drawn = false;
   /// Redraws are throttled; the newest line not yet drawn is kept for finish().
   std::chrono::steady_clock::time_point lastDraw;
