@@ -98,6 +98,29 @@ void load(MLIRContext &ctx) {
 }
 } // namespace
 
+/// A request sample's indices (all=true: every one of `numElements`, in order) and its
+/// expected values (packed, evo/Evaluation/PackedValues.h).
+struct DecodedSample {
+  std::vector<int64_t> idx;
+  std::vector<double> exp;
+};
+DecodedSample decodeSample(const json::Object &s, int64_t numElements) {
+  DecodedSample d;
+  if (s.getBoolean("all").value_or(false)) {
+    for (int64_t i = 0; i < numElements; ++i)
+      d.idx.push_back(i);
+  } else if (const json::Array *a = s.getArray("indices")) {
+    for (const json::Value &v : *a)
+      d.idx.push_back(*v.getAsInteger());
+  }
+  if (std::optional<llvm::StringRef> packed = s.getString("expected_f64")) {
+    std::optional<std::vector<double>> v = evo::packed::unpackF64(*packed);
+    if (v)
+      d.exp = std::move(*v);
+  }
+  return d;
+}
+
 TEST(VerifierTest, TheRequestCarriesBuffersRangesSeedsAndTheOraclesValues) {
   MLIRContext ctx;
   load(ctx);
@@ -161,17 +184,21 @@ TEST(VerifierTest, TheRequestCarriesBuffersRangesSeedsAndTheOraclesValues) {
               llvm::StringRef(dists[t]));
     const json::Object &s = *(*trial.getArray("samples"))[0].getAsObject();
     EXPECT_EQ(s.getInteger("buffer"), 2);
-    const json::Array &idx = *s.getArray("indices");
-    const json::Array &exp = *s.getArray("expected");
+    EXPECT_EQ(s.getBoolean("all"), true); // every element: no index list
+    EXPECT_EQ(s.getArray("indices"), nullptr);
+    DecodedSample d = decodeSample(s, 128);
+    const std::vector<int64_t> &idx = d.idx;
+    const std::vector<double> &exp = d.exp;
     ASSERT_EQ(idx.size(), 128u);
+    ASSERT_EQ(exp.size(), 128u);
     for (size_t k = 0; k < idx.size(); k += 17) {
-      int64_t i = *idx[k].getAsInteger();
+      int64_t i = idx[k];
       double xv = generatedValue(fills[0], i);
       double bv = generatedValue(fills[1], i % 8);
       // x keeps its declared range in every distribution.
       EXPECT_GE(xv, 0.5);
       EXPECT_LE(xv, 2.0);
-      EXPECT_DOUBLE_EQ(*exp[k].getAsNumber(), std::log(xv) + bv) << "trial " << t << " index " << i;
+      EXPECT_DOUBLE_EQ(exp[k], std::log(xv) + bv) << "trial " << t << " index " << i;
     }
   }
 
@@ -188,11 +215,12 @@ TEST(VerifierTest, TheRequestCarriesBuffersRangesSeedsAndTheOraclesValues) {
   EXPECT_EQ(tseed, (*v)->getTimingInputs().seed);
   std::vector<contract::FillParams> tf = fillsFromJson(ti, req);
   const json::Object &ts = *(*ti.getArray("samples"))[0].getAsObject();
-  const json::Array &tidx = *ts.getArray("indices");
-  ASSERT_EQ(tidx.size(), 128u);
-  for (size_t k = 0; k < tidx.size(); k += 13) {
-    int64_t i = *tidx[k].getAsInteger();
-    EXPECT_DOUBLE_EQ(*(*ts.getArray("expected"))[k].getAsNumber(),
+  DecodedSample td = decodeSample(ts, 128);
+  ASSERT_EQ(td.idx.size(), 128u);
+  ASSERT_EQ(td.exp.size(), 128u);
+  for (size_t k = 0; k < td.idx.size(); k += 13) {
+    int64_t i = td.idx[k];
+    EXPECT_DOUBLE_EQ(td.exp[k],
                      std::log(generatedValue(tf[0], i)) + generatedValue(tf[1], i % 8));
   }
 }
@@ -221,9 +249,12 @@ TEST(VerifierTest, ExpensiveOutputsAreSampledWithinTheBudget) {
                                   .getAsObject()
                                   ->getArray("samples"))[0]
                                .getAsObject();
-  const json::Array &idx = *s.getArray("indices");
-  EXPECT_EQ(*idx.front().getAsInteger(), 0);
-  EXPECT_EQ(*idx.back().getAsInteger(), 512 * 512 - 1);
+  EXPECT_FALSE(s.getBoolean("all").has_value()); // sampled: the indices are listed
+  DecodedSample d = decodeSample(s, 512 * 512);
+  ASSERT_FALSE(d.idx.empty());
+  EXPECT_EQ(d.idx.size(), d.exp.size());
+  EXPECT_EQ(d.idx.front(), 0);
+  EXPECT_EQ(d.idx.back(), 512 * 512 - 1);
   EXPECT_DOUBLE_EQ((*v)->getCost().flops, 2.0 * 512 * 512 * 512);
   EXPECT_DOUBLE_EQ((*v)->getCost().bytes, 3.0 * 512 * 512 * 4);
 }
@@ -372,8 +403,10 @@ TEST(VerifierTest, DistributionsThatOverflowTheResultAreNarrowed) {
     EXPECT_TRUE(specials.count(0.0) && specials.count(1.0) && specials.count(-1.0));
     // Every value the oracle was asked for is finite and far from overflow.
     const json::Object &t2 = *(*(*v)->getRequestTemplate().getArray("trials"))[2].getAsObject();
-    for (const json::Value &x : *(*t2.getArray("samples"))[0].getAsObject()->getArray("expected"))
-      ASSERT_TRUE(x.getAsNumber() && std::fabs(*x.getAsNumber()) < 3.4e38 / 16);
+    DecodedSample d2 = decodeSample(*(*t2.getArray("samples"))[0].getAsObject(), 0);
+    ASSERT_FALSE(d2.exp.empty());
+    for (double x : d2.exp)
+      ASSERT_TRUE(std::isfinite(x) && std::fabs(x) < 3.4e38 / 16);
   }
   // In f16 (largest 65504) only |x| < 4 keeps exp representable with room to spare.
   {
