@@ -689,6 +689,11 @@ struct OutputSet {
   std::vector<std::unique_ptr<DeviceBuffer>> copies;
   std::vector<double> rms;
   std::vector<uint64_t> sums;
+  /// Per output: what the reference itself may be off by, twice its largest distance from the
+  /// oracle's samples on these inputs (0: unknown). A naive baseline that accumulates a bf16
+  /// matmul in bf16 can be 256 away from an f32-accumulating kernel where both are within 0.4 %
+  /// of the oracle (docs/verification.md): the comparison must not reject the better kernel.
+  std::vector<double> slack;
   bool empty() const { return copies.empty(); }
 };
 
@@ -705,6 +710,8 @@ struct Evaluator {
   std::vector<std::unique_ptr<DeviceBuffer>> buffers;
   /// Per trial: the reference candidate's outputs.
   std::vector<OutputSet> refOutputs;
+  /// Per output, the largest distance from the oracle's samples in the last checkRun.
+  std::vector<double> lastSampleAbsErr;
   /// The reference's outputs on the two timing input sets: every checked timed launch is
   /// compared with those of its set.
   TimingRef timingRef;
@@ -1167,7 +1174,7 @@ struct Evaluator {
                       " elements of '" + s.name + "' were never written (" + where + ")");
       // Samples against the oracle.
       bool samplesFinite = true;
-      double maxSampleErr = 0;
+      double maxSampleErr = 0, maxSampleAbsErr = 0;
       for (const Sample &sm : trial.samples) {
         if (sm.buffer != i)
           continue;
@@ -1188,8 +1195,10 @@ struct Evaluator {
           bool bad = std::isfinite(want)
                          ? !std::isfinite(got) || std::fabs(got - want) > atol + rtol * std::fabs(want)
                          : !(std::isnan(want) ? std::isnan(got) : got == want);
-          if (std::isfinite(want) && std::isfinite(got))
+          if (std::isfinite(want) && std::isfinite(got)) {
             maxSampleErr = std::max(maxSampleErr, std::fabs(got - want) / (std::fabs(want) + atol + 1e-300));
+            maxSampleAbsErr = std::max(maxSampleAbsErr, std::fabs(got - want));
+          }
           if (bad)
             throw Invalid("'" + s.name + "'[" + std::to_string(sm.indices[j]) + "] = " + fmt(got) +
                           " but the oracle says " + fmt(want) + " (" + where + ", seed " +
@@ -1198,10 +1207,14 @@ struct Evaluator {
         out["sampled"] = out.value("sampled", 0) + static_cast<int>(bits.size());
       }
       out["max_sample_rel_err"] = maxSampleErr;
+      if (lastSampleAbsErr.size() <= outIndex)
+        lastSampleAbsErr.resize(outIndex + 1, 0);
+      lastSampleAbsErr[outIndex] = maxSampleAbsErr;
       if (ref && outIndex < ref->copies.size()) {
         DeviceBuffer &r = *ref->copies[outIndex];
         checkReferenceIntact(*ref);
-        double atol = rtol * ref->rms[outIndex];
+        double slack = outIndex < ref->slack.size() ? ref->slack[outIndex] : 0;
+        double atol = rtol * ref->rms[outIndex] + slack;
         Counters stats(6);
         check(D->cuMemsetD8Async(stats.buf.ptr(), 0, 48, gStream), "cuMemsetD8Async");
         check(D->cuMemsetD8Async(stats.buf.ptr() + 16, 0xFF, 8, gStream), "cuMemsetD8Async");
@@ -1543,6 +1556,8 @@ struct Evaluator {
           if (refOutputs.size() <= t)
             refOutputs.resize(t + 1);
           refOutputs[t] = keepOutputs();
+          for (double e : lastSampleAbsErr)
+            refOutputs[t].slack.push_back(2 * e);
         }
         trials.push_back(trialOut);
       }
