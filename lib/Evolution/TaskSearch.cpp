@@ -373,6 +373,16 @@ llvm::Error TaskSearch::resumePending() {
 /// generation sees measured times. A mailbox cycle is one generation. Without an LLM, or once
 /// it is stopped (budget spent, replay ran out) or paused, the built-in mutators keep the
 /// compiler and the GPU busy instead (`depth` in flight).
+/// Islands: every `migrate-every` generations' worth of children, each island's best joins the
+/// next island.
+void TaskSearch::migrateIfDue() {
+  if (numIslands > 1 && opts.migrateEvery && created > 0 &&
+      created % (std::max(1u, opts.samples) * opts.migrateEvery) == 0)
+    for (unsigned k = 0; k < numIslands; ++k)
+      if (std::optional<Member> m = pops[k].best())
+        pops[(k + 1) % numIslands].add(*m);
+}
+
 bool TaskSearch::generational() const { return llm && !replay && !llm->stopped(); }
 
 llvm::Error TaskSearch::generateGeneration() {
@@ -386,11 +396,7 @@ llvm::Error TaskSearch::generateGeneration() {
   unsigned made = 0;
   for (unsigned i = 0; i < n; ++i) {
     unsigned island = created % numIslands;
-    if (numIslands > 1 && opts.migrateEvery && created > 0 &&
-        created % (std::max(1u, opts.samples) * opts.migrateEvery) == 0)
-      for (unsigned k = 0; k < numIslands; ++k)
-        if (std::optional<Member> m = pops[k].best())
-          pops[(k + 1) % numIslands].add(*m);
+    migrateIfDue();
     Outcome o = Outcome::Declined;
     // llm-mix: each child is the built-in mutators' with that probability (while they have
     // something new), else the LLM's.
@@ -441,11 +447,7 @@ llvm::Error TaskSearch::generate() {
     // (After LLM generations, e.g. once its budget is spent, the numbering goes on from them.)
     int generation = std::max<int>(created / std::max(1u, opts.samples) + 1,
                                    llm ? generationNo + 1 : 0);
-    if (numIslands > 1 && opts.migrateEvery && created % (opts.samples * opts.migrateEvery) == 0 &&
-        created > 0)
-      for (unsigned i = 0; i < numIslands; ++i)
-        if (std::optional<Member> m = pops[i].best())
-          pops[(i + 1) % numIslands].add(*m);
+    migrateIfDue();
     if (llm && llm->wantsNext()) {
       llvm::Expected<Outcome> made = llm->propose(island, generation);
       if (!made)

@@ -98,6 +98,7 @@ private:
   llvm::Error generate();
   llvm::Error generateGeneration();
   bool generational() const;
+  void migrateIfDue();
   llvm::Error takeCompiled();
   llvm::Error takeOutcomes(std::vector<std::pair<size_t, CandidateOutcome>> &done);
   llvm::Error recordOutcome(CandidateRecord &c, const CandidateOutcome &o);
