@@ -10,7 +10,6 @@ roofline the evolved kernels reach (bytes over the measured copy ceiling, or flo
 measured peak for contractions).
 """
 
-import argparse
 import json
 import os
 import subprocess
@@ -22,6 +21,9 @@ import torch
 import torch.nn.functional as F
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import bench_common  # noqa: E402  (evolve + verify, PyTorch timing: shared with gpu_kbench.py)
+from bench_common import time_torch  # noqa: E402
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
 # cuDNN picks its fastest convolution algorithm for each shape (the bar evo's convs must clear).
@@ -80,22 +82,13 @@ def suite():
 
 
 def torch_times(fn, shapes, prep=None):
-    from triton.testing import do_bench
     args = [torch.randn(s, device="cuda", dtype=d) for s, d in shapes]
     if prep:
         args = prep(*args)
-    eager = do_bench(lambda: fn(*args), warmup=25, rep=200, return_mode="median")
-    try:
-        cf = torch.compile(fn)
-        cf(*args)
-        torch.cuda.synchronize()
-        compiled = do_bench(lambda: cf(*args), warmup=25, rep=200, return_mode="median")
-    except Exception as e:  # a failing torch.compile must not hide the rest
-        print(f"torch.compile failed: {e}", file=sys.stderr)
-        compiled = float("nan")
+    times = time_torch(fn, args)
     del args
     torch.cuda.empty_cache()
-    return eager, compiled
+    return times
 
 
 def loader_time(ptx_dir, name):
@@ -116,44 +109,8 @@ def loader_time(ptx_dir, name):
 
 
 def evolve(evo, name, args, work):
-    run_dir = os.path.join(work, "runs", name)
-    out_dir = os.path.join(work, "ptx", name)
-    mlir = os.path.join(work, name + ".evolved.mlir")
-    evolve_opts = (f"run-dir={run_dir} max-candidates={args.candidates} time-budget={args.seconds} "
-                   f"quiet=true generations=1000 chip={args.chip}")
-    t0 = time.time()
-    r = subprocess.run([evo, os.path.join(ROOT, "bench", name + ".mlir"), "--evo-lower-to-gpu",
-                        f"--evo-evolve={evolve_opts}",
-                        f"--evo-emit-ptx=output-dir={out_dir} chip={args.chip}",
-                        "-o", mlir], capture_output=True, text=True)
-    row = {"evolve_s": round(time.time() - t0, 1), "evolve_rc": r.returncode}
-    if r.returncode != 0:
-        err = r.stderr.strip()
-        # The first lines say what failed; the end, where.
-        row["error"] = err if len(err) <= 1500 else err[:900] + "\n...\n" + err[-600:]
-        return row
-    report = json.load(open(os.path.join(run_dir, "report.json")))
-    tasks = report.get("tasks", [])
-    row["tasks"] = [{k: t.get(k) for k in ("name", "family", "baseline_ms", "best_ms", "speedup",
-                                           "validity_rate", "counts")} for t in tasks]
-    row["baseline_ms"] = sum(t.get("baseline_ms") or 0 for t in tasks)
-    row["evaluated"] = sum((t.get("counts") or {}).get("evaluated", 0) for t in tasks)
-    row["valid"] = sum((t.get("counts") or {}).get("valid", 0) for t in tasks)
-    # The evolved module, verified and timed end to end (every task, the scratch in between).
-    vjson = os.path.join(work, name + ".verify.json")
-    v = subprocess.run([evo, mlir, f"--evo-verify=output={vjson} runs=50"],
-                       capture_output=True, text=True)
-    try:
-        res = json.load(open(vjson))
-        fn = res["results"][0]
-        row["verify"] = fn["verdict"]
-        row["evolved_ms"] = fn.get("timing", {}).get("median_ms")
-        row["roofline"] = fn.get("roofline", {})
-        row["ceilings"] = res.get("ceilings")
-    except Exception:
-        row["verify"] = "error"
-        row["verify_error"] = v.stderr.strip()[-600:]
-    return row
+    return bench_common.evolve(evo, os.path.join(ROOT, "bench", name + ".mlir"), name, work,
+                               args.candidates, args.seconds, args.chip)
 
 
 def sass_summary(ptx_dir, chip):
@@ -188,18 +145,7 @@ def sass_summary(ptx_dir, chip):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--evo-opt", default=os.environ.get("EVO_OPT", os.path.join(ROOT, "build/bin/evo-opt")))
-    ap.add_argument("--out", default=os.environ.get("OUT", "gpu-out"))
-    ap.add_argument("--only", default="", help="comma-separated bench names")
-    ap.add_argument("--candidates", type=int, default=48)
-    ap.add_argument("--seconds", type=float, default=25)
-    ap.add_argument("--chip", default="",
-                    help="PTX target (default: sm_90a on compute capability 9.0, where wgmma and "
-                         "TMA exist; else sm_90)")
-    args = ap.parse_args()
-    if not args.chip:
-        args.chip = "sm_90a" if torch.cuda.get_device_capability(0) == (9, 0) else "sm_90"
+    args = bench_common.parse_args("bench", candidates=48, seconds=25)
     work = tempfile.mkdtemp(prefix="evo-bench-")
     rows = {}
     names = [n for n in suite() if not args.only or n in args.only.split(",")]

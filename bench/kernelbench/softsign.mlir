@@ -1,0 +1,18 @@
+// softsign: x / (1 + |x|)
+// PyTorch: F.softsign(x)
+// Shape: x 4096x65536 f32 (KernelBench level 1 #30 Softsign: 4096x393216, shrunk to 1 GiB per
+// tensor: the full shape is 6 GiB a tensor, of which the verifier and the search keep several).
+// cpu-check: 4096=4 65536=8
+#map = affine_map<(d0, d1) -> (d0, d1)>
+func.func @softsign(%arg0: tensor<4096x65536xf32>) -> tensor<4096x65536xf32> {
+  %one = arith.constant 1.000000e+00 : f32
+  %0 = tensor.empty() : tensor<4096x65536xf32>
+  %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg0 : tensor<4096x65536xf32>) outs(%0 : tensor<4096x65536xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %2 = math.absf %in : f32
+    %3 = arith.addf %2, %one : f32
+    %4 = arith.divf %in, %3 : f32
+    linalg.yield %4 : f32
+  } -> tensor<4096x65536xf32>
+  return %1 : tensor<4096x65536xf32>
+}
