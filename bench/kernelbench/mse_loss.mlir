@@ -1,24 +1,25 @@
 // mse_loss: mean squared error, mean((p - t)^2)
 // PyTorch: F.mse_loss(p, t)
-// Shape: p, t 8192x8192 f32 (KernelBench level 1 #94 MSELoss: batch 128 x 4096 in the
-// first release, 32768 x 32768 in the current one; here 8192 x 8192, 256 MiB per input)
-// cpu-check: 8192=4 67108864=16
+// Shape: p, t 4096x8192 f32 (KernelBench level 1 #94 MSELoss: batch 128 x 4096 in the
+// first release, 32768 x 32768 in the current one; here 4096 x 8192, 128 MiB per input: evo's
+// oracle keeps every element of the elementwise intermediate, ~90 CPU-s a run at 8192 x 8192)
+// cpu-check: 4096=3 8192=4 33554432=12
 #map = affine_map<(d0, d1) -> (d0, d1)>
 #map1 = affine_map<(d0, d1) -> ()>
 #map2 = affine_map<() -> ()>
-func.func @mse_loss(%arg0: tensor<8192x8192xf32>, %arg1: tensor<8192x8192xf32>) -> tensor<f32> {
+func.func @mse_loss(%arg0: tensor<4096x8192xf32>, %arg1: tensor<4096x8192xf32>) -> tensor<f32> {
   %cst = arith.constant 0.000000e+00 : f32
-  %cst_n = arith.constant 67108864.0 : f32
-  %0 = tensor.empty() : tensor<8192x8192xf32>
-  %1 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg0, %arg1 : tensor<8192x8192xf32>, tensor<8192x8192xf32>) outs(%0 : tensor<8192x8192xf32>) {
+  %cst_n = arith.constant 33554432.0 : f32
+  %0 = tensor.empty() : tensor<4096x8192xf32>
+  %1 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg0, %arg1 : tensor<4096x8192xf32>, tensor<4096x8192xf32>) outs(%0 : tensor<4096x8192xf32>) {
   ^bb0(%in: f32, %in_0: f32, %out: f32):
     %6 = arith.subf %in, %in_0 : f32
     %7 = arith.mulf %6, %6 : f32
     linalg.yield %7 : f32
-  } -> tensor<8192x8192xf32>
+  } -> tensor<4096x8192xf32>
   %2 = tensor.empty() : tensor<f32>
   %3 = linalg.fill ins(%cst : f32) outs(%2 : tensor<f32>) -> tensor<f32>
-  %4 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["reduction", "reduction"]} ins(%1 : tensor<8192x8192xf32>) outs(%3 : tensor<f32>) {
+  %4 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["reduction", "reduction"]} ins(%1 : tensor<4096x8192xf32>) outs(%3 : tensor<f32>) {
   ^bb0(%in: f32, %out: f32):
     %6 = arith.addf %in, %out : f32
     linalg.yield %6 : f32
