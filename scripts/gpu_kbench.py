@@ -259,6 +259,8 @@ def run_op(name, args, work):
                           extra=f"run-time-budget={args.seconds} final-rounds=3 final-runs=30"))
         if row["evolve_rc"] != 0:
             row["status"] = "evolve-failed: " + first_error(row.get("error", ""))
+        elif row.get("verify") == "error":
+            row["status"] = "verify-failed: " + first_error(row.get("verify_error", ""))
         elif row.get("verify") != "valid":
             row["status"] = f"verify-failed: {row.get('verify')}"
         else:
