@@ -752,12 +752,144 @@ TEST_F(OracleTest, UnsupportedPayloadOpIsADiagnosticAtTheOp) {
 
 TEST_F(OracleTest, UnsupportedTensorOpIsADiagnostic) {
   auto oracle = compile(R"mlir(
-    func.func @f(%x: tensor<8xf32>) -> tensor<4xf32> {
-      %s = tensor.extract_slice %x[0] [4] [1] : tensor<8xf32> to tensor<4xf32>
-      return %s : tensor<4xf32>
+    func.func @f(%x: tensor<8xf32>, %y: tensor<4xf32>) -> tensor<8xf32> {
+      %s = tensor.insert_slice %y into %x[0] [4] [1] : tensor<4xf32> into tensor<8xf32>
+      return %s : tensor<8xf32>
     })mlir");
   EXPECT_FALSE(oracle);
-  EXPECT_TRUE(hasMessage("the oracle cannot interpret 'tensor.extract_slice'")) << joinedMessages();
+  EXPECT_TRUE(hasMessage("the oracle cannot interpret 'tensor.insert_slice'")) << joinedMessages();
+}
+
+// tensor.pad read by a pooling and a convolution: points outside the input read the padding
+// value (-inf for the max, 0 for the sum), never an input element.
+TEST_F(OracleTest, PaddedPoolingAndConvolutionMatchDirectLoops) {
+  auto oracle = compile(R"mlir(
+    func.func @f(%in: tensor<1x2x6x6xf32>, %w: tensor<3x2x3x3xf32>)
+        -> (tensor<1x2x3x3xf32>, tensor<1x3x6x6xf32>) {
+      %ninf = arith.constant 0xFF800000 : f32
+      %zero = arith.constant 0.0 : f32
+      %p = tensor.pad %in low[0, 0, 1, 1] high[0, 0, 1, 1] {
+      ^bb0(%a: index, %b: index, %c: index, %d: index):
+        tensor.yield %ninf : f32
+      } : tensor<1x2x6x6xf32> to tensor<1x2x8x8xf32>
+      %window = tensor.empty() : tensor<3x3xf32>
+      %e = tensor.empty() : tensor<1x2x3x3xf32>
+      %acc = linalg.fill ins(%ninf : f32) outs(%e : tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
+      %pool = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+             ins(%p, %window : tensor<1x2x8x8xf32>, tensor<3x3xf32>)
+             outs(%acc : tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
+      %z = tensor.pad %in low[0, 0, 1, 1] high[0, 0, 1, 1] {
+      ^bb0(%a: index, %b: index, %c: index, %d: index):
+        %k = arith.constant 0.0 : f32
+        tensor.yield %k : f32
+      } : tensor<1x2x6x6xf32> to tensor<1x2x8x8xf32>
+      %e2 = tensor.empty() : tensor<1x3x6x6xf32>
+      %acc2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1x3x6x6xf32>) -> tensor<1x3x6x6xf32>
+      %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+             ins(%z, %w : tensor<1x2x8x8xf32>, tensor<3x2x3x3xf32>)
+             outs(%acc2 : tensor<1x3x6x6xf32>) -> tensor<1x3x6x6xf32>
+      return %pool, %conv : tensor<1x2x3x3xf32>, tensor<1x3x6x6xf32>
+    })mlir");
+  ASSERT_TRUE(oracle) << joinedMessages();
+  Oracle::Session s = oracle->session(inputValue);
+  auto x = [](int64_t c, int64_t h, int64_t w, double pad) {
+    return h < 0 || h >= 6 || w < 0 || w >= 6 ? pad : inputValue(0, (c * 6 + h) * 6 + w);
+  };
+  for (int64_t c = 0; c < 2; ++c)
+    for (int64_t oh = 0; oh < 3; ++oh)
+      for (int64_t ow = 0; ow < 3; ++ow) {
+        double m = -INFINITY;
+        for (int64_t kh = 0; kh < 3; ++kh)
+          for (int64_t kw = 0; kw < 3; ++kw)
+            m = std::max(m, x(c, 2 * oh + kh - 1, 2 * ow + kw - 1, -INFINITY));
+        EXPECT_EQ(s.valueAt(0, {0, c, oh, ow}), m);
+      }
+  for (int64_t f = 0; f < 3; ++f)
+    for (int64_t oh = 0; oh < 6; ++oh)
+      for (int64_t ow = 0; ow < 6; ++ow) {
+        double acc = 0;
+        for (int64_t c = 0; c < 2; ++c)
+          for (int64_t kh = 0; kh < 3; ++kh)
+            for (int64_t kw = 0; kw < 3; ++kw)
+              acc += x(c, oh + kh - 1, ow + kw - 1, 0.0) *
+                     inputValue(1, ((f * 2 + c) * 3 + kh) * 3 + kw);
+        EXPECT_EQ(s.valueAt(1, {0, f, oh, ow}), acc);
+      }
+}
+
+// A keep-dim sum as torch-mlir writes it: the output map has 0 for the kept dimension.
+TEST_F(OracleTest, KeepDimReductionOutputMap) {
+  auto oracle = compile(R"mlir(
+    func.func @f(%x: tensor<3x5x4xf32>) -> tensor<3x1x4xf32> {
+      %zero = arith.constant 0.0 : f32
+      %e = tensor.empty() : tensor<3x1x4xf32>
+      %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<3x1x4xf32>) -> tensor<3x1x4xf32>
+      %s = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, 0, c)>],
+                           iterator_types = ["parallel", "reduction", "parallel"]}
+          ins(%x : tensor<3x5x4xf32>) outs(%acc : tensor<3x1x4xf32>) {
+        ^bb0(%in: f32, %out: f32):
+          %t = arith.addf %in, %out : f32
+          linalg.yield %t : f32
+      } -> tensor<3x1x4xf32>
+      return %s : tensor<3x1x4xf32>
+    })mlir");
+  ASSERT_TRUE(oracle) << joinedMessages();
+  Oracle::Session s = oracle->session(inputValue);
+  for (int64_t a = 0; a < 3; ++a)
+    for (int64_t c = 0; c < 4; ++c) {
+      double acc = 0;
+      for (int64_t b = 0; b < 5; ++b)
+        acc += inputValue(0, (a * 5 + b) * 4 + c);
+      EXPECT_EQ(s.valueAt(0, {a, 0, c}), acc);
+    }
+}
+
+// Reshapes keep the row-major order; a strided, rank-reducing slice and a pad of a pad (the
+// inner pad's value inside the outer pad's source, the outer's outside it).
+TEST_F(OracleTest, ReshapesSlicesAndNestedPads) {
+  auto oracle = compile(R"mlir(
+    func.func @f(%x: tensor<4x6xf32>) -> (tensor<3x8xf32>, tensor<3xf32>, tensor<8x10xf32>) {
+      %flat = tensor.collapse_shape %x [[0, 1]] : tensor<4x6xf32> into tensor<24xf32>
+      %r = tensor.expand_shape %flat [[0, 1]] output_shape [3, 8] : tensor<24xf32> into tensor<3x8xf32>
+      %e = tensor.empty() : tensor<3x8xf32>
+      %neg = linalg.negf ins(%r : tensor<3x8xf32>) outs(%e : tensor<3x8xf32>) -> tensor<3x8xf32>
+      %s = tensor.extract_slice %x[1, 5] [3, 1] [1, 1] : tensor<4x6xf32> to tensor<3xf32>
+      %s2 = tensor.extract_slice %x[0, 1] [4, 3] [1, 2] : tensor<4x6xf32> to tensor<4x3xf32>
+      %one = arith.constant 1.0 : f32
+      %two = arith.constant 2.0 : f32
+      %p = tensor.pad %s2 low[1, 2] high[0, 1] {
+      ^bb0(%a: index, %b: index):
+        tensor.yield %one : f32
+      } : tensor<4x3xf32> to tensor<5x6xf32>
+      %pp = tensor.pad %p low[2, 1] high[1, 3] {
+      ^bb0(%a: index, %b: index):
+        tensor.yield %two : f32
+      } : tensor<5x6xf32> to tensor<8x10xf32>
+      %e2 = tensor.empty() : tensor<3xf32>
+      %sn = linalg.negf ins(%s : tensor<3xf32>) outs(%e2 : tensor<3xf32>) -> tensor<3xf32>
+      %e3 = tensor.empty() : tensor<8x10xf32>
+      %pn = linalg.negf ins(%pp : tensor<8x10xf32>) outs(%e3 : tensor<8x10xf32>) -> tensor<8x10xf32>
+      return %neg, %sn, %pn : tensor<3x8xf32>, tensor<3xf32>, tensor<8x10xf32>
+    })mlir");
+  ASSERT_TRUE(oracle) << joinedMessages();
+  Oracle::Session s = oracle->session(inputValue);
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < 8; ++j)
+      EXPECT_EQ(s.valueAt(0, {i, j}), -inputValue(0, i * 8 + j));
+  for (int64_t i = 0; i < 3; ++i)
+    EXPECT_EQ(s.valueAt(1, {i}), -inputValue(0, (1 + i) * 6 + 5));
+  for (int64_t i = 0; i < 8; ++i)
+    for (int64_t j = 0; j < 10; ++j) {
+      int64_t pi = i - 2, pj = j - 1; // in %p
+      double v;
+      if (pi < 0 || pi >= 5 || pj < 0 || pj >= 6)
+        v = 2.0;
+      else if (pi - 1 < 0 || pi - 1 >= 4 || pj - 2 < 0 || pj - 2 >= 3)
+        v = 1.0;
+      else
+        v = inputValue(0, (pi - 1) * 6 + 1 + 2 * (pj - 2));
+      EXPECT_EQ(s.valueAt(2, {i, j}), -v) << i << "," << j;
+    }
 }
 
 TEST_F(OracleTest, ReadingAnUninitializedEmptyIsADiagnostic) {
@@ -890,4 +1022,88 @@ TEST_F(OracleTest, Throughput) {
               "elements/s\n",
               static_cast<double>(g.getNumPayloadOps()) / seconds / 1e6,
               1024.0 * 1024 / seconds / 1e6);
+}
+
+TEST_F(OracleTest, MaskedTriangularScans) {
+  // Scans have no op upstream: they are written as reductions over k of a mask of k against the
+  // output's j (the forms the scan family recognizes). The oracle interprets them as written.
+  auto oracle = compile(R"mlir(
+    func.func @f(%x: tensor<3x6xf32>) -> (tensor<3x6xf32>, tensor<3x6xf32>, tensor<6x3xf32>, tensor<3x6xf32>) {
+      %zero = arith.constant 0.0 : f32
+      %one = arith.constant 1.0 : f32
+      %ninf = arith.constant 0xFF800000 : f32
+      %e = tensor.empty() : tensor<3x6xf32>
+      %et = tensor.empty() : tensor<6x3xf32>
+      %z = linalg.fill ins(%zero : f32) outs(%e : tensor<3x6xf32>) -> tensor<3x6xf32>
+      %o = linalg.fill ins(%one : f32) outs(%e : tensor<3x6xf32>) -> tensor<3x6xf32>
+      %m = linalg.fill ins(%ninf : f32) outs(%e : tensor<3x6xf32>) -> tensor<3x6xf32>
+      %zt = linalg.fill ins(%zero : f32) outs(%et : tensor<6x3xf32>) -> tensor<6x3xf32>
+      // Exclusive cumsum along rows: select(k < j, x, 0).
+      %ex = linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"]}
+          ins(%x : tensor<3x6xf32>) outs(%z : tensor<3x6xf32>) {
+      ^bb0(%in: f32, %acc: f32):
+        %j = linalg.index 1 : index
+        %k = linalg.index 2 : index
+        %keep = arith.cmpi ult, %k, %j : index
+        %v = arith.select %keep, %in, %zero : f32
+        %s = arith.addf %acc, %v : f32
+        linalg.yield %s : f32
+      } -> tensor<3x6xf32>
+      // Reverse cumprod: select(k < j, 1, x) keeps k >= j.
+      %rp = linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"]}
+          ins(%x : tensor<3x6xf32>) outs(%o : tensor<3x6xf32>) {
+      ^bb0(%in: f32, %acc: f32):
+        %j = linalg.index 1 : index
+        %k = linalg.index 2 : index
+        %drop = arith.cmpi slt, %k, %j : index
+        %v = arith.select %drop, %one, %in : f32
+        %s = arith.mulf %acc, %v : f32
+        linalg.yield %s : f32
+      } -> tensor<3x6xf32>
+      // Transposed result: a cumsum down the columns of x (dim 0 of the result), as a 0/1 mask.
+      %cs = linalg.generic {indexing_maps = [affine_map<(j, i, k) -> (i, k)>, affine_map<(j, i, k) -> (j, i)>], iterator_types = ["parallel", "parallel", "reduction"]}
+          ins(%x : tensor<3x6xf32>) outs(%zt : tensor<6x3xf32>) {
+      ^bb0(%in: f32, %acc: f32):
+        %j = linalg.index 0 : index
+        %k = linalg.index 2 : index
+        %keep = arith.cmpi uge, %j, %k : index
+        %f = arith.uitofp %keep : i1 to f32
+        %v = arith.mulf %in, %f : f32
+        %s = arith.addf %acc, %v : f32
+        linalg.yield %s : f32
+      } -> tensor<6x3xf32>
+      // Cummax.
+      %cm = linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"]}
+          ins(%x : tensor<3x6xf32>) outs(%m : tensor<3x6xf32>) {
+      ^bb0(%in: f32, %acc: f32):
+        %j = linalg.index 1 : index
+        %k = linalg.index 2 : index
+        %keep = arith.cmpi ule, %k, %j : index
+        %v = arith.select %keep, %in, %ninf : f32
+        %s = arith.maximumf %acc, %v : f32
+        linalg.yield %s : f32
+      } -> tensor<3x6xf32>
+      return %ex, %rp, %cs, %cm : tensor<3x6xf32>, tensor<3x6xf32>, tensor<6x3xf32>, tensor<3x6xf32>
+    })mlir");
+  ASSERT_TRUE(oracle) << joinedMessages();
+  Oracle::Session s = oracle->session(inputValue);
+  auto x = [](int64_t i, int64_t k) { return inputValue(0, i * 6 + k); };
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < 6; ++j) {
+      double ex = 0, rp = 1, cs = 0, cm = -std::numeric_limits<double>::infinity();
+      for (int64_t k = 0; k < 6; ++k) {
+        if (k < j)
+          ex += x(i, k);
+        if (k >= j)
+          rp *= x(i, k);
+        if (k <= j) {
+          cs += x(i, k);
+          cm = std::max(cm, x(i, k));
+        }
+      }
+      EXPECT_EQ(s.valueAt(0, {i, j}), ex);
+      EXPECT_EQ(s.valueAt(1, {i, j}), rp);
+      EXPECT_EQ(s.valueAt(2, {j, i}), cs);
+      EXPECT_EQ(s.valueAt(3, {i, j}), cm);
+    }
 }

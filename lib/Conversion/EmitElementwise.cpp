@@ -62,7 +62,7 @@ static FailureOr<LoweredTask> emitTransposeTiled(const GenericTask &t, const Sch
   const unsigned numInputs = op.getNumDpsInputs();
   SmallVector<unsigned> staged;
   for (unsigned i = 0; i < numInputs; ++i)
-    if (t.inputs[i].kind == ValueSource::Kind::Buffer &&
+    if (t.inputs[i].isPlainBuffer() &&
         accessAlong(maps[i], dimB) != Access::Contiguous &&
         accessAlong(maps[i], dimA) == Access::Contiguous)
       staged.push_back(i);

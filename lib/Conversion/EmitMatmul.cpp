@@ -106,6 +106,7 @@ FailureOr<MatmulPlan> planMatmul(const GenericTask &t, const ScheduleKnobs &k) {
   pl.view = *view;
   pl.ia = view->a;
   pl.ib = view->b;
+  // Operands read through views (tensor.pad, reshapes, slices) take loadLanes' element loads.
   if (t.inputs[pl.ia].kind != ValueSource::Kind::Buffer ||
       t.inputs[pl.ib].kind != ValueSource::Kind::Buffer)
     return op.emitError("tile_sizes need both operands in memory");

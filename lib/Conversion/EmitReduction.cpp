@@ -74,7 +74,7 @@ LogicalResult ReductionEmitter::validate() {
   SmallVector<MemRefType> alongK;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   for (auto [i, src] : llvm::enumerate(t.inputs))
-    if (src.kind == ValueSource::Kind::Buffer &&
+    if (src.isPlainBuffer() &&
         maps[i].isFunctionOfDim(t.reductionDims.back()))
       alongK.push_back(t.params[src.buffer]);
   if (failed(checkVectorWidth(op, vw, rsizes.back(), alongK, "innermost reduction dimension")))

@@ -173,9 +173,9 @@ LogicalResult checkCommon(const GenericTask &t, const ScheduleKnobs &k, unsigned
   auto bad = [&] { return badKnobs(t, k); };
   if (!isMultiplyAdd(t) || linalg::GenericOp(t.op).hasIndexSemantics() || t.outputs.size() != 1)
     return bad() << "needs a payload of the form `out + a * b`";
-  if (t.inputs[ia].kind != ValueSource::Kind::Buffer ||
-      t.inputs[ib].kind != ValueSource::Kind::Buffer)
-    return bad() << "needs both operands in memory";
+  if (!t.inputs[ia].isPlainBuffer() || !t.inputs[ib].isPlainBuffer())
+    return bad() << "needs both operands in memory, not read through a view (tensor.pad, a "
+                    "reshape or a slice)";
   pl.pa = t.inputs[ia].buffer;
   pl.pb = t.inputs[ib].buffer;
   pl.pc = t.outputs[0];

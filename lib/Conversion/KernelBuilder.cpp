@@ -157,6 +157,36 @@ int64_t vectorAlignment(Type elementType, int64_t lanes) {
   return bytes >= 1 && bytes <= 16 && (bytes & (bytes - 1)) == 0 ? bytes : 0;
 }
 
+/// One element of a buffer read through views (ValueSource::view): the indices go through each
+/// step's map; a pad step clamps them into its source (so the load stays in bounds) and selects
+/// its padding value where they were outside. Inner pads decide first: pad(pad(x, a), b) reads b
+/// outside the outer pad's source, else a outside the inner one's, else x.
+static Value loadThroughView(KernelBuilder &kb, const ValueSource &src, AffineMap map,
+                             ArrayRef<Value> ivs) {
+  SmallVector<Value> idx = kb.applyMap(map, ivs);
+  SmallVector<std::pair<Value, TypedAttr>> guards; // outermost first
+  for (const ViewStep &step : src.view) {
+    idx = kb.applyMap(step.map, idx);
+    if (!step.padValue)
+      continue;
+    Value inside;
+    for (auto [d, size] : llvm::enumerate(step.sourceShape)) {
+      Value i = idx[d];
+      Value ok = arith::AndIOp::create(
+          kb.b, arith::CmpIOp::create(kb.b, arith::CmpIPredicate::sge, i, kb.idx(0)),
+          kb.lt(i, size));
+      inside = inside ? arith::AndIOp::create(kb.b, inside, ok) : ok;
+      idx[d] = arith::MinSIOp::create(kb.b, arith::MaxSIOp::create(kb.b, i, kb.idx(0)),
+                                      kb.idx(size - 1));
+    }
+    guards.push_back({inside, step.padValue});
+  }
+  Value v = memref::LoadOp::create(kb.b, kb.param(src.buffer), idx);
+  for (auto [inside, pad] : llvm::reverse(guards))
+    v = arith::SelectOp::create(kb.b, inside, v, kb.constant(pad));
+  return v;
+}
+
 SmallVector<Value> loadLanes(KernelBuilder &kb, const ValueSource &src, AffineMap map,
                              Type elementType, ArrayRef<Value> ivs, unsigned laneDim,
                              int64_t lanes) {
@@ -165,6 +195,12 @@ SmallVector<Value> loadLanes(KernelBuilder &kb, const ValueSource &src, AffineMa
   if (src.kind == ValueSource::Kind::None) // never read by the payload
     return SmallVector<Value>(lanes, kb.constant(cast<TypedAttr>(kb.b.getZeroAttr(elementType))));
   Value memref = kb.param(src.buffer);
+  if (!src.view.empty()) {
+    SmallVector<Value> out;
+    for (int64_t l = 0; l < lanes; ++l)
+      out.push_back(loadThroughView(kb, src, map, laneIndices(kb, ivs, laneDim, l)));
+    return out;
+  }
   Access access = lanes == 1 ? Access::Invariant : accessAlong(map, laneDim);
   if (access == Access::Invariant) {
     Value v = memref::LoadOp::create(kb.b, memref, kb.applyMap(map, ivs));

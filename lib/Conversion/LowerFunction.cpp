@@ -29,6 +29,40 @@ std::string printSource(Operation *op) {
   return s;
 }
 
+/// An identity-map copy of `v` into a new tensor: a task that materializes a view.
+static Value copyOf(OpBuilder &b, Location loc, Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+  SmallVector<utils::IteratorType> iters(type.getRank(), utils::IteratorType::parallel);
+  auto copy = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, ValueRange{v}, ValueRange{init}, ArrayRef<AffineMap>{id, id}, iters,
+      [](OpBuilder &nb, Location l, ValueRange args) { linalg::YieldOp::create(nb, l, args[0]); });
+  return copy->getResult(0);
+}
+
+/// Views (isViewOp) are read through by the kernels of the ops that use them. Where a value must
+/// exist in memory — a returned view, a softmax's input — a copy materializes it.
+static LogicalResult materializeViews(func::FuncOp func) {
+  SmallVector<Operation *> views;
+  func.walk([&](Operation *op) {
+    if (isViewOp(op))
+      views.push_back(op);
+  });
+  for (Operation *view : views) {
+    if (failed(checkViewOp(view)))
+      return failure();
+    for (OpOperand &use : llvm::make_early_inc_range(view->getResult(0).getUses())) {
+      Operation *user = use.getOwner();
+      if (isa<linalg::LinalgOp>(user) || isViewOp(user))
+        continue;
+      OpBuilder b(user);
+      use.set(copyOf(b, view->getLoc(), view->getResult(0)));
+    }
+  }
+  return success();
+}
+
 LogicalResult preprocessFunction(func::FuncOp func, bool fuse) {
   MLIRContext *ctx = func.getContext();
   // Elementwise arith/math written directly on tensors becomes linalg.generic.
@@ -57,7 +91,7 @@ LogicalResult preprocessFunction(func::FuncOp func, bool fuse) {
       (*generic)->setAttr(kOpKnobsAttrName, knobs);
   }
   if (!fuse)
-    return success();
+    return materializeViews(func);
 
   // An op carrying its own knobs keeps its identity: fusing it would make its knobs ambiguous.
   linalg::ControlFusionFn control = [](OpOperand *fused) {
@@ -68,7 +102,9 @@ LogicalResult preprocessFunction(func::FuncOp func, bool fuse) {
   };
   RewritePatternSet patterns(ctx);
   linalg::populateElementwiseOpsFusionPatterns(patterns, control);
-  return applyPatternsGreedily(func, std::move(patterns));
+  if (failed(applyPatternsGreedily(func, std::move(patterns))))
+    return failure();
+  return materializeViews(func);
 }
 
 static LogicalResult checkTensorType(Type t, Operation *where, StringRef what) {
@@ -142,6 +178,11 @@ void FunctionLowering::cloneProducers(Value v, OpBuilder &b, IRMapping &map) {
   Operation *def = v.getDefiningOp();
   for (Value operand : def->getOperands())
     cloneProducers(operand, b, map);
+  // A pad's region may yield a constant defined above it.
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(def->getRegions(), captured);
+  for (Value c : captured)
+    cloneProducers(c, b, map);
   b.clone(*def, map);
 }
 
@@ -184,6 +225,7 @@ FailureOr<func::FuncOp> FunctionLowering::extractTask(ArrayRef<Operation *> ops,
                                                       SmallVectorImpl<Value> &operands) {
   // Arguments: every operand that is not a cheap producer or a value of the chain, once, in
   // operand order.
+  // A view is cloned into the task with the ops that read it; what it views is the argument.
   llvm::SmallPtrSet<Operation *, 4> members(ops.begin(), ops.end());
   auto internal = [&](Value v) {
     Operation *def = v.getDefiningOp();
@@ -192,6 +234,8 @@ FailureOr<func::FuncOp> FunctionLowering::extractTask(ArrayRef<Operation *> ops,
   llvm::SetVector<Value> args;
   for (Operation *op : ops)
     for (Value operand : op->getOperands()) {
+      while (operand.getDefiningOp() && isViewOp(operand.getDefiningOp()))
+        operand = operand.getDefiningOp()->getOperand(0);
       if (internal(operand))
         continue;
       if (!buffers.count(operand))
@@ -340,7 +384,8 @@ FailureOr<LaunchPlan> FunctionLowering::run(gpu::GPUModuleOp kernels) {
     if (inChain.contains(&op))
       continue;
     bool returned = llvm::any_of(op.getResults(), [&](Value r) { return buffers.count(r); });
-    if (isCheapProducer(&op) && !returned)
+    // Views are read through by the tasks that use them (preprocessing copied returned ones).
+    if ((isCheapProducer(&op) || isViewOp(&op)) && !returned)
       continue;
     if (!isa<linalg::LinalgOp, linalg::SoftmaxOp>(op))
       return op.emitError() << "'" << op.getName() << "' is not supported by evo-lower-to-gpu";

@@ -63,6 +63,8 @@ static ReductionStrategy naiveContractionStrategy(const GenericTask &t) {
   for (auto [i, src] : llvm::enumerate(t.inputs)) {
     if (src.kind != ValueSource::Kind::Buffer)
       continue;
+    if (!src.view.empty()) // read element by element through its view
+      return ReductionStrategy::Thread;
     Access a = accessAlong(maps[i], kDim);
     if (a == Access::Invariant)
       continue;

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 using namespace mlir;
 
@@ -30,6 +31,107 @@ bool isCheapProducer(Operation *op) {
   if (auto fill = dyn_cast<linalg::FillOp>(op))
     return matchPattern(fill.value(), m_Constant());
   return false;
+}
+
+bool isViewOp(Operation *op) {
+  return isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::ExtractSliceOp,
+             tensor::CastOp, tensor::PadOp>(op);
+}
+
+static bool isStatic(Type t) {
+  auto r = dyn_cast<RankedTensorType>(t);
+  return r && r.hasStaticShape();
+}
+
+/// The padding value of a pad, if it is a constant of the element type.
+static TypedAttr padValueOf(tensor::PadOp pad) {
+  Value v = pad.getConstantPaddingValue();
+  Attribute attr;
+  if (!v || !matchPattern(v, m_Constant(&attr)))
+    return {};
+  auto typed = dyn_cast<TypedAttr>(attr);
+  return typed && typed.getType() == pad.getResultType().getElementType() ? typed : TypedAttr();
+}
+
+LogicalResult checkViewOp(Operation *op) {
+  if (!isStatic(op->getOperand(0).getType()) || !isStatic(op->getResult(0).getType()))
+    return op->emitError() << "evo-lower-to-gpu: '" << op->getName()
+                           << "' needs static shapes (operand and result)";
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    auto dynamic = [](ArrayRef<int64_t> v) { return llvm::any_of(v, ShapedType::isDynamic); };
+    if (dynamic(slice.getStaticOffsets()) || dynamic(slice.getStaticSizes()) ||
+        dynamic(slice.getStaticStrides()))
+      return op->emitError("evo-lower-to-gpu: 'tensor.extract_slice' needs static offsets, "
+                           "sizes and strides");
+  }
+  if (auto pad = dyn_cast<tensor::PadOp>(op)) {
+    if (llvm::any_of(pad.getStaticLow(), ShapedType::isDynamic) ||
+        llvm::any_of(pad.getStaticHigh(), ShapedType::isDynamic))
+      return op->emitError("evo-lower-to-gpu: 'tensor.pad' needs static low and high padding");
+    if (llvm::any_of(pad.getStaticLow(), [](int64_t v) { return v < 0; }) ||
+        llvm::any_of(pad.getStaticHigh(), [](int64_t v) { return v < 0; }))
+      return op->emitError("evo-lower-to-gpu: 'tensor.pad' with negative padding is not "
+                           "supported");
+    if (!padValueOf(pad))
+      return op->emitError("evo-lower-to-gpu: 'tensor.pad' needs a constant padding value (the "
+                           "region must yield a constant)");
+  }
+  return success();
+}
+
+/// The step from a view's indices to its source's (checkViewOp holds).
+static ViewStep viewStep(Operation *op) {
+  MLIRContext *ctx = op->getContext();
+  auto srcType = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto resType = cast<RankedTensorType>(op->getResult(0).getType());
+  unsigned rank = resType.getRank();
+  SmallVector<AffineExpr> exprs;
+  ViewStep step;
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+    // Each source dimension is its group of result dimensions, linearized (row-major).
+    for (ReassociationIndices group : expand.getReassociationIndices()) {
+      AffineExpr e = getAffineConstantExpr(0, ctx);
+      int64_t stride = 1;
+      for (int64_t d : llvm::reverse(group)) {
+        e = e + getAffineDimExpr(d, ctx) * stride;
+        stride *= resType.getDimSize(d);
+      }
+      exprs.push_back(e);
+    }
+  } else if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+    // Each result dimension delinearized over its group of source dimensions.
+    for (auto [r, group] : llvm::enumerate(collapse.getReassociationIndices())) {
+      AffineExpr d = getAffineDimExpr(r, ctx);
+      int64_t inner = 1;
+      for (int64_t s : group)
+        inner *= srcType.getDimSize(s);
+      for (auto [j, s] : llvm::enumerate(group)) {
+        inner /= srcType.getDimSize(s);
+        AffineExpr e = d.floorDiv(inner);
+        exprs.push_back(j == 0 ? e : e % srcType.getDimSize(s));
+      }
+    }
+  } else if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    unsigned r = 0;
+    for (auto [i, offset] : llvm::enumerate(slice.getStaticOffsets())) {
+      AffineExpr e = getAffineConstantExpr(offset, ctx);
+      if (!dropped.test(i))
+        e = e + getAffineDimExpr(r++, ctx) * slice.getStaticStrides()[i];
+      exprs.push_back(e);
+    }
+  } else if (auto pad = dyn_cast<tensor::PadOp>(op)) {
+    for (auto [i, low] : llvm::enumerate(pad.getStaticLow()))
+      exprs.push_back(getAffineDimExpr(i, ctx) - low);
+    step.sourceShape = llvm::to_vector(srcType.getShape());
+    step.padValue = padValueOf(pad);
+  } else {
+    // tensor.cast between static types of one shape.
+    for (unsigned i = 0; i < rank; ++i)
+      exprs.push_back(getAffineDimExpr(i, ctx));
+  }
+  step.map = AffineMap::get(rank, 0, exprs, ctx);
+  return step;
 }
 
 Type GenericTask::resultElementType(unsigned o) const {
@@ -75,7 +177,7 @@ FailureOr<ComputeOps> findComputeOps(func::FuncOp task) {
     return last->emitError() << "'" << last->getName() << "' is not supported by evo-lower-to-gpu";
   ComputeOps found;
   for (Operation &op : task.getBody().front().without_terminator()) {
-    if (isCheapProducer(&op))
+    if (isCheapProducer(&op) || isViewOp(&op))
       continue;
     if (!found.compute) {
       found.compute = &op;
@@ -87,8 +189,8 @@ FailureOr<ComputeOps> findComputeOps(func::FuncOp task) {
     if (!g || !isa<linalg::LinalgOp>(found.compute) || prev->getNumResults() != 1 ||
         !isEpilogueConsumer(g, prev->getResult(0)))
       return op.emitError() << "'" << op.getName()
-                            << "' cannot be part of a task (only constants, tensor.empty and "
-                               "fills of constants may feed the compute op, and only "
+                            << "' cannot be part of a task (only constants, tensor.empty, "
+                               "fills of constants and views may feed the compute op, and only "
                                "elementwise ops on its result, read at the output point, may "
                                "follow it)";
     found.epilogue.push_back(g);
@@ -140,6 +242,19 @@ static ValueSource resolve(Value v, func::FuncOp task) {
   Operation *def = v.getDefiningOp();
   if (isa<tensor::EmptyOp>(def))
     return src; // None
+  if (isViewOp(def) && succeeded(checkViewOp(def))) {
+    ValueSource inner = resolve(def->getOperand(0), task);
+    // A reshaped or sliced splat is the same splat; a padded one only with the same value.
+    if (inner.kind == ValueSource::Kind::Scalar &&
+        (!isa<tensor::PadOp>(def) || padValueOf(cast<tensor::PadOp>(def)) == inner.scalar))
+      return inner;
+    if (inner.kind == ValueSource::Kind::Buffer) {
+      inner.view.insert(inner.view.begin(), viewStep(def));
+      return inner;
+    }
+    src.buffer = ~0u;
+    return src;
+  }
   if (auto fill = dyn_cast<linalg::FillOp>(def))
     return resolve(fill.value(), task);
   Attribute cst;
@@ -241,7 +356,7 @@ static FailureOr<Epilogue> analyzeEpilogue(linalg::GenericOp op, func::FuncOp ta
       ValueSource s = chained ? ValueSource() : resolve(in->get(), task);
       if (!chained && isUnresolved(s))
         return g.emitError() << "evo-lower-to-gpu: epilogue input " << in->getOperandNumber()
-                             << " is neither a function argument nor a splat constant";
+                             << " is neither a function argument (or a view of one) nor a splat constant";
       if (!chained && s.kind == ValueSource::Kind::None && g.payloadUsesValueFromOperand(in))
         return g.emitError() << "evo-lower-to-gpu: epilogue input " << in->getOperandNumber()
                              << " is an uninitialized tensor (tensor.empty)";
@@ -294,7 +409,7 @@ FailureOr<GenericTask> analyzeGeneric(linalg::GenericOp op, func::FuncOp task,
     ValueSource s = resolve(in->get(), task);
     if (isUnresolved(s))
       return op.emitError() << "evo-lower-to-gpu: input " << in->getOperandNumber()
-                            << " is neither a function argument nor a splat constant";
+                            << " is neither a function argument (or a view of one) nor a splat constant";
     // An input the payload never reads (a pooling window's shape operand) may be anything.
     if (s.kind == ValueSource::Kind::None && op.payloadUsesValueFromOperand(in))
       return op.emitError() << "evo-lower-to-gpu: input " << in->getOperandNumber()
@@ -345,7 +460,7 @@ FailureOr<SoftmaxTask> analyzeSoftmax(linalg::SoftmaxOp op, func::FuncOp task) {
   t.shape = llvm::to_vector(type.getShape());
   t.dim = op.getDimension();
   ValueSource in = resolve(op.getInput(), task);
-  if (in.kind != ValueSource::Kind::Buffer)
+  if (!in.isPlainBuffer())
     return op.emitError("evo-lower-to-gpu: softmax input must be a function argument");
   t.input = in.buffer;
   FailureOr<SmallVector<unsigned>> outs = resultParams(op, task);

@@ -17,11 +17,24 @@
 
 namespace evo {
 
+/// One step of a view (isViewOp) between the value an op reads and the buffer behind it: the
+/// view's indices go through `map` to its source's indices. A `tensor.pad` step also has a guard:
+/// points whose source indices fall outside `sourceShape` read `padValue` instead.
+struct ViewStep {
+  mlir::AffineMap map;
+  llvm::SmallVector<int64_t> sourceShape; // pad steps only
+  mlir::TypedAttr padValue;               // pad steps only
+};
+
 /// Where a value read by the kernel comes from.
 struct ValueSource {
   enum class Kind { Buffer, Scalar, None } kind = Kind::None;
   unsigned buffer = 0;       // kernel parameter index, for Buffer
   mlir::TypedAttr scalar;    // for Scalar (a splat or scalar constant, or a fill value)
+  /// For Buffer: the views the value is read through, outermost first (empty: the buffer itself).
+  /// Only loadLanes reads through views; schedules with their own loads take plain buffers.
+  llvm::SmallVector<ViewStep, 0> view;
+  bool isPlainBuffer() const { return kind == Kind::Buffer && view.empty(); }
 };
 
 /// A reduction output whose payload is `yield combine(f(...), out)`.
@@ -83,6 +96,15 @@ struct SoftmaxTask {
 /// task func may hold besides its compute op (they become constants inside kernels): constants,
 /// tensor.empty and fills of a constant.
 bool isCheapProducer(mlir::Operation *op);
+
+/// Ops that only re-index a tensor: `tensor.expand_shape`, `collapse_shape`, `extract_slice`,
+/// `cast` and `pad` with a constant padding value, all static. They become no task and no buffer:
+/// each task that reads one clones it, and its kernel reads the view's source through it
+/// (ValueSource::view). A view that is returned is copied by a generic first.
+bool isViewOp(mlir::Operation *op);
+/// Emits a diagnostic at `op` (one of the view ops' kinds) if it is not a view evo can read
+/// through: dynamic shapes, offsets or pads, a padding value that is not a constant.
+mlir::LogicalResult checkViewOp(mlir::Operation *op);
 
 /// Whether `consumer` can be an epilogue step after `prev` (a contraction's result or the
 /// previous step's): a linalg.generic on tensors with one result, only parallel loops, an

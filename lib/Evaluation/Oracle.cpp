@@ -111,8 +111,11 @@ struct OutputPlan {
   bool readInit = false;
   unsigned slot = 0, yieldSlot = 0, valueId = 0;
   SmallVector<int64_t, 4> shape, strides;
-  SmallVector<unsigned, 4> loopOfDim; // loop index that each output dimension is
+  SmallVector<unsigned, 4> loopOfDim; // loop index that each output dimension is (kUnitDim: 0)
 };
+
+/// An output dimension of size 1 indexed by the constant 0 (a keep-dim reduction's).
+static constexpr unsigned kUnitDim = ~0u;
 
 struct GenericPlan {
   SmallVector<int64_t, 6> ranges;
@@ -136,10 +139,25 @@ struct SoftmaxPlan {
   unsigned valueId = 0;
 };
 
+/// tensor.expand_shape, collapse_shape, cast, extract_slice and pad: each element of the result
+/// is one element of the input, or the padding value. Reshapes and casts keep the row-major
+/// linear index.
+struct ViewPlan {
+  enum class Kind { Reshape, Slice, Pad } kind = Kind::Reshape;
+  Source input;
+  SmallVector<int64_t, 4> shape;              // the result's
+  SmallVector<int64_t, 4> inShape, inStrides; // the input's
+  SmallVector<int64_t, 4> offsets, steps;     // Slice, per input dimension
+  SmallVector<int, 4> resultDim;              // Slice: per input dimension, -1 where dropped
+  SmallVector<int64_t, 4> low;                // Pad
+  Reg padValue{0.0};
+};
+
 struct NodePlan {
-  enum class Kind { Generic, Softmax } kind;
+  enum class Kind { Generic, Softmax, View } kind;
   GenericPlan generic;
   SoftmaxPlan softmax;
+  ViewPlan view;
   uint64_t numElements = 0; // points of the parallel space
 };
 
@@ -782,6 +800,7 @@ private:
   FailureOr<bool> planPayload(linalg::GenericOp op, GenericPlan &g, PayloadSlots &slots);
   void publishResults(linalg::GenericOp op, NodePlan &node, bool constantYields);
   LogicalResult buildSoftmax(linalg::SoftmaxOp op);
+  LogicalResult buildView(Operation *op);
   LogicalResult compileAccess(OperandPlan &plan, AffineMap map, ArrayRef<int64_t> shape,
                               const GenericPlan &g, Operation *op, unsigned operandNo);
   FailureOr<Source> tensorSource(Value v, Operation *user);
@@ -1049,9 +1068,15 @@ LogicalResult ProgramBuilder::planOutputs(linalg::GenericOp op, GenericPlan &g) 
       return failure();
     out.shape.assign(type->getShape().begin(), type->getShape().end());
     out.strides = rowMajorStrides(out.shape);
-    bool permutation = map.getNumResults() == g.parDims.size();
+    unsigned unitDims = 0;
     llvm::SmallBitVector seen(g.ranges.size());
-    for (AffineExpr e : map.getResults()) {
+    bool permutation = true;
+    for (auto [j, e] : llvm::enumerate(map.getResults())) {
+      if (auto c = dyn_cast<AffineConstantExpr>(e); c && c.getValue() == 0 && out.shape[j] == 1) {
+        out.loopOfDim.push_back(kUnitDim);
+        ++unitDims;
+        continue;
+      }
       auto d = dyn_cast<AffineDimExpr>(e);
       if (!d || seen.test(d.getPosition()) || !llvm::is_contained(g.parDims, d.getPosition())) {
         permutation = false;
@@ -1060,9 +1085,9 @@ LogicalResult ProgramBuilder::planOutputs(linalg::GenericOp op, GenericPlan &g) 
       seen.set(d.getPosition());
       out.loopOfDim.push_back(d.getPosition());
     }
-    if (!permutation)
+    if (!permutation || map.getNumResults() - unitDims != g.parDims.size())
       return op.emitError() << "the oracle needs output indexing maps that are permutations of "
-                               "the parallel loops, got "
+                               "the parallel loops (and 0 for dimensions of size 1), got "
                             << AffineMapAttr::get(map);
     FailureOr<Source> src = tensorSource(init.get(), op);
     if (failed(src))
@@ -1206,6 +1231,60 @@ LogicalResult ProgramBuilder::buildSoftmax(linalg::SoftmaxOp op) {
   return success();
 }
 
+LogicalResult ProgramBuilder::buildView(Operation *op) {
+  FailureOr<RankedTensorType> inType = staticTensor(op->getOperand(0).getType(), op, "operands");
+  FailureOr<RankedTensorType> type = staticTensor(op->getResult(0).getType(), op, "results");
+  if (failed(inType) || failed(type))
+    return failure();
+  FailureOr<Source> src = tensorSource(op->getOperand(0), op);
+  if (failed(src))
+    return failure();
+  NodePlan node;
+  node.kind = NodePlan::Kind::View;
+  ViewPlan &v = node.view;
+  v.input = *src;
+  v.shape.assign(type->getShape().begin(), type->getShape().end());
+  v.inShape.assign(inType->getShape().begin(), inType->getShape().end());
+  v.inStrides = rowMajorStrides(inType->getShape());
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    v.kind = ViewPlan::Kind::Slice;
+    for (ArrayRef<int64_t> a : {slice.getStaticOffsets(), slice.getStaticStrides()})
+      if (llvm::any_of(a, ShapedType::isDynamic))
+        return op->emitError("the oracle needs static offsets and strides");
+    v.offsets.assign(slice.getStaticOffsets().begin(), slice.getStaticOffsets().end());
+    v.steps.assign(slice.getStaticStrides().begin(), slice.getStaticStrides().end());
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    int r = 0;
+    for (unsigned i = 0; i < v.inShape.size(); ++i)
+      v.resultDim.push_back(dropped.test(i) ? -1 : r++);
+  } else if (auto pad = dyn_cast<tensor::PadOp>(op)) {
+    v.kind = ViewPlan::Kind::Pad;
+    if (llvm::any_of(pad.getStaticLow(), ShapedType::isDynamic))
+      return op->emitError("the oracle needs static padding");
+    v.low.assign(pad.getStaticLow().begin(), pad.getStaticLow().end());
+    Value value = pad.getConstantPaddingValue();
+    if (!value)
+      return op->emitError("the oracle needs a padding value defined outside the pad's region");
+    FailureOr<Reg> r = evalScalar(value);
+    if (failed(r))
+      return failure();
+    v.padValue = *r;
+  }
+  node.numElements = numElementsOf(type->getShape());
+  unsigned nodeIndex = prog.nodes.size();
+  unsigned valueId = prog.values.size();
+  prog.values.push_back({nodeIndex, 0, node.numElements});
+  Source result = *src;
+  result.kind = SrcKind::Node;
+  result.index = valueId;
+  // A view of an uninitialized tensor stays one: reading it is an error at its reader.
+  if (src->kind == SrcKind::Empty)
+    result = *src;
+  sources[op->getResult(0)] = result;
+  prog.nodes.push_back(std::move(node));
+  return success();
+}
+
 LogicalResult ProgramBuilder::build(func::FuncOp func) {
   if (!func.getBody().hasOneBlock())
     return func.emitError("the oracle needs a function with a single block");
@@ -1253,6 +1332,9 @@ LogicalResult ProgramBuilder::build(func::FuncOp func) {
       result = buildGeneric(generic);
     } else if (auto softmax = dyn_cast<linalg::SoftmaxOp>(op)) {
       result = buildSoftmax(softmax);
+    } else if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp,
+                   tensor::ExtractSliceOp, tensor::PadOp>(op)) {
+      result = buildView(&op);
     } else if (op.getNumResults() == 1 && op.getNumRegions() == 0 &&
                !isa<ShapedType>(op.getResult(0).getType()) &&
                llvm::none_of(op.getOperandTypes(), llvm::IsaPred<ShapedType>)) {
@@ -1311,7 +1393,7 @@ static double estimateCost(const Program &prog, const Source &result, ArrayRef<i
     const NodePlan &node = prog.nodes[info.node];
     SmallVector<int64_t, 6> &n = need[info.node];
     needed.set(info.node);
-    if (node.kind == NodePlan::Kind::Softmax) {
+    if (node.kind != NodePlan::Kind::Generic) {
       n.resize(valueBox.size(), 0);
       for (auto [j, e] : llvm::enumerate(valueBox))
         n[j] = std::max(n[j], e);
@@ -1320,7 +1402,8 @@ static double estimateCost(const Program &prog, const Source &result, ArrayRef<i
     const GenericPlan &g = node.generic;
     n.resize(g.ranges.size(), 0);
     for (auto [j, d] : llvm::enumerate(g.outputs[info.result].loopOfDim))
-      n[d] = std::max(n[d], valueBox[j]);
+      if (d != kUnitDim)
+        n[d] = std::max(n[d], valueBox[j]);
   };
   require(result, box);
 
@@ -1339,6 +1422,33 @@ static double estimateCost(const Program &prog, const Source &result, ArrayRef<i
       cost += 3 * elements + 4 * rows * static_cast<double>(s.len);
       n[s.dim] = static_cast<int64_t>(s.len);
       require(s.input, n);
+      continue;
+    }
+    if (node.kind == NodePlan::Kind::View) {
+      const ViewPlan &v = node.view;
+      double elements = 1;
+      for (int64_t e : n)
+        elements *= static_cast<double>(e);
+      cost += elements;
+      // The input's box: the same extents where dimensions correspond, else (a reshape) the
+      // innermost run of as many elements.
+      SmallVector<int64_t, 4> inBox(v.inShape.size(), 1);
+      if (v.kind == ViewPlan::Kind::Pad) {
+        for (size_t i = 0; i < inBox.size(); ++i)
+          inBox[i] = std::clamp<int64_t>(n[i], 1, v.inShape[i]);
+      } else if (v.kind == ViewPlan::Kind::Slice) {
+        for (size_t i = 0; i < inBox.size(); ++i)
+          if (v.resultDim[i] >= 0)
+            inBox[i] = std::clamp<int64_t>((n[v.resultDim[i]] - 1) * v.steps[i] + 1, 1,
+                                           v.inShape[i]);
+      } else {
+        double remaining = elements;
+        for (size_t i = inBox.size(); i-- > 0 && remaining > 1;) {
+          inBox[i] = std::min<int64_t>(v.inShape[i], static_cast<int64_t>(std::ceil(remaining)));
+          remaining = std::ceil(remaining / static_cast<double>(inBox[i]));
+        }
+      }
+      require(v.input, inBox);
       continue;
     }
     const GenericPlan &g = node.generic;
@@ -1362,7 +1472,7 @@ static double estimateCost(const Program &prog, const Source &result, ArrayRef<i
         continue;
       SmallVector<int64_t, 4> initBox;
       for (unsigned d : out.loopOfDim)
-        initBox.push_back(n[d]);
+        initBox.push_back(d == kUnitDim ? 1 : n[d]);
       require(out.init, initBox);
     }
   }
@@ -1434,6 +1544,7 @@ struct SessionState {
   Reg readValue(unsigned valueId, uint64_t index);
   Reg computeGeneric(unsigned node, unsigned result, uint64_t index);
   Reg computeSoftmax(unsigned node, uint64_t index);
+  Reg computeView(unsigned node, uint64_t index);
 
   const Program &prog;
   OracleInputFn inputs;
@@ -1493,6 +1604,8 @@ Reg SessionState::readValue(unsigned valueId, uint64_t index) {
   const ValueInfo &info = prog.values[valueId];
   if (prog.nodes[info.node].kind == NodePlan::Kind::Softmax)
     return computeSoftmax(info.node, index);
+  if (prog.nodes[info.node].kind == NodePlan::Kind::View)
+    return computeView(info.node, index);
   return computeGeneric(info.node, info.result, index);
 }
 
@@ -1506,7 +1619,8 @@ Reg SessionState::computeGeneric(unsigned node, unsigned result, uint64_t index)
   const OutputPlan &q = g.outputs[result];
   uint64_t rest = index;
   for (size_t j = q.shape.size(); j-- > 0;) {
-    loops[q.loopOfDim[j]] = static_cast<int64_t>(rest % q.shape[j]);
+    if (q.loopOfDim[j] != kUnitDim)
+      loops[q.loopOfDim[j]] = static_cast<int64_t>(rest % q.shape[j]);
     rest /= q.shape[j];
   }
   for (unsigned d : g.redDims)
@@ -1517,7 +1631,8 @@ Reg SessionState::computeGeneric(unsigned node, unsigned result, uint64_t index)
     if (k != result) {
       oi = 0;
       for (auto [j, d] : llvm::enumerate(out.loopOfDim))
-        oi += out.strides[j] * loops[d];
+        if (d != kUnitDim)
+          oi += out.strides[j] * loops[d];
     }
     s.outIndex[k] = oi;
     if (out.readInit)
@@ -1618,6 +1733,32 @@ Reg SessionState::computeSoftmax(unsigned node, uint64_t index) {
   memos[p.valueId].store(index, value);
   ++memoized;
   return value;
+}
+
+Reg SessionState::computeView(unsigned node, uint64_t index) {
+  const ViewPlan &v = prog.nodes[node].view;
+  if (v.kind == ViewPlan::Kind::Reshape)
+    return read(v.input, index);
+  // The result's indices, innermost last.
+  SmallVector<int64_t, 4> at(v.shape.size());
+  uint64_t rest = index;
+  for (size_t j = v.shape.size(); j-- > 0;) {
+    at[j] = static_cast<int64_t>(rest % v.shape[j]);
+    rest /= v.shape[j];
+  }
+  int64_t linear = 0;
+  for (size_t i = 0; i < v.inShape.size(); ++i) {
+    int64_t x;
+    if (v.kind == ViewPlan::Kind::Slice) {
+      x = v.offsets[i] + (v.resultDim[i] < 0 ? 0 : v.steps[i] * at[v.resultDim[i]]);
+    } else {
+      x = at[i] - v.low[i];
+      if (x < 0 || x >= v.inShape[i])
+        return v.padValue;
+    }
+    linear += x * v.inStrides[i];
+  }
+  return read(v.input, static_cast<uint64_t>(linear));
 }
 
 } // namespace oracle_detail

@@ -86,7 +86,7 @@ module attributes {gpu.container_module} {
 func.func @non_splat_constant() -> tensor<4xf32> {
   %c = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
   %e = tensor.empty() : tensor<4xf32>
-  // expected-error @+1 {{evo-lower-to-gpu: input 0 is neither a function argument nor a splat constant}}
+  // expected-error @+1 {{evo-lower-to-gpu: input 0 is neither a function argument (or a view of one) nor a splat constant}}
   %s = linalg.exp ins(%c : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
   return %s : tensor<4xf32>
 }
