@@ -46,6 +46,23 @@ const char *kMatmul = R"mlir(func.func @mm_t0(%a: tensor<128x64xf32>, %b: tensor
   return %r : tensor<128x128xf32>
 })mlir";
 
+/// A cumsum written as a masked triangular reduction: the scan family.
+const char *kScan = R"mlir(func.func @cs_t0(%x: tensor<16x512xf32>) -> tensor<16x512xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x512xf32>
+  %a = linalg.fill ins(%z : f32) outs(%e : tensor<16x512xf32>) -> tensor<16x512xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x : tensor<16x512xf32>) outs(%a : tensor<16x512xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %j = linalg.index 1 : index
+    %k = linalg.index 2 : index
+    %keep = arith.cmpi ule, %k, %j : index
+    %m = arith.select %keep, %v, %z : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<16x512xf32>
+  return %r : tensor<16x512xf32>
+})mlir";
+
 std::string tempDir(const char *name) {
   llvm::SmallString<128> dir;
   EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory(name, dir));
@@ -121,7 +138,8 @@ TEST(GenomeTest, MutatorsOnlyProposeVariantsThatLowerAndCompile) {
   for (auto [src, family] : {std::pair{kElementwise, TaskFamily::Elementwise},
                              std::pair{kReduction, TaskFamily::Reduction},
                              std::pair{kSoftmax, TaskFamily::Rows},
-                             std::pair{kMatmul, TaskFamily::Matmul}}) {
+                             std::pair{kMatmul, TaskFamily::Matmul},
+                             std::pair{kScan, TaskFamily::Scan}}) {
     OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(src, &ctx);
     ASSERT_TRUE(m);
     func::FuncOp task = *m->getOps<func::FuncOp>().begin();
@@ -161,6 +179,37 @@ TEST(GenomeTest, SkinnyContractionsAreSeededWithTheGemvSchedulesFirst) {
   std::vector<Genome> square = seedGenomes(Genome(), TaskFamily::Matmul, 4096 * 4096);
   EXPECT_TRUE(llvm::none_of(square, [](const Genome &g) { return g.knobs.tileSizes.empty(); }));
   EXPECT_EQ(skinny.size(), square.size() + 8);
+}
+
+TEST(GenomeTest, ScansAreSeededWithParallelScansThatLower) {
+  // A warp or a block per line with 128-bit loads comes first; every seed legal for a row
+  // cumsum of 16 x 512 f32 lowers (8 x f32 is not: 32-byte accesses), and most are legal.
+  MLIRContext ctx(registry());
+  OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(kScan, &ctx);
+  ASSERT_TRUE(m);
+  func::FuncOp task = *m->getOps<func::FuncOp>().begin();
+  FailureOr<TaskFamily> family = classifyTask(task);
+  ASSERT_TRUE(succeeded(family));
+  EXPECT_EQ(*family, TaskFamily::Scan);
+  std::vector<Genome> seeds = seedGenomes(Genome(), TaskFamily::Scan);
+  ASSERT_FALSE(seeds.empty());
+  EXPECT_EQ(seeds.front().knobs.reduction, ReductionStrategy::Warp);
+  EXPECT_EQ(seeds.front().knobs.vectorWidth, 4);
+  EXPECT_TRUE(llvm::any_of(seeds, [](const Genome &g) {
+    return g.knobs.reduction == ReductionStrategy::Block && g.knobs.elementsPerThread > 1;
+  }));
+  LegalityCache legal(task, TaskFamily::Scan);
+  unsigned legalSeeds = 0;
+  for (const Genome &g : seeds)
+    legalSeeds += legal.isLegal(g);
+  EXPECT_EQ(legalSeeds, seeds.size() - 2); // the two with vector_width 8
+  // The knob dimensions the mutators draw from are the family's.
+  std::vector<KnobDimension> dims = knobDimensions(TaskFamily::Scan);
+  std::vector<std::string> names;
+  for (const KnobDimension &d : dims)
+    names.push_back(d.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"reduction", "vector_width", "block_size",
+                                             "elements_per_thread"}));
 }
 
 TEST(GenomeTest, UnrollingChangesTheLoopsOfAKernel) {
@@ -348,7 +397,8 @@ TEST(ContractTest, BuiltInVariantsComply) {
   for (auto [src, family] : {std::pair{kElementwise, TaskFamily::Elementwise},
                              std::pair{kReduction, TaskFamily::Reduction},
                              std::pair{kSoftmax, TaskFamily::Rows},
-                             std::pair{kMatmul, TaskFamily::Matmul}}) {
+                             std::pair{kMatmul, TaskFamily::Matmul},
+                             std::pair{kScan, TaskFamily::Scan}}) {
     OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(src, &ctx);
     ASSERT_TRUE(m);
     LegalityCache legal(*m->getOps<func::FuncOp>().begin(), family);

@@ -111,6 +111,13 @@ TEST_F(KnobsTest, AttrListsOnlyTheFamilysKnobs) {
   EXPECT_TRUE(rows.getReduction().has_value());
   EXPECT_FALSE(rows.getAccumulators().has_value());
 
+  KnobsAttr scan = k.toAttr(&ctx, TaskFamily::Scan);
+  EXPECT_TRUE(scan.getReduction().has_value());
+  EXPECT_TRUE(scan.getElementsPerThread().has_value());
+  EXPECT_EQ(scan.getVectorWidth(), std::optional<int64_t>(4));
+  EXPECT_FALSE(scan.getAccumulators().has_value());
+  EXPECT_FALSE(scan.getSplit().has_value());
+
   KnobsAttr naive = k.toAttr(&ctx, TaskFamily::Matmul);
   EXPECT_TRUE(naive.getBlockSize().has_value());
   EXPECT_TRUE(naive.getTileSizes().empty());
@@ -195,7 +202,7 @@ TEST_F(KnobsTest, FamilyKnobSetsAndSearchValuesComeFromTheKnobList) {
   // Every knob a family searches is one it records for some knob values, and every value the
   // mutators propose passes the knob's check.
   for (TaskFamily f : {TaskFamily::Elementwise, TaskFamily::Reduction, TaskFamily::Softmax,
-                       TaskFamily::Matmul, TaskFamily::Rows}) {
+                       TaskFamily::Matmul, TaskFamily::Rows, TaskFamily::Scan}) {
     ASSERT_FALSE(familyKnobs(f).empty()) << stringifyTaskFamily(f).str();
     for (KnobId id : familyKnobs(f)) {
       ASSERT_FALSE(knobSearchValues(id).empty()) << knobName(id).str();
@@ -303,7 +310,7 @@ TEST_F(KnobsTest, ChecksWithoutAContextSayWhatADiagnosticSays) {
 
 TEST(TaskFamilyTest, NamesRoundTrip) {
   for (TaskFamily f : {TaskFamily::Elementwise, TaskFamily::Reduction, TaskFamily::Softmax,
-                       TaskFamily::Matmul, TaskFamily::Rows})
+                       TaskFamily::Matmul, TaskFamily::Rows, TaskFamily::Scan})
     EXPECT_EQ(symbolizeTaskFamily(stringifyTaskFamily(f)), f);
   EXPECT_FALSE(symbolizeTaskFamily("conv").has_value());
   for (ReductionStrategy s :

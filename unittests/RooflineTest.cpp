@@ -325,3 +325,38 @@ TEST(RooflineTest, CostCountsBuffersAndPayloadArithmetic) {
   EXPECT_FALSE(sm.contraction);
   EXPECT_FALSE(sm.halfPrecisionMath);
 }
+
+TEST(RooflineTest, AScanWrittenAsATriangularSumCostsAScan) {
+  // A cumsum over rows of 1024 written as a masked triangular reduction evaluates its payload
+  // 1024 times per element, but a scan does O(1) work per element: counted as written, the math
+  // floor (2^30 points x addf) would be far above the time of an honest scan kernel.
+  MLIRContext ctx;
+  ctx.loadDialect<func::FuncDialect, arith::ArithDialect, linalg::LinalgDialect,
+                  tensor::TensorDialect>();
+  const char *src = R"mlir(
+    func.func @cumsum(%x: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
+      %zero = arith.constant 0.0 : f32
+      %e = tensor.empty() : tensor<1024x1024xf32>
+      %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+      %r = linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"]}
+          ins(%x : tensor<1024x1024xf32>) outs(%acc : tensor<1024x1024xf32>) {
+        ^bb0(%in: f32, %o: f32):
+          %j = linalg.index 1 : index
+          %k = linalg.index 2 : index
+          %keep = arith.cmpi ule, %k, %j : index
+          %v = arith.select %keep, %in, %zero : f32
+          %s = arith.addf %o, %v : f32
+          linalg.yield %s : f32
+      } -> tensor<1024x1024xf32>
+      return %r : tensor<1024x1024xf32>
+    })mlir";
+  OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(src, &ctx);
+  ASSERT_TRUE(m);
+  LaunchPlan plan;
+  Builder b(&ctx);
+  plan.buffers = {{"x", BufferRole::Input, MemRefType::get({1024, 1024}, b.getF32Type())},
+                  {"r", BufferRole::Output, MemRefType::get({1024, 1024}, b.getF32Type())}};
+  TaskCost scan = estimateCost(m->lookupSymbol<func::FuncOp>("cumsum"), plan);
+  EXPECT_DOUBLE_EQ(scan.flops, 1024.0 * 1024); // one addf per element (the fill is not counted)
+  EXPECT_FALSE(scan.contraction);
+}

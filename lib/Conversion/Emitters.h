@@ -10,6 +10,7 @@
 
 #include "TaskAnalysis.h"
 #include "evo/Conversion/LowerToGPU.h"
+#include "evo/Conversion/ScanForm.h"
 
 namespace evo {
 
@@ -58,6 +59,11 @@ struct RowShape {
 /// When `f` is a row program (a whole function of row-wise ops), its row shape.
 std::optional<RowShape> matchRowProgram(mlir::func::FuncOp f);
 mlir::FailureOr<LoweredTask> emitRows(mlir::func::FuncOp task, const RowShape &shape,
+                                      const ScheduleKnobs &knobs, EmitContext &ctx);
+
+/// Scans written as masked triangular reductions (evo/Conversion/ScanForm.h): a thread, a warp
+/// or a block per scanned line (EmitScan.cpp).
+mlir::FailureOr<LoweredTask> emitScan(const GenericTask &task, const ScanForm &form,
                                       const ScheduleKnobs &knobs, EmitContext &ctx);
 
 /// Checks vector_width against the innermost extent and the widest element accessed.

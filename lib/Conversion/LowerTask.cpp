@@ -23,6 +23,10 @@ namespace evo {
 static TaskFamily familyOf(linalg::LinalgOp op) {
   if (op.getNumReductionLoops() == 0)
     return TaskFamily::Elementwise;
+  // A scan written as a masked triangular reduction (before the contraction check: its mask
+  // form multiplies and adds too).
+  if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()); generic && matchScan(generic))
+    return TaskFamily::Scan;
   // Convolutions are implicit GEMMs: the matmul family's schedules (naive or tiled) apply.
   if (linalg::isaContractionOpInterface(op) || gemmView(op))
     return TaskFamily::Matmul;
@@ -88,6 +92,17 @@ static ReductionStrategy naiveLongReduction(const GenericTask &t, ReductionStrat
         (acc.getIntOrFloatBitWidth() != 32 && acc.getIntOrFloatBitWidth() != 64))
       return fallback;
   }
+  return ReductionStrategy::Block;
+}
+
+/// The naive schedule of a scan is one thread per line; a line of more than 65536 elements takes
+/// a block, as a long reduction does (naiveLongReduction): never one sequential f32 accumulator
+/// over millions of elements. Needs 32- or 64-bit accumulators; otherwise one thread.
+static ReductionStrategy naiveScanStrategy(const GenericTask &t, const ScanForm &form) {
+  Type acc = accumulatorType(t.resultElementType(0));
+  if (t.loopSizes[form.scanLoop] <= 65536 ||
+      (acc.getIntOrFloatBitWidth() != 32 && acc.getIntOrFloatBitWidth() != 64))
+    return ReductionStrategy::Thread;
   return ReductionStrategy::Block;
 }
 
@@ -184,6 +199,16 @@ FailureOr<LoweredTask> lowerTask(func::FuncOp task, const ScheduleKnobs &knobs,
         lowered = emitTiledMatmul(*t, used, ctx);
       }
       break;
+    case TaskFamily::Scan: {
+      std::optional<ScanForm> form = matchScan(generic);
+      if (!form)
+        return generic.emitError("evo-lower-to-gpu: the scan is no longer a scan (internal)");
+      if (used.reduction == ReductionStrategy::Thread && used.vectorWidth == 1 &&
+          used.elementsPerThread == 1)
+        used.reduction = naiveScanStrategy(*t, *form);
+      lowered = emitScan(*t, *form, used, ctx);
+      break;
+    }
     case TaskFamily::Softmax:
     case TaskFamily::Rows:
       llvm_unreachable("handled above");

@@ -100,6 +100,24 @@ std::vector<KnobDimension> knobDimensions(TaskFamily family) {
 std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
                                 int64_t outputElements) {
   std::vector<Genome> seeds;
+  if (family == TaskFamily::Scan) {
+    // {strategy, block size, vector width, elements per thread}: a warp per line for many short
+    // lines, a block per line for few long ones, 128-bit loads where the scanned axis is
+    // contiguous (illegal otherwise, and skipped), the vector-less ones for scans along an outer
+    // dimension (where the naive thread per line already reads coalesced).
+    const int64_t scans[][4] = {{1, 256, 4, 1},  {1, 256, 4, 2}, {1, 128, 8, 1}, {2, 256, 4, 1},
+                                {2, 512, 4, 2},  {2, 1024, 4, 1}, {2, 256, 4, 4}, {2, 256, 8, 1},
+                                {1, 256, 1, 4},  {2, 256, 1, 4},  {0, 128, 1, 1}, {0, 64, 1, 1}};
+    for (const auto &s : scans) {
+      Genome g = baseline;
+      g.knobs.reduction = static_cast<ReductionStrategy>(s[0]);
+      g.knobs.blockSize = s[1];
+      g.knobs.vectorWidth = s[2];
+      g.knobs.elementsPerThread = s[3];
+      seeds.push_back(g);
+    }
+    return seeds;
+  }
   if (family != TaskFamily::Matmul)
     return seeds;
   // Few outputs (GEMV, skinny GEMM): too few tiles to fill the GPU, and reading the matrix once

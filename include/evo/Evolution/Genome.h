@@ -81,7 +81,8 @@ bool chipHasWgmma(llvm::StringRef chip);
 /// register-tiled schedules that mutations from the naive one reach only after several legal
 /// steps; for contractions with few outputs (`outputElements` at most 65536: GEMV, nn.Linear at
 /// small batch, long-K dot products), the untiled reduction schedules first (a warp or block per
-/// output, 128-bit loads, split-K). `outputElements` 0: unknown.
+/// output, 128-bit loads, split-K). `outputElements` 0: unknown. For scans, parallel scans (a
+/// warp or a block per line, 128-bit loads, several chunks per thread) before mutation.
 std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
                                 int64_t outputElements = 0);
 

@@ -8,13 +8,15 @@ include "mlir/IR/EnumAttr.td"
 
 /// What kind of kernel a task lowers to; each family has its own emitter and knob set.
 /// Rows: a whole function of row-wise reductions and elementwise ops (softmax, layernorm, ...)
-/// fused into one kernel that walks each row.
+/// fused into one kernel that walks each row. Scan: a cumulative sum/product/max/min written as a
+/// masked triangular reduction (there is no scan op upstream), lowered as a parallel scan.
 def Evo_TaskFamily : I32EnumAttr<"TaskFamily", "kind of kernel a task lowers to", [
     I32EnumAttrCase<"Elementwise", 0, "elementwise">,
     I32EnumAttrCase<"Reduction", 1, "reduction">,
     I32EnumAttrCase<"Softmax", 2, "softmax">,
     I32EnumAttrCase<"Matmul", 3, "matmul">,
-    I32EnumAttrCase<"Rows", 4, "rows">]> {
+    I32EnumAttrCase<"Rows", 4, "rows">,
+    I32EnumAttrCase<"Scan", 5, "scan">]> {
   let cppNamespace = "::evo";
   let genSpecializedAttr = 0;
 }

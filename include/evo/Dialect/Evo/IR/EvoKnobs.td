@@ -42,13 +42,15 @@ def Evo_BlockSize : Evo_Knob<"block_size", "blockSize", "block-size", "Int",
 }
 
 def Evo_ElementsPerThread : Evo_Knob<"elements_per_thread", "elementsPerThread",
-    "elements-per-thread", "Int", "Elementwise: vector groups each thread computes (1-16)"> {
+    "elements-per-thread", "Int",
+    "Elementwise: vector groups each thread computes; scans: vector groups each thread scans "
+    "sequentially per tile of the line (1-16)"> {
   let cppDefault = "1";
   let check = [{
     if (k.elementsPerThread < 1 || k.elementsPerThread > 16)
       return emitError() << "elements_per_thread must be in [1, 16], got " << k.elementsPerThread;
   }];
-  let recorded = "f == TaskFamily::Elementwise";
+  let recorded = "f == TaskFamily::Elementwise || f == TaskFamily::Scan";
   let search = [[1], [2], [4], [8]];
 }
 
@@ -67,12 +69,14 @@ def Evo_VectorWidth : Evo_Knob<"vector_width", "vectorWidth", "vector-width", "I
 
 def Evo_Reduction : Evo_Knob<"reduction", "reduction", "reduction-strategy", "Strategy",
     "Reductions and softmax: 'thread' (one thread per output), 'warp' (one warp per output, "
-    "shuffles) or 'block' (one block per output, shuffles + shared memory)"> {
+    "shuffles) or 'block' (one block per output, shuffles + shared memory); scans: the same per "
+    "scanned line"> {
   let cppDefault = "ReductionStrategy::Thread";
   // Untiled matmuls (GEMV-like) record it only when set: thread with the defaults is the naive
   // schedule.
   let recorded = "f == TaskFamily::Reduction || f == TaskFamily::Softmax || "
-                 # "f == TaskFamily::Rows || (f == TaskFamily::Matmul && k.tileSizes.empty() && "
+                 # "f == TaskFamily::Rows || f == TaskFamily::Scan || "
+                 # "(f == TaskFamily::Matmul && k.tileSizes.empty() && "
                  # "k.reduction != ReductionStrategy::Thread)";
   let search = [[0], [1], [2]];
 }
@@ -214,7 +218,9 @@ defvar Evo_FamilyKnobSets = [
   Evo_FamilyKnobs<"Matmul", [Evo_TileSizes, Evo_ThreadTile, Evo_BlockSize, Evo_Accumulators,
                              Evo_VectorWidth, Evo_Prefetch, Evo_Wgmma, Evo_Stages,
                              Evo_Persistent, Evo_Reduction, Evo_Split]>,
-  Evo_FamilyKnobs<"Rows", [Evo_BlockSize, Evo_VectorWidth, Evo_Reduction, Evo_CacheRow]>
+  Evo_FamilyKnobs<"Rows", [Evo_BlockSize, Evo_VectorWidth, Evo_Reduction, Evo_CacheRow]>,
+  Evo_FamilyKnobs<"Scan", [Evo_Reduction, Evo_VectorWidth, Evo_BlockSize,
+                           Evo_ElementsPerThread]>
 ];
 
 //===----------------------------------------------------------------------===//
