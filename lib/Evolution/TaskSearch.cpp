@@ -558,7 +558,7 @@ void TaskSearch::report() {
   // generations' worth of children as are settled, plus the one under way.
   unsigned samples = std::max(1u, opts.samples);
   unsigned gens = std::max(1u, (budget + samples - 1) / samples);
-  unsigned gen = llm && !replay ? static_cast<unsigned>(generationNo)
+  unsigned gen = llm && !replay ? std::max(1u, static_cast<unsigned>(generationNo))
                                 : std::min(gens, evaluated / samples + 1);
   // ETA: unknown until something was measured.
   double eta = evaluated ? elapsed() / evaluated * (budget > created ? budget - created : 0) : NAN;
@@ -586,6 +586,9 @@ llvm::Expected<TaskResult> TaskSearch::run() {
   started = Clock::now();
   if (llvm::Error e = resumePending())
     return std::move(e);
+  // The first line before anything is settled, however fast the first outcomes come back (a
+  // loaded machine once settled two candidates before the first report).
+  report();
 
   while (true) {
     if (llvm::Error e = generate())
