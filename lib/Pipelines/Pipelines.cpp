@@ -20,6 +20,8 @@ void buildEvoPipeline(OpPassManager &pm, const EvoPipelineOptions &options) {
   EVO_PIPELINE_PASS_OPTIONS(EVO_PIPELINE_COPY)
 #undef EVO_PIPELINE_COPY
   detail::copyOption(emit.chips, options.chips);
+  // A module with nothing to lower would emit nothing: an error here, not a warning.
+  lower.requireKernels = true;
 
   // 1. Linalg on tensors -> host function + gpu.module kernels (the schedule knobs apply here).
   pm.addPass(createEvoLowerToGPUPass(lower));

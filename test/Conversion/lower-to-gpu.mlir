@@ -542,10 +542,12 @@ func.func @pool(%x: tensor<2x8x32x32xf32>) -> tensor<2x8x16x16xf32> {
 
 // -----
 
-// Functions without linalg ops (host code) are left alone.
+// Functions without linalg ops (host code) are left alone; a module of them alone has nothing
+// to lower (a warning: frontend-nothing.mlir).
 
 // CHECK-LABEL: func.func @host_only
 // CHECK-NEXT:    return
+// expected-warning @+1 {{evo-lower-to-gpu: nothing to lower}}
 func.func @host_only(%x: memref<4xf32>) {
   return
 }

@@ -5,8 +5,9 @@
 //
 // RUN: rm -rf %t && mkdir -p %t/out
 // RUN: evo-opt %s -split-input-file -verify-diagnostics --evo-pipeline="output-dir=%t/out ptxas=none" -o %t/out.mlir
-// Only the chunks that lower wrote files (the declaration and the non-target function are left
-// as they are):
+// Only the chunks that lower wrote files (the declaration and the non-target function have
+// nothing to lower: an error under --evo-pipeline, which would emit nothing; a warning under
+// --evo-lower-to-gpu, which leaves them as they are: test/Conversion/frontend-nothing.mlir):
 // RUN: ls %t/out | FileCheck %s --check-prefix=FILES
 // RUN: ls %t/out | count 4
 // FILES: hex_splat.json
@@ -16,9 +17,6 @@
 // RUN: FileCheck %s --input-file=%t/out/splat_only.ptx --check-prefix=SPLAT
 // exp(1) = 2.7182817 = 0x402DF854 = 1076754516
 // SPLAT: st.global.b32 {{.*}}, 1076754516;
-// RUN: FileCheck %s --input-file=%t/out.mlir --check-prefix=LEFT
-// LEFT: func.func private @decl(tensor<16xf32>) -> tensor<16xf32>
-// LEFT: func.func @no_target(%{{.*}}: tensor<*xf32>) -> tensor<*xf32>
 //
 // Without -verify-diagnostics: a non-zero exit and no crash.
 // RUN: not evo-opt %s -split-input-file --evo-pipeline="output-dir=%t/out2 ptxas=none" -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXIT
@@ -44,12 +42,14 @@ func.func @unknown_op(%x: tensor<16xf32>) -> tensor<16xf32> {
 
 // -----
 
-// A declaration (no body) is not a target: left as it is.
+// A declaration (no body) is not a target.
+// expected-error @+1 {{evo-lower-to-gpu: nothing to lower: no function computes on tensors with linalg ops (or arith/math); found 1 'func.func'}}
 func.func private @decl(%x: tensor<16xf32>) -> tensor<16xf32>
 
 // -----
 
-// A function without linalg/arith on tensors is not a target: left as it is.
+// A function without linalg/arith on tensors is not a target.
+// expected-error @+1 {{evo-lower-to-gpu: nothing to lower}}
 func.func @no_target(%x: tensor<*xf32>) -> tensor<*xf32> {
   return %x : tensor<*xf32>
 }

@@ -35,18 +35,30 @@ def EvoLowerToGPUPass : Pass<"evo-lower-to-gpu", "mlir::ModuleOp"> {
 
     With the defaults the result is the naive baseline: one thread per output element, scalar
     accesses, serial reduction loops.
+
+    Front-ends (docs/lowering.md): a function holding TOSA ops is first converted to linalg with
+    upstream's TOSA conversions (tosa-to-scf, those of `--tosa-to-linalg-pipeline`, then
+    tosa-to-tensor and tosa-to-arith); every `func.call` of a lowered function is rewritten to
+    its buffer signature (`bufferization.to_buffer` of the arguments, `memref.alloc` of the
+    results, the call, `bufferization.to_tensor restrict writable`); a module with no function
+    to lower and no kernels is a warning that names what it holds.
   }];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::gpu::GPUDialect", "mlir::math::MathDialect",
     "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect", "mlir::vector::VectorDialect",
     "mlir::linalg::LinalgDialect", "mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect",
-    "mlir::NVVM::NVVMDialect", "evo::EvoDialect"
+    "mlir::NVVM::NVVMDialect", "evo::EvoDialect",
+    // Callers of lowered functions are rewritten with to_buffer / to_tensor (FrontEnds.h).
+    "mlir::bufferization::BufferizationDialect"
   ];
   // The knobs' options come from the knob list (EvoKnobs.td); only the pass's own follow.
   let options = !listconcat(Evo_KnobPassOptions, [
     Option<"fuseElementwise", "fuse-elementwise", "bool", /*default=*/"true",
            "Fuse elementwise producers into their consumers, and whole row programs (softmax, "
            "norms) into one kernel, before lowering">,
+    Option<"requireKernels", "require-kernels", "bool", /*default=*/"false",
+           "A module with nothing to lower (and no kernels) is an error instead of a warning "
+           "(--evo-pipeline sets it: it would emit nothing)">,
   ]);
 }
 
