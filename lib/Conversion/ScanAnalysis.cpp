@@ -15,12 +15,6 @@ using namespace mlir;
 
 namespace evo {
 
-StringRef scanKindName(const ScanForm &form) {
-  if (form.reverse)
-    return form.exclusive ? "reverse exclusive" : "reverse inclusive";
-  return form.exclusive ? "exclusive" : "inclusive";
-}
-
 /// Whether `v` is a constant equal to `combiner`'s neutral element. For an addition any zero
 /// counts: users write +0.0, the neutral element is -0.0, and x + (+0.0) differs from x only in
 /// the sign of a zero.

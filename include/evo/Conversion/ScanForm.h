@@ -51,10 +51,6 @@ struct ScanForm {
 /// The scan `op` computes, if it has the form above (static loop ranges included).
 std::optional<ScanForm> matchScan(mlir::linalg::GenericOp op);
 
-/// The spelling of a scan's kind in diagnostics and docs: "inclusive", "exclusive", "reverse
-/// inclusive", "reverse exclusive".
-llvm::StringRef scanKindName(const ScanForm &form);
-
 } // namespace evo
 
 #endif // EVO_CONVERSION_SCANFORM_H
