@@ -66,7 +66,8 @@ LogicalResult EvoLowerToGPUPass::convertTosa(func::FuncOp func) {
   MLIRContext *ctx = &getContext();
   OpPassManager pm(func::FuncOp::getOperationName());
   evo::buildTosaToLinalgPipeline(pm);
-  // A dynamic pipeline creates ops only of dialects loaded already.
+  // A dynamic pipeline creates ops only of dialects loaded already: those the pass declares,
+  // and any an upstream pass of the pipeline depends on besides (a no-op when none).
   DialectRegistry registry;
   pm.getDependentDialects(registry);
   ctx->appendDialectRegistry(registry);

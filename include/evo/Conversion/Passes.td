@@ -48,8 +48,10 @@ def EvoLowerToGPUPass : Pass<"evo-lower-to-gpu", "mlir::ModuleOp"> {
     "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect", "mlir::vector::VectorDialect",
     "mlir::linalg::LinalgDialect", "mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect",
     "mlir::NVVM::NVVMDialect", "evo::EvoDialect",
-    // Callers of lowered functions are rewritten with to_buffer / to_tensor (FrontEnds.h).
-    "mlir::bufferization::BufferizationDialect"
+    // Callers of lowered functions are rewritten with to_buffer / to_tensor, TOSA is converted
+    // to linalg, tensor, index and scf ops (FrontEnds.h).
+    "mlir::bufferization::BufferizationDialect", "mlir::tosa::TosaDialect",
+    "mlir::tensor::TensorDialect", "mlir::index::IndexDialect"
   ];
   // The knobs' options come from the knob list (EvoKnobs.td); only the pass's own follow.
   let options = !listconcat(Evo_KnobPassOptions, [
