@@ -80,6 +80,10 @@ std::optional<OpKind> kindOf(linalg::GenericOp g, ArrayRef<int64_t> full) {
 }
 } // namespace
 
+namespace {
+Attribute scalarConstant(Value v);
+} // namespace
+
 std::optional<RowShape> matchRowProgram(func::FuncOp f) {
   if (f.isExternal())
     return std::nullopt;
@@ -157,6 +161,13 @@ std::optional<RowShape> matchRowProgram(func::FuncOp f) {
       if (r == Role::Col && !isa<BlockArgument>(v) &&
           !(v.getDefiningOp() && isCheapProducer(v.getDefiningOp())))
         return std::nullopt;
+      // A dense (not splat) constant is read per element: only as a column vector, and only
+      // one a kernel may embed (the per-op lowering diagnoses larger ones).
+      if (v.getDefiningOp() && isCheapProducer(v.getDefiningOp())) {
+        auto dense = dyn_cast_or_null<DenseElementsAttr>(scalarConstant(v));
+        if (dense && (r != Role::Col || dense.getRawData().size() > kMaxKernelConstantBytes))
+          return std::nullopt;
+      }
     }
   }
   for (Value r : body.getTerminator()->getOperands()) {
@@ -261,10 +272,19 @@ SmallVector<Value> RowEmitter::ivsAt(Value col) {
 
 SmallVector<Value> RowEmitter::colLanes(Value v, Chunk &c) {
   Type elt = getElementTypeOrSelf(v.getType());
-  if (v.getDefiningOp()) // a constant or a fill: the same in every lane
-    return SmallVector<Value>(vw, kb->constant(cast<TypedAttr>(scalarConstant(v))));
-  ValueSource src{ValueSource::Kind::Buffer, cast<BlockArgument>(v).getArgNumber(), {}};
   AffineMap id = AffineMap::getMultiDimIdentityMap(1, task.getContext());
+  if (v.getDefiningOp()) {
+    Attribute cst = scalarConstant(v);
+    if (auto dense = dyn_cast<DenseElementsAttr>(cst)) { // weights: read per column
+      ValueSource src;
+      src.kind = ValueSource::Kind::Constant;
+      src.dense = dense;
+      return loadLanes(*kb, src, id, elt, {c.col0}, 0, vw);
+    }
+    // A splat constant or a fill: the same in every lane.
+    return SmallVector<Value>(vw, kb->constant(cast<TypedAttr>(cst)));
+  }
+  ValueSource src{ValueSource::Kind::Buffer, cast<BlockArgument>(v).getArgNumber(), {}};
   return loadLanes(*kb, src, id, elt, {c.col0}, 0, vw);
 }
 

@@ -157,6 +157,30 @@ int64_t vectorAlignment(Type elementType, int64_t lanes) {
   return bytes >= 1 && bytes <= 16 && (bytes & (bytes - 1)) == 0 ? bytes : 0;
 }
 
+/// The memref a source reads: its kernel parameter, or for a dense constant a private constant
+/// global of the kernels' module (one per distinct value, 16-byte aligned for vector loads).
+static Value sourceMemref(KernelBuilder &kb, const ValueSource &src) {
+  if (src.kind != ValueSource::Kind::Constant)
+    return kb.param(src.buffer);
+  auto module = kb.kernel->getParentOfType<gpu::GPUModuleOp>();
+  auto type = MemRefType::get(src.dense.getType().getShape(), src.dense.getElementType());
+  memref::GlobalOp global;
+  unsigned n = 0;
+  for (auto g : module.getOps<memref::GlobalOp>()) {
+    ++n;
+    if (g.getInitialValueAttr() == src.dense && g.getType() == type)
+      global = g;
+  }
+  if (!global) {
+    OpBuilder mb(kb.kernel);
+    std::string name = (module.getSymName() + "_cst" + Twine(n)).str();
+    global = memref::GlobalOp::create(mb, kb.kernel.getLoc(), name, mb.getStringAttr("private"),
+                                      type, src.dense, /*constant=*/true,
+                                      mb.getI64IntegerAttr(16));
+  }
+  return memref::GetGlobalOp::create(kb.b, type, global.getSymName());
+}
+
 /// One element of a buffer read through views (ValueSource::view): the indices go through each
 /// step's map; a pad step clamps them into its source (so the load stays in bounds) and selects
 /// its padding value where they were outside. Inner pads decide first: pad(pad(x, a), b) reads b
@@ -181,7 +205,7 @@ static Value loadThroughView(KernelBuilder &kb, const ValueSource &src, AffineMa
     }
     guards.push_back({inside, step.padValue});
   }
-  Value v = memref::LoadOp::create(kb.b, kb.param(src.buffer), idx);
+  Value v = memref::LoadOp::create(kb.b, sourceMemref(kb, src), idx);
   for (auto [inside, pad] : llvm::reverse(guards))
     v = arith::SelectOp::create(kb.b, inside, v, kb.constant(pad));
   return v;
@@ -194,7 +218,7 @@ SmallVector<Value> loadLanes(KernelBuilder &kb, const ValueSource &src, AffineMa
     return SmallVector<Value>(lanes, kb.constant(src.scalar));
   if (src.kind == ValueSource::Kind::None) // never read by the payload
     return SmallVector<Value>(lanes, kb.constant(cast<TypedAttr>(kb.b.getZeroAttr(elementType))));
-  Value memref = kb.param(src.buffer);
+  Value memref = sourceMemref(kb, src);
   if (!src.view.empty()) {
     SmallVector<Value> out;
     for (int64_t l = 0; l < lanes; ++l)

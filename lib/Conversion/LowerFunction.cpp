@@ -9,6 +9,8 @@
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -27,6 +29,22 @@ std::string printSource(Operation *op) {
   llvm::raw_string_ostream os(s);
   op->print(os, OpPrintingFlags().useLocalScope());
   return s;
+}
+
+/// Replaces each `arith.constant dense_resource<...>` whose blob is present and at most
+/// kMaxKernelConstantBytes by the same constant written inline.
+static void inlineResourceConstants(func::FuncOp func) {
+  func.walk([](arith::ConstantOp c) {
+    auto res = dyn_cast<DenseResourceElementsAttr>(c.getValue());
+    if (!res)
+      return;
+    AsmResourceBlob *blob = res.getRawHandle().getBlob();
+    bool splat = false;
+    if (!blob || blob->getData().size() > static_cast<size_t>(kMaxKernelConstantBytes) ||
+        !DenseElementsAttr::isValidRawBuffer(res.getType(), blob->getData(), splat))
+      return;
+    c.setValueAttr(cast<TypedAttr>(DenseElementsAttr::getFromRawBuffer(res.getType(), blob->getData())));
+  });
 }
 
 /// An identity-map copy of `v` into a new tensor: a task that materializes a view.
@@ -446,12 +464,15 @@ LogicalResult lowerFunction(func::FuncOp func, const LowerOptions &options) {
   if (func.getNumResults() == 0)
     return func.emitError("evo-lower-to-gpu: the function returns nothing");
 
-  std::string source = printSource(func);
   // Everything happens on copies in a scratch module; `func` is replaced only on success.
   OpBuilder builder(ctx);
   OwningOpRef<ModuleOp> scratch = ModuleOp::create(func.getLoc());
   builder.setInsertionPointToEnd(scratch->getBody());
   auto work = cast<func::FuncOp>(builder.clone(*func));
+  // The source travels as text (run stores, the oracle, task sources): weights held in
+  // dense_resource blobs, which a function's text does not carry, become inline constants.
+  inlineResourceConstants(work);
+  std::string source = printSource(work);
   if (failed(preprocessFunction(work, options.fuseElementwise)))
     return failure();
   builder.setInsertionPointToEnd(scratch->getBody());

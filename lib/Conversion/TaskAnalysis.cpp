@@ -4,6 +4,8 @@
 #include "evo/Dialect/Evo/IR/InputChecks.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SmallBitVector.h"
 
@@ -248,7 +250,7 @@ static ValueSource resolve(Value v, func::FuncOp task) {
     if (inner.kind == ValueSource::Kind::Scalar &&
         (!isa<tensor::PadOp>(def) || padValueOf(cast<tensor::PadOp>(def)) == inner.scalar))
       return inner;
-    if (inner.kind == ValueSource::Kind::Buffer) {
+    if (inner.kind == ValueSource::Kind::Buffer || inner.kind == ValueSource::Kind::Constant) {
       inner.view.insert(inner.view.begin(), viewStep(def));
       return inner;
     }
@@ -259,12 +261,26 @@ static ValueSource resolve(Value v, func::FuncOp task) {
     return resolve(fill.value(), task);
   Attribute cst;
   if (matchPattern(v, m_Constant(&cst))) {
+    // dense_resource (torch-mlir's weights): its blob, as the dense constant it stands for.
+    if (auto res = dyn_cast<DenseResourceElementsAttr>(cst)) {
+      AsmResourceBlob *blob = res.getRawHandle().getBlob();
+      bool splat = false;
+      if (blob && DenseElementsAttr::isValidRawBuffer(res.getType(), blob->getData(), splat))
+        cst = DenseElementsAttr::getFromRawBuffer(res.getType(), blob->getData());
+    }
     if (auto dense = dyn_cast<SplatElementsAttr>(cst)) {
       src.kind = ValueSource::Kind::Scalar;
       src.scalar = dense.getSplatValue<TypedAttr>();
     } else if (auto typed = dyn_cast<TypedAttr>(cst); typed && typed.getType().isIntOrFloat()) {
       src.kind = ValueSource::Kind::Scalar;
       src.scalar = typed;
+    } else if (auto dense = dyn_cast<DenseElementsAttr>(cst);
+               dense && dense.getType().hasStaticShape() &&
+               dense.getElementType().isIntOrFloat() &&
+               dense.getNumElements() * ((dense.getElementType().getIntOrFloatBitWidth() + 7) / 8) <=
+                   kMaxKernelConstantBytes) {
+      src.kind = ValueSource::Kind::Constant;
+      src.dense = dense;
     }
   }
   // Anything else stays Kind::None with scalar == null: the caller reports it.
@@ -356,7 +372,7 @@ static FailureOr<Epilogue> analyzeEpilogue(linalg::GenericOp op, func::FuncOp ta
       ValueSource s = chained ? ValueSource() : resolve(in->get(), task);
       if (!chained && isUnresolved(s))
         return g.emitError() << "evo-lower-to-gpu: epilogue input " << in->getOperandNumber()
-                             << " is neither a function argument (or a view of one) nor a splat constant";
+                             << " is neither a function argument (or a view of one) nor a constant of at most 1 MiB";
       if (!chained && s.kind == ValueSource::Kind::None && g.payloadUsesValueFromOperand(in))
         return g.emitError() << "evo-lower-to-gpu: epilogue input " << in->getOperandNumber()
                              << " is an uninitialized tensor (tensor.empty)";
@@ -409,7 +425,7 @@ FailureOr<GenericTask> analyzeGeneric(linalg::GenericOp op, func::FuncOp task,
     ValueSource s = resolve(in->get(), task);
     if (isUnresolved(s))
       return op.emitError() << "evo-lower-to-gpu: input " << in->getOperandNumber()
-                            << " is neither a function argument (or a view of one) nor a splat constant";
+                            << " is neither a function argument (or a view of one) nor a constant of at most 1 MiB";
     // An input the payload never reads (a pooling window's shape operand) may be anything.
     if (s.kind == ValueSource::Kind::None && op.payloadUsesValueFromOperand(in))
       return op.emitError() << "evo-lower-to-gpu: input " << in->getOperandNumber()

@@ -28,14 +28,21 @@ struct ViewStep {
 
 /// Where a value read by the kernel comes from.
 struct ValueSource {
-  enum class Kind { Buffer, Scalar, None } kind = Kind::None;
+  enum class Kind { Buffer, Scalar, Constant, None } kind = Kind::None;
   unsigned buffer = 0;       // kernel parameter index, for Buffer
   mlir::TypedAttr scalar;    // for Scalar (a splat or scalar constant, or a fill value)
+  /// For Constant: a dense tensor constant (weights), embedded in the kernels' module as a
+  /// global of at most kMaxKernelConstantBytes.
+  mlir::DenseElementsAttr dense;
   /// For Buffer: the views the value is read through, outermost first (empty: the buffer itself).
   /// Only loadLanes reads through views; schedules with their own loads take plain buffers.
   llvm::SmallVector<ViewStep, 0> view;
   bool isPlainBuffer() const { return kind == Kind::Buffer && view.empty(); }
 };
+
+/// The largest dense constant a kernel embeds (in PTX as an initialized .global); larger ones
+/// must be passed as arguments.
+constexpr int64_t kMaxKernelConstantBytes = 1 << 20;
 
 /// A reduction output whose payload is `yield combine(f(...), out)`.
 struct Combiner {

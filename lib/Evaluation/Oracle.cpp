@@ -18,6 +18,8 @@
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/PassManager.h"
@@ -886,9 +888,17 @@ LogicalResult ProgramBuilder::buildConstant(arith::ConstantOp op) {
     return failure();
   ElemKind k = *kindOf(type->getElementType());
   auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+  // dense_resource (torch-mlir's weights): the blob holds the elements as a dense buffer would.
+  if (auto res = dyn_cast<DenseResourceElementsAttr>(op.getValue())) {
+    AsmResourceBlob *blob = res.getRawHandle().getBlob();
+    bool splat = false;
+    if (blob && DenseElementsAttr::isValidRawBuffer(res.getType(), blob->getData(), splat))
+      dense = DenseElementsAttr::getFromRawBuffer(res.getType(), blob->getData());
+  }
   if (!dense) {
     InFlightDiagnostic diag = cannotInterpret(op);
-    diag.attachNote() << "only dense elements constants are supported";
+    diag.attachNote() << "only dense elements constants (or dense_resource with their blob) are "
+                         "supported";
     return diag;
   }
   Source src;

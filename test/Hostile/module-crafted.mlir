@@ -83,16 +83,6 @@ module attributes {gpu.container_module} {
 
 // -----
 
-func.func @non_splat_constant() -> tensor<4xf32> {
-  %c = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
-  %e = tensor.empty() : tensor<4xf32>
-  // expected-error @+1 {{evo-lower-to-gpu: input 0 is neither a function argument (or a view of one) nor a splat constant}}
-  %s = linalg.exp ins(%c : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
-  return %s : tensor<4xf32>
-}
-
-// -----
-
 // A huge splat constant is a scalar, but the result would be a 4 TiB buffer.
 // expected-error @+1 {{evo-lower-to-gpu supports buffers of at most 1 TiB, got 'tensor<1099511627776xf32>'}}
 func.func @huge_splat() -> tensor<1099511627776xf32> {
