@@ -817,6 +817,35 @@ TEST_F(OracleTest, PaddedPoolingAndConvolutionMatchDirectLoops) {
       }
 }
 
+// A gather (tensor.extract in a payload of a tensor defined outside it), as torch-mlir writes
+// nll_loss and embeddings: indices from an integer input, clamped into the table.
+TEST_F(OracleTest, GatherFromAnArgumentClampsItsIndices) {
+  auto oracle = compile(R"mlir(
+    func.func @f(%x: tensor<6x5xf32>, %t: tensor<6xi64>) -> tensor<6xf32> {
+      %e = tensor.empty() : tensor<6xf32>
+      %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                           iterator_types = ["parallel"]}
+          ins(%t : tensor<6xi64>) outs(%e : tensor<6xf32>) {
+        ^bb0(%ti: i64, %o: f32):
+          %i = linalg.index 0 : index
+          %c = arith.index_cast %ti : i64 to index
+          %v = tensor.extract %x[%i, %c] : tensor<6x5xf32>
+          %n = arith.negf %v : f32
+          linalg.yield %n : f32
+      } -> tensor<6xf32>
+      return %r : tensor<6xf32>
+    })mlir");
+  ASSERT_TRUE(oracle) << joinedMessages();
+  const int64_t targets[6] = {0, 4, 2, -3, 9, 1}; // -3 and 9 are outside [0, 4]
+  Oracle::Session s = oracle->session([&](unsigned arg, uint64_t i) {
+    return arg == 1 ? static_cast<double>(targets[i]) : inputValue(0, i);
+  });
+  for (int64_t i = 0; i < 6; ++i) {
+    int64_t c = std::clamp<int64_t>(targets[i], 0, 4);
+    EXPECT_EQ(s.valueAt(0, {i}), -inputValue(0, i * 5 + c)) << i;
+  }
+}
+
 // A keep-dim sum as torch-mlir writes it: the output map has 0 for the kept dimension.
 TEST_F(OracleTest, KeepDimReductionOutputMap) {
   auto oracle = compile(R"mlir(

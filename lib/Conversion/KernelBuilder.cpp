@@ -7,6 +7,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -276,6 +278,34 @@ static void cloneCapturedConstants(OpBuilder &b, linalg::GenericOp op, IRMapping
       map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
 }
 
+/// A gather: `tensor.extract %t[...]` in a payload, where %t is an argument of the task func (so
+/// the kernel's parameter of the same number, TaskAnalysis checks it), becomes a load from that
+/// parameter. Indices outside the tensor are clamped into it (as the oracle reads them): a
+/// kernel never reads outside its buffers, whatever the index data holds.
+static bool cloneGather(OpBuilder &b, Operation &inner, IRMapping &map) {
+  auto extract = dyn_cast<tensor::ExtractOp>(inner);
+  if (!extract)
+    return false;
+  auto arg = dyn_cast<BlockArgument>(extract.getTensor());
+  if (!arg || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+    return false;
+  Operation *parent = b.getInsertionBlock()->getParentOp();
+  auto kernel = isa<gpu::GPUFuncOp>(parent) ? cast<gpu::GPUFuncOp>(parent)
+                                            : parent->getParentOfType<gpu::GPUFuncOp>();
+  Location loc = inner.getLoc();
+  auto type = cast<RankedTensorType>(arg.getType());
+  SmallVector<Value> idx;
+  for (auto [d, i] : llvm::enumerate(extract.getIndices())) {
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value last = arith::ConstantIndexOp::create(b, loc, type.getDimSize(d) - 1);
+    Value v = arith::MaxSIOp::create(b, loc, map.lookupOrDefault(i), zero);
+    idx.push_back(arith::MinSIOp::create(b, loc, v, last));
+  }
+  map.map(extract.getResult(),
+          memref::LoadOp::create(b, loc, kernel.getArgument(arg.getArgNumber()), idx));
+  return true;
+}
+
 void clonePayload(OpBuilder &b, linalg::GenericOp op, ValueRange blockArgs, ValueRange ivs,
                   ArrayRef<Operation *> skip, IRMapping &map) {
   Block &body = op.getRegion().front();
@@ -288,6 +318,8 @@ void clonePayload(OpBuilder &b, linalg::GenericOp op, ValueRange blockArgs, Valu
       map.map(index.getResult(), ivs[index.getDim()]);
       continue;
     }
+    if (cloneGather(b, inner, map))
+      continue;
     b.clone(inner, map);
   }
 }
@@ -320,6 +352,8 @@ void clonePayloadWide(OpBuilder &b, linalg::GenericOp op, ValueRange blockArgs, 
       map.map(index.getResult(), ivs[index.getDim()]);
       continue;
     }
+    if (cloneGather(b, inner, map))
+      continue;
     if (isa<arith::ExtFOp, arith::TruncFOp>(inner)) {
       Value in = map.lookupOrDefault(inner.getOperand(0));
       map.map(inner.getResult(0), castFloat(b, loc, in, widen(inner.getResult(0).getType())));

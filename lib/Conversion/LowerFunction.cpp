@@ -260,6 +260,15 @@ FailureOr<func::FuncOp> FunctionLowering::extractTask(ArrayRef<Operation *> ops,
         return op->emitError("evo-lower-to-gpu: an operand is not produced by a supported op");
       args.insert(operand);
     }
+  // Tensors a payload gathers from (tensor.extract of a value defined outside it) are arguments
+  // too; the analysis checks that they are read only that way.
+  for (Operation *op : ops) {
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(op->getRegions(), captured);
+    for (Value v : captured)
+      if (isa<RankedTensorType>(v.getType()) && buffers.count(v))
+        args.insert(v);
+  }
   Operation *last = ops.back();
   SmallVector<Type> argTypes, resultTypes;
   for (Value a : args)
@@ -286,9 +295,11 @@ FailureOr<func::FuncOp> FunctionLowering::extractTask(ArrayRef<Operation *> ops,
     llvm::SetVector<Value> captured;
     getUsedValuesDefinedAbove(op->getRegions(), captured);
     for (Value v : captured) {
+      if (map.contains(v)) // a gather's table: a task argument
+        continue;
       if (!matchPattern(v, m_Constant()))
         return op->emitError("evo-lower-to-gpu: the payload uses a value defined outside it "
-                             "that is not a constant");
+                             "that is neither a constant nor a tensor it gathers from");
       cloneProducers(v, b, map);
     }
     b.clone(*op, map);

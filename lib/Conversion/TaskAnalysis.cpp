@@ -293,14 +293,26 @@ static bool isUnresolved(const ValueSource &s) {
   return s.kind == ValueSource::Kind::None && s.buffer == ~0u;
 }
 
+/// Whether `operand` of `user` (in a payload) is a gather's table: the tensor of a tensor.extract
+/// that is an argument of the task func (the kernel loads it from the parameter of that number).
+static bool isGatherTable(Operation *user, Value operand) {
+  auto extract = dyn_cast<tensor::ExtractOp>(user);
+  auto arg = dyn_cast<BlockArgument>(operand);
+  return extract && extract.getTensor() == operand && arg &&
+         isa<func::FuncOp>(arg.getOwner()->getParentOp());
+}
+
 static LogicalResult checkPayloadCaptures(Operation *op, Region &region) {
   WalkResult r = region.walk([&](Operation *inner) {
     for (Value operand : inner->getOperands()) {
       if (region.isAncestor(operand.getParentRegion()))
         continue;
+      if (isGatherTable(inner, operand))
+        continue;
       if (!matchPattern(operand, m_Constant())) {
         op->emitError("evo-lower-to-gpu: the payload uses a value defined outside it that is "
-                      "not a constant");
+                      "neither a constant nor a tensor it reads with tensor.extract (a gather "
+                      "from a function argument)");
         return WalkResult::interrupt();
       }
     }

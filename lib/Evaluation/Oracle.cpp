@@ -64,6 +64,9 @@ enum class Op : uint8_t {
   XOrI, ShLI, ShRSI, ShRUI, MaxSI, MinSI, MaxUI, MinUI, CmpI, AbsI,
   // other
   Select, Index,
+  // reads a tensor (GenericPlan::gathers[a]) at indices held in registers; computeGeneric
+  // runs it, execute() never sees it
+  Gather,
 };
 // clang-format on
 
@@ -119,6 +122,14 @@ struct OutputPlan {
 /// An output dimension of size 1 indexed by the constant 0 (a keep-dim reduction's).
 static constexpr unsigned kUnitDim = ~0u;
 
+/// `tensor.extract %t[i...]` in a payload, %t defined outside it: the element of `src` at the
+/// indices in registers `indexSlots`, each clamped into its dimension (as evo's kernels read it).
+struct GatherPlan {
+  Source src;
+  SmallVector<int64_t, 4> shape, strides;
+  SmallVector<unsigned, 4> indexSlots;
+};
+
 struct GenericPlan {
   SmallVector<int64_t, 6> ranges;
   SmallVector<unsigned, 6> parDims, redDims;
@@ -127,6 +138,7 @@ struct GenericPlan {
   SmallVector<OperandPlan, 4> inputs;
   SmallVector<OutputPlan, 1> outputs;
   std::vector<Inst> insts;
+  SmallVector<GatherPlan, 1> gathers;
   SmallVector<std::pair<unsigned, Reg>, 8> constants;
   unsigned numSlots = 0;
   unsigned opsPerPoint = 1;
@@ -423,6 +435,7 @@ static void execute(const Inst *in, const Inst *end, Reg *r, const int64_t *loop
       break;
     case Op::Select: d = a.i != 0 ? r[I.b] : r[I.c]; break;
     case Op::Index: d.i = loops[I.b]; break;
+    case Op::Gather: llvm_unreachable("gathers run in SessionState::runPayload");
     }
   }
 }
@@ -1151,6 +1164,35 @@ FailureOr<bool> ProgramBuilder::planPayload(linalg::GenericOp op, GenericPlan &g
       g.needLoops = true;
       continue;
     }
+    if (auto extract = dyn_cast<tensor::ExtractOp>(inner);
+        extract && !op.getRegion().isAncestor(extract.getTensor().getParentRegion())) {
+      FailureOr<RankedTensorType> type = staticTensor(extract.getTensor().getType(), extract,
+                                                      "gathered tensors");
+      if (failed(type))
+        return failure();
+      FailureOr<Source> src = tensorSource(extract.getTensor(), extract);
+      if (failed(src))
+        return failure();
+      if (src->kind == SrcKind::Empty)
+        return emptyRead(extract, *src, "the gathered tensor");
+      GatherPlan gather;
+      gather.src = *src;
+      gather.shape.assign(type->getShape().begin(), type->getShape().end());
+      gather.strides = rowMajorStrides(type->getShape());
+      for (Value i : extract.getIndices()) {
+        FailureOr<unsigned> slot = resolve(i);
+        if (failed(slot))
+          return failure();
+        gather.indexSlots.push_back(*slot);
+      }
+      Inst inst;
+      inst.op = Op::Gather;
+      inst.d = dst;
+      inst.a = g.gathers.size();
+      g.gathers.push_back(std::move(gather));
+      g.insts.push_back(inst);
+      continue;
+    }
     SmallVector<unsigned, 3> operands;
     for (Value v : inner.getOperands()) {
       FailureOr<unsigned> slot = resolve(v);
@@ -1477,6 +1519,8 @@ static double estimateCost(const Program &prog, const Source &result, ArrayRef<i
       }
       require(in.src, operandBox);
     }
+    for (const GatherPlan &gather : g.gathers)
+      require(gather.src, gather.shape);
     for (const OutputPlan &out : g.outputs) {
       if (!out.readInit)
         continue;
@@ -1555,6 +1599,7 @@ struct SessionState {
   Reg computeGeneric(unsigned node, unsigned result, uint64_t index);
   Reg computeSoftmax(unsigned node, uint64_t index);
   Reg computeView(unsigned node, uint64_t index);
+  void runPayload(const GenericPlan &g, Reg *r, const int64_t *loops);
 
   const Program &prog;
   OracleInputFn inputs;
@@ -1682,7 +1727,10 @@ Reg SessionState::computeGeneric(unsigned node, unsigned result, uint64_t index)
         }
         r[in.slot] = read(in.src, at);
       }
-      execute(begin, end, r, loops);
+      if (g.gathers.empty())
+        execute(begin, end, r, loops);
+      else
+        runPayload(g, r, loops);
       if (singleOutput) {
         r[g.outputs[0].slot] = r[g.outputs[0].yieldSlot];
       } else {
@@ -1743,6 +1791,25 @@ Reg SessionState::computeSoftmax(unsigned node, uint64_t index) {
   memos[p.valueId].store(index, value);
   ++memoized;
   return value;
+}
+
+/// The payload with its gathers: the instructions between two gathers run as one block.
+void SessionState::runPayload(const GenericPlan &g, Reg *r, const int64_t *loops) {
+  const Inst *begin = g.insts.data(), *end = begin + g.insts.size();
+  while (begin != end) {
+    const Inst *stop = begin;
+    while (stop != end && stop->op != Op::Gather)
+      ++stop;
+    execute(begin, stop, r, loops);
+    if (stop == end)
+      return;
+    const GatherPlan &gather = g.gathers[stop->a];
+    int64_t linear = 0;
+    for (auto [d, slot] : llvm::enumerate(gather.indexSlots))
+      linear += std::clamp<int64_t>(r[slot].i, 0, gather.shape[d] - 1) * gather.strides[d];
+    r[stop->d] = read(gather.src, static_cast<uint64_t>(linear));
+    begin = stop + 1;
+  }
 }
 
 Reg SessionState::computeView(unsigned node, uint64_t index) {
