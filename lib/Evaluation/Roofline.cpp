@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -33,13 +34,36 @@ static double payloadFlops(Block &body) {
   return n;
 }
 
+/// Whether a kernel may read only part of `v`: every use gathers from it (tensor.extract in a
+/// payload, at data-dependent indices) or slices it (tensor.extract_slice, possibly under other
+/// views). Its bytes are then no part of the floor, which must stay a lower bound.
+static bool readInPart(Value v) {
+  if (v.use_empty())
+    return false;
+  return llvm::all_of(v.getUses(), [](OpOperand &use) {
+    Operation *user = use.getOwner();
+    if (isa<tensor::ExtractOp>(user) || isa<tensor::ExtractSliceOp>(user))
+      return true;
+    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp, tensor::PadOp>(user))
+      return readInPart(user->getResult(0));
+    return false;
+  });
+}
+
 TaskCost estimateCost(func::FuncOp func, const LaunchPlan &plan) {
   TaskCost cost;
+  unsigned input = 0;
   for (const BufferDesc &b : plan.buffers) {
-    if (b.role == BufferRole::Input)
-      cost.readBytes += b.sizeInBytes();
-    else if (b.role == BufferRole::Output)
+    if (b.role == BufferRole::Input) {
+      // Inputs are the function's arguments, in order.
+      bool partial = !func.isExternal() && input < func.getNumArguments() &&
+                     readInPart(func.getArgument(input));
+      ++input;
+      if (!partial)
+        cost.readBytes += b.sizeInBytes();
+    } else if (b.role == BufferRole::Output) {
       cost.writeBytes += b.sizeInBytes();
+    }
   }
   cost.bytes = cost.readBytes + cost.writeBytes;
   OwningOpRef<func::FuncOp> copy(func.clone());

@@ -5,6 +5,7 @@
 // RUN: evo-opt %s -split-input-file -verify-diagnostics --evo-pipeline="output-dir=-" \
 // RUN:   --evo-verify="runs=20 warmup=3" -o /dev/null
 
+// expected-remark @below {{evo-verify: 'bias_const' is valid (5 trials, }}
 func.func @bias_const(%x: tensor<4096x8xf32>) -> tensor<4096x8xf32> {
   %b = arith.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]> : tensor<8xf32>
   %e = tensor.empty() : tensor<4096x8xf32>
@@ -19,6 +20,7 @@ func.func @bias_const(%x: tensor<4096x8xf32>) -> tensor<4096x8xf32> {
 
 // -----
 
+// expected-remark @below {{evo-verify: 'linear_const' is valid (5 trials, }}
 func.func @linear_const(%x: tensor<1024x4xf32>) -> tensor<1024x2xf32> {
   %w = arith.constant dense<[[1.0, -1.0], [0.5, 2.0], [0.25, 0.0], [3.0, 1.5]]> : tensor<4x2xf32>
   %z = arith.constant 0.0 : f32
@@ -30,6 +32,7 @@ func.func @linear_const(%x: tensor<1024x4xf32>) -> tensor<1024x2xf32> {
 
 // -----
 
+// expected-remark @below {{evo-verify: 'rows_const' is valid (5 trials, }}
 func.func @rows_const(%x: tensor<512x8xf32>) -> tensor<512x8xf32> {
   %g = arith.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]> : tensor<8xf32>
   %z = arith.constant 0.0 : f32

@@ -6,6 +6,7 @@
 // RUN: evo-opt %s -split-input-file -verify-diagnostics --evo-pipeline="output-dir=-" \
 // RUN:   --evo-verify="runs=20 warmup=3" -o /dev/null
 
+// expected-remark @below {{evo-verify: 'embedding' is valid (5 trials, }}
 func.func @embedding(%table: tensor<50000x256xf32>, %ids: tensor<4096xi32> {evo.range = [0, 49999]}) -> tensor<4096x256xf32> {
   %e = tensor.empty() : tensor<4096x256xf32>
   %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
@@ -21,6 +22,7 @@ func.func @embedding(%table: tensor<50000x256xf32>, %ids: tensor<4096xi32> {evo.
 
 // -----
 
+// expected-remark @below {{evo-verify: 'embedding_clamped' is valid (5 trials, }}
 func.func @embedding_clamped(%table: tensor<4x128xf16>, %ids: tensor<1024xi64>) -> tensor<1024x128xf16> {
   %e = tensor.empty() : tensor<1024x128xf16>
   %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
@@ -36,6 +38,7 @@ func.func @embedding_clamped(%table: tensor<4x128xf16>, %ids: tensor<1024xi64>) 
 
 // -----
 
+// expected-remark @below {{evo-verify: 'nll' is valid (5 trials, }}
 func.func @nll(%x: tensor<2048x1000xf32>, %t: tensor<2048xi64> {evo.range = [0, 999]}) -> tensor<f32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<f32>

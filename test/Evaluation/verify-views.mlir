@@ -6,6 +6,7 @@
 // RUN: evo-opt %s -split-input-file -verify-diagnostics --evo-pipeline="output-dir=-" \
 // RUN:   --evo-verify="runs=20 warmup=3" -o /dev/null
 
+// expected-remark @below {{evo-verify: 'padded_maxpool' is valid (5 trials, }}
 func.func @padded_maxpool(%x: tensor<4x32x64x64xf32>) -> tensor<4x32x32x32xf32> {
   %ninf = arith.constant 0xFF800000 : f32
   %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
@@ -23,6 +24,7 @@ func.func @padded_maxpool(%x: tensor<4x32x64x64xf32>) -> tensor<4x32x32x32xf32> 
 // -----
 
 // The same padded convolution, naive and tiled as an implicit GEMM.
+// expected-remark @below {{evo-verify: 'padded_conv' is valid (5 trials, }}
 func.func @padded_conv(%x: tensor<2x16x32x32xf32>, %w: tensor<32x16x3x3xf32>) -> (tensor<2x32x32x32xf32>, tensor<2x32x32x32xf32>) {
   %z = arith.constant 0.0 : f32
   %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
@@ -42,6 +44,7 @@ func.func @padded_conv(%x: tensor<2x16x32x32xf32>, %w: tensor<32x16x3x3xf32>) ->
 
 // Group norm as torch-mlir writes it: the channels expanded into groups, the statistics over
 // (channels of a group, H, W), the result collapsed back.
+// expected-remark @below {{evo-verify: 'groupnorm' is valid (5 trials, }}
 func.func @groupnorm(%x: tensor<4x32x16x16xf32>) -> tensor<4x32x16x16xf32> {
   %z = arith.constant 0.0 : f32
   %n = arith.constant 2048.0 : f32
@@ -86,6 +89,7 @@ func.func @groupnorm(%x: tensor<4x32x16x16xf32>) -> tensor<4x32x16x16xf32> {
 // -----
 
 // A keep-dim sum both ways: a reduction then expand_shape, and torch-mlir's output map with 0.
+// expected-remark @below {{evo-verify: 'keepdim_sums' is valid (5 trials, }}
 func.func @keepdim_sums(%x: tensor<64x512x8xf32>) -> (tensor<64x1x8xf32>, tensor<64x1x8xf32>) {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<64x8xf32>
@@ -109,6 +113,7 @@ func.func @keepdim_sums(%x: tensor<64x512x8xf32>) -> (tensor<64x1x8xf32>, tensor
 // -----
 
 // A strided rank-reducing slice, then a pad of a pad, read by an elementwise op.
+// expected-remark @below {{evo-verify: 'slice_and_pads' is valid (5 trials, }}
 func.func @slice_and_pads(%x: tensor<256x4x512xf32>) -> tensor<136x262xf32> {
   %s = tensor.extract_slice %x[1, 2, 1] [128, 1, 256] [2, 1, 2] : tensor<256x4x512xf32> to tensor<128x256xf32>
   %one = arith.constant 1.0 : f32
