@@ -4,8 +4,6 @@
 #include "evo/Dialect/Evo/IR/InputChecks.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/AsmState.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SmallBitVector.h"
 
@@ -261,13 +259,9 @@ static ValueSource resolve(Value v, func::FuncOp task) {
     return resolve(fill.value(), task);
   Attribute cst;
   if (matchPattern(v, m_Constant(&cst))) {
-    // dense_resource (torch-mlir's weights): its blob, as the dense constant it stands for.
-    if (auto res = dyn_cast<DenseResourceElementsAttr>(cst)) {
-      AsmResourceBlob *blob = res.getRawHandle().getBlob();
-      bool splat = false;
-      if (blob && DenseElementsAttr::isValidRawBuffer(res.getType(), blob->getData(), splat))
-        cst = DenseElementsAttr::getFromRawBuffer(res.getType(), blob->getData());
-    }
+    // dense_resource constants arrive written inline (inlineResourceConstants in
+    // LowerFunction.cpp, before the task sources are printed); a resource still here has no blob
+    // or is over the size cap, and stays unresolved.
     if (auto dense = dyn_cast<SplatElementsAttr>(cst)) {
       src.kind = ValueSource::Kind::Scalar;
       src.scalar = dense.getSplatValue<TypedAttr>();
