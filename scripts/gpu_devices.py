@@ -14,7 +14,11 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT = "relu,row_sum,softmax,gelu,add_bias,sigmoid"
+# The bench suite but its four largest matmuls (8192^3 and 4096 x 14336: naive baselines of
+# seconds per trial would make the one-GPU run alone outlast a device call).
+DEFAULT = ("relu,row_sum,softmax,gelu,add_bias,sigmoid,col_sum,layernorm,rmsnorm,transpose,"
+           "gemv_f32,gemv_f16,matmul_k1m,matmul_f32,matmul_f16_4096,matmul_bias_gelu_f16,"
+           "bmm_f32,maxpool2d,conv2d_f16")
 
 
 def gpus():
@@ -41,7 +45,13 @@ def evolve(evo, src, run_dir, extra, candidates):
     tasks = {t["name"]: {"speedup": t.get("speedup"), "best_ms": t.get("best_ms"),
                          "valid": (t.get("counts") or {}).get("valid"),
                          "evaluated_on": t.get("evaluated_on")} for t in rep["tasks"]}
-    return {"wall_s": wall, "tasks": tasks}
+    # Each GPU's busy time (the sum of its tasks' searches) and the run's phases.
+    busy = {}
+    for t in tasks.values():
+        on = t.get("evaluated_on") or {}
+        busy[on.get("device")] = busy.get(on.get("device"), 0) + on.get("seconds", 0)
+    return {"wall_s": wall, "tasks": tasks, "phases": rep["meta"].get("phases", {}),
+            "busy_s": {str(k): v for k, v in busy.items()}}
 
 
 def main():
@@ -74,6 +84,10 @@ def main():
           f"candidates; GPUs used with devices=all: {used}")
     print(f"devices: wall one GPU {one['wall_s']:.1f} s, devices=all {all_['wall_s']:.1f} s, "
           f"speedup {one['wall_s'] / all_['wall_s']:.2f}x; every task valid in both: {same_validity}")
+    for name, r in (("one GPU", one), ("devices=all", all_)):
+        ph = ", ".join(f"{k} {v:.1f}" for k, v in sorted(r["phases"].items()))
+        busy = ", ".join(f"GPU {k} {v:.1f} s" for k, v in sorted(r["busy_s"].items()))
+        print(f"devices: {name}: phases (s) {ph}; searching: {busy}")
     for k in sorted(all_["tasks"]):
         print(f"devices:   {k}: {one['tasks'][k]['speedup']:.2f}x on one GPU, "
               f"{all_['tasks'][k]['speedup']:.2f}x with devices=all")

@@ -29,6 +29,7 @@
 #include <chrono>
 #include <cmath>
 #include <mutex>
+#include <numeric>
 #include <thread>
 #include <unistd.h>
 #include <cstdlib>
@@ -183,6 +184,13 @@ private:
   /// The GPUs the tasks are spread over (devices=; else `device` alone) and their ceilings.
   SmallVector<int> devices;
   std::vector<std::optional<evo::Ceilings>> slotCeilings;
+  /// Wall seconds of this invocation's phases (meta "phases": where a run's
+  /// time goes).
+  json::Object phases;
+  static double secondsSince(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
+        .count();
+  }
   std::vector<Job> jobs;
   /// Each task's source, parsed once (the search and the final check use it).
   std::vector<OwningOpRef<ModuleOp>> sources;
@@ -291,16 +299,38 @@ LogicalResult EvolveDriver::ensureWorker() {
       return failure();
     opts.verify.worker.workerPath = workerPath;
     // Each GPU's own ceilings: a task is judged against the GPU it ran on.
+    // Measured on every GPU at once (each is a worker of its own; an uncached
+    // measurement takes seconds).
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::optional<llvm::Expected<evo::Ceilings>>> measured(
+        devices.size());
+    {
+      std::vector<std::thread> threads;
+      for (unsigned i = 0; i < devices.size(); ++i)
+        threads.emplace_back([&, i] {
+          measured[i].emplace(
+              evo::deviceCeilings(opts.verify.worker, devices[i]));
+        });
+      for (std::thread &t : threads)
+        t.join();
+    }
     slotCeilings.clear();
     json::Array names;
-    for (int d : devices) {
-      llvm::Expected<evo::Ceilings> c = evo::deviceCeilings(opts.verify.worker, d);
-      if (!c)
-        return emitError(module.getLoc())
-               << "evo-evolve: GPU " << d << ": " << llvm::toString(c.takeError());
+    bool failedGpu = false;
+    for (auto [i, d] : llvm::enumerate(devices)) {
+      llvm::Expected<evo::Ceilings> &c = *measured[i];
+      if (!c) {
+        emitError(module.getLoc())
+            << "evo-evolve: GPU " << d << ": " << llvm::toString(c.takeError());
+        failedGpu = true;
+        continue;
+      }
       names.push_back(json::Object{{"device", d}, {"name", c->device}});
       slotCeilings.push_back(*c);
     }
+    if (failedGpu)
+      return failure();
+    phases["ceilings_s"] = secondsSince(t0);
     // The final re-verification runs on `device`: its ceilings, else the first GPU's.
     ceilings = slotCeilings.front();
     for (auto [i, d] : llvm::enumerate(devices))
@@ -439,10 +469,23 @@ llvm::Expected<evo::TaskResult> EvolveDriver::taskResult(const evo::TaskDesc &de
     json::Object on{{"device", devices[slot]},
                     {"gpu", c ? c->device : std::string("stand-in worker")},
                     {"host", std::string(host)}};
-    if (llvm::Error e = store.setMeta("evaluated_on:" + desc.name,
-                                      llvm::formatv("{0}", json::Value(std::move(on))).str()))
+    auto record = [&](const json::Object &x) {
+      return store.setMeta(
+          "evaluated_on:" + desc.name,
+          llvm::formatv("{0}", json::Value(json::Object(x))).str());
+    };
+    if (llvm::Error e = record(on))
       return std::move(e);
-    return evo::evolveTask(input, ctx, store, o, c ? &*c : nullptr, *progress);
+    auto t0 = std::chrono::steady_clock::now();
+    llvm::Expected<evo::TaskResult> r =
+        evo::evolveTask(input, ctx, store, o, c ? &*c : nullptr, *progress);
+    on["seconds"] = secondsSince(t0); // this search's wall time, on that GPU
+    if (llvm::Error e = record(on)) {
+      if (!r)
+        llvm::consumeError(r.takeError());
+      return std::move(e);
+    }
+    return r;
   }
   std::optional<evo::CandidateRecord> best = store.getCandidate(done->bestId);
   std::optional<evo::CandidateRecord> base = store.getCandidate(done->baselineId);
@@ -520,16 +563,30 @@ LogicalResult EvolveDriver::collectJobs(gpu::GPUModuleOp gm) {
   return success();
 }
 
-/// Searches every job: one at a time on one GPU; with several GPUs one task per GPU at a time
-/// (a thread per GPU takes the next task). A task that fails (not a pause) stops the tasks not
+/// Searches every job: one at a time on one GPU, in order; with several GPUs one task per GPU
+/// at a time (a thread per GPU takes the next task), the biggest first, so that no GPU is left
+/// alone with a long task at the end. A task that fails (not a pause) stops the tasks not
 /// started yet; those already running finish.
 void EvolveDriver::runJobs() {
   unsigned slots = devices.size();
+  std::vector<size_t> order(jobs.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (slots > 1) {
+    // The work of each task as a rough time: bytes at HBM speed, flops at a naive kernel's rate
+    // (the baseline and the slow candidates dominate a search). Only the order depends on it.
+    std::vector<double> work(jobs.size());
+    for (auto [k, j] : llvm::enumerate(jobs)) {
+      evo::TaskCost c = evo::estimateTaskCost(j.input);
+      work[k] = c.bytes / 3e12 + c.flops / 5e12;
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return work[a] > work[b]; });
+  }
   std::atomic<size_t> next{0};
   std::atomic<bool> stop{false};
   auto work = [&](unsigned slot) {
-    for (size_t k; !stop && (k = next++) < jobs.size();) {
-      Job &j = jobs[k];
+    for (size_t n; !stop && (n = next++) < jobs.size();) {
+      Job &j = jobs[order[n]];
       j.result.emplace(taskResult(j.desc, j.input, slot));
       j.device = devices[slot];
       if (!*j.result && !j.result->errorIsA<evo::PausedError>())
@@ -612,17 +669,55 @@ LogicalResult EvolveDriver::evolveModule(gpu::GPUModuleOp gm) {
 LogicalResult EvolveDriver::finish() {
   evo::RunStore &store = *opened.store;
   if (!paused) {
-    evo::FinalCheckSettings fc{store, opts, [&] { return ensureWorker(); },
-                               [&]() -> const evo::Ceilings * {
-                                 return ceilings ? &*ceilings : nullptr;
-                               }};
-    bool failedCheck = false;
-    for (gpu::GPUModuleOp gm : targets) {
-      auto it = spliced.find(gm.getOperation());
-      if (it != spliced.end() && failed(evo::finalCheck(gm, it->second, fc)))
-        failedCheck = true;
+    auto t0 = std::chrono::steady_clock::now();
+    SmallVector<std::pair<gpu::GPUModuleOp, ArrayRef<evo::SplicedTask>>>
+        toCheck;
+    for (gpu::GPUModuleOp gm : targets)
+      if (auto it = spliced.find(gm.getOperation()); it != spliced.end())
+        toCheck.push_back({gm, it->second});
+    std::vector<char> failedAt(toCheck.size(), 0);
+    // With several GPUs (the worker ready) each GPU checks the next module on
+    // its own worker; the diagnostics still come out in the modules' order.
+    unsigned slots = workerReady && ctx->isMultithreadingEnabled()
+                         ? std::min<unsigned>(devices.size(), toCheck.size())
+                         : 1;
+    if (slots <= 1) {
+      evo::FinalCheckSettings fc{store, opts, [&] { return ensureWorker(); },
+                                 [&]() -> const evo::Ceilings * {
+                                   return ceilings ? &*ceilings : nullptr;
+                                 }};
+      for (auto [k, check] : llvm::enumerate(toCheck))
+        failedAt[k] = failed(evo::finalCheck(check.first, check.second, fc));
+    } else {
+      ParallelDiagnosticHandler ordered(ctx);
+      std::atomic<size_t> next{0};
+      auto work = [&](unsigned slot) {
+        evo::EvolveOptions o = opts;
+        o.verify.device = devices[slot];
+        const std::optional<evo::Ceilings> &c = slotCeilings[slot];
+        evo::FinalCheckSettings fc{
+            store, o, [] { return success(); },
+            [&]() -> const evo::Ceilings * { return c ? &*c : nullptr; }};
+        for (size_t k; (k = next++) < toCheck.size();) {
+          ordered.setOrderIDForThread(k);
+          failedAt[k] =
+              failed(evo::finalCheck(toCheck[k].first, toCheck[k].second, fc));
+          ordered.eraseOrderIDForThread();
+        }
+      };
+      std::vector<llvm::thread> threads;
+      for (unsigned s = 0; s < slots; ++s)
+        threads.emplace_back(std::optional<unsigned>(64u << 20), work, s);
+      for (llvm::thread &t : threads)
+        t.join();
     }
-    if (failedCheck) {
+    phases["final_check_s"] = secondsSince(t0);
+    if (llvm::Error e = store.setMeta(
+            "phases",
+            llvm::formatv("{0}", json::Value(json::Object(phases))).str()))
+      return emitError(module.getLoc())
+             << "evo-evolve: " << llvm::toString(std::move(e));
+    if (llvm::is_contained(failedAt, 1)) {
       if (llvm::Error e = evo::writeReports(store, p.runDir))
         emitError(module.getLoc()) << "evo-evolve: " << llvm::toString(std::move(e));
       return failure();
@@ -684,7 +779,9 @@ EvolveDriver::Result EvolveDriver::run() {
   for (gpu::GPUModuleOp gm : targets)
     if (failed(collectJobs(gm)))
       return Result::Failed;
+  auto t0 = std::chrono::steady_clock::now();
   runJobs();
+  phases["search_s"] = secondsSince(t0);
   // Every job's outcome is consumed (an llvm::Expected must be), even after a failure.
   auto consumeAll = [&] {
     for (Job &j : jobs)

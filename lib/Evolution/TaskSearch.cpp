@@ -72,6 +72,13 @@ FailureOr<LaunchPlan> planOfTask(func::FuncOp f, StringRef source) {
 }
 } // namespace
 
+TaskCost estimateTaskCost(const TaskInput &task) {
+  if (!task.func)
+    return {};
+  FailureOr<LaunchPlan> plan = planOfTask(task.func, task.source);
+  return succeeded(plan) ? estimateCost(task.func, *plan) : TaskCost{};
+}
+
 TaskSearch::TaskSearch(const TaskInput &task, MLIRContext *ctx, RunStore &store,
                        const EvolveOptions &options, const Ceilings *ceilings,
                        ProgressLine &progress)

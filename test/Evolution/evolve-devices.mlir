@@ -14,6 +14,8 @@
 // RUN: diff %t/one.n.mlir %t/two.n.mlir
 // RUN: FileCheck %s --input-file=%t/two.err --check-prefix=REMARK
 // RUN: %python -c "import json; r = json.load(open('%t/two/report.json')); print(sorted(set(t['evaluated_on']['device'] for t in r['tasks'])), len(r['tasks']))" | FileCheck %s --check-prefix=REPORT
+// Where the time went: each task's search on its GPU, and the run's phases.
+// RUN: %python -c "import json; r = json.load(open('%t/two/report.json')); print(all(t['evaluated_on']['seconds'] > 0 for t in r['tasks']), sorted(r['meta']['phases']))" | FileCheck %s --check-prefix=PHASES
 //
 // RUN: not evo-opt %s --evo-lower-to-gpu --evo-evolve="worker=%evo_fake_worker run-dir=%t/bad devices=0,0" -o %t/bad.mlir 2>&1 | FileCheck %s --check-prefix=TWICE
 // RUN: not evo-opt %s --evo-lower-to-gpu --evo-evolve="worker=%evo_fake_worker run-dir=%t/bad devices=0,x" -o %t/bad.mlir 2>&1 | FileCheck %s --check-prefix=NOTONE
@@ -24,7 +26,14 @@
 // REMARK-DAG: remark: evo-evolve: sum_b_t0: {{.*}} valid on GPU {{[01]}}
 // REMARK-DAG: remark: evo-evolve: scale_c_t0: {{.*}} valid on GPU {{[01]}}
 // REMARK-DAG: remark: evo-evolve: scale_d_t0: {{.*}} valid on GPU {{[01]}}
+// The final checks run on both GPUs at once; their remarks come in the modules' order.
+// REMARK: 'sum_a': the emitted kernels passed the final re-verification
+// REMARK-NEXT: func.func @sum_a
+// REMARK: 'sum_b': the emitted kernels passed the final re-verification
+// REMARK: 'scale_c': the emitted kernels passed the final re-verification
+// REMARK: 'scale_d': the emitted kernels passed the final re-verification
 // REPORT: [0, 1] 4
+// PHASES: True ['final_check_s', 'search_s']
 // TWICE: error: evo-evolve: devices names GPU 0 twice
 // NOTONE: error: evo-evolve: devices must be 'all' or GPU ordinals like 0,1; 'x' is not one
 // ALL: error: evo-evolve: devices=all counts this host's GPUs; with the stand-in worker name them (devices=0,1)

@@ -12,6 +12,7 @@
 #define EVO_EVOLUTION_ENGINE_H
 
 #include "evo/Dialect/Evo/IR/LaunchPlan.h"
+#include "evo/Evaluation/Roofline.h"
 #include "evo/Evaluation/Verifier.h"
 #include "evo/Evolution/Genome.h"
 #include "evo/Evolution/RunStore.h"
@@ -96,6 +97,10 @@ public:
   std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
   unsigned pending;
 };
+
+/// The work of the task's function as written (Roofline's count: bytes moved, flops); zero when
+/// `task.func` is not set. The run starts the biggest tasks first when several GPUs share them.
+TaskCost estimateTaskCost(const TaskInput &task);
 
 /// Evolves one task; resumes from the store when it already holds candidates of this task.
 /// A thin wrapper of TaskSearch::run.
