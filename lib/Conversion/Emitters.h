@@ -39,6 +39,8 @@ struct GemmView {
   unsigned a = 0, b = 1;
 };
 std::optional<GemmView> gemmView(mlir::linalg::LinalgOp op);
+/// gemmView's convolutions (ConvGemm.cpp).
+std::optional<GemmView> convolutionGemmView(mlir::linalg::LinalgOp op);
 
 /// Contractions and convolutions with tile sizes: shared-memory tiles and a register tile per
 /// thread.
