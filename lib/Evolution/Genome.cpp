@@ -165,6 +165,18 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
       g.knobs.prefetch = prefetch;
       seeds.push_back(g);
     }
+  // Few rows (M = 32: convolutions with 32 output channels, per group for a grouped one, such as
+  // KernelBench's conv3d, grouped and transposed convolutions), which the tiles above do not
+  // divide: 128 threads, with register prefetch.
+  const int64_t narrow[][5] = {{32, 128, 8, 4, 8}, {32, 64, 8, 4, 4}};
+  for (const auto &s : narrow) {
+    Genome g = baseline;
+    g.knobs.tileSizes = {s[0], s[1], s[2]};
+    g.knobs.threadTile = {s[3], s[4]};
+    g.knobs.vectorWidth = 4;
+    g.knobs.prefetch = true;
+    seeds.push_back(g);
+  }
   return seeds;
 }
 
