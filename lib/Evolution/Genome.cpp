@@ -156,26 +156,25 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
   const int64_t shapes[][5] = {{128, 128, 8, 8, 8}, {128, 64, 8, 8, 4},  {64, 128, 8, 4, 8},
                                {128, 128, 16, 8, 8}, {64, 64, 8, 4, 4},   {64, 64, 16, 4, 4},
                                {128, 64, 16, 8, 8}};
-  for (const auto &s : shapes)
-    for (bool prefetch : {true, false}) {
-      Genome g = baseline;
-      g.knobs.tileSizes = {s[0], s[1], s[2]};
-      g.knobs.threadTile = {s[3], s[4]};
-      g.knobs.vectorWidth = 4;
-      g.knobs.prefetch = prefetch;
-      seeds.push_back(g);
-    }
   // Few rows (M = 32: convolutions with 32 output channels, per group for a grouped one, such as
   // KernelBench's conv3d, grouped and transposed convolutions), which the tiles above do not
-  // divide: 128 threads, with register prefetch.
+  // divide or (with bounds guards) fill a quarter of: 128 threads, with register prefetch; after
+  // the first two shapes, so that a short search still reaches them.
   const int64_t narrow[][5] = {{32, 128, 8, 4, 8}, {32, 64, 8, 4, 4}};
-  for (const auto &s : narrow) {
+  auto push = [&](const int64_t *s, bool prefetch) {
     Genome g = baseline;
     g.knobs.tileSizes = {s[0], s[1], s[2]};
     g.knobs.threadTile = {s[3], s[4]};
     g.knobs.vectorWidth = 4;
-    g.knobs.prefetch = true;
+    g.knobs.prefetch = prefetch;
     seeds.push_back(g);
+  };
+  for (auto [i, s] : llvm::enumerate(shapes)) {
+    for (bool prefetch : {true, false})
+      push(s, prefetch);
+    if (i == 1)
+      for (const auto &n : narrow)
+        push(n, true);
   }
   return seeds;
 }
