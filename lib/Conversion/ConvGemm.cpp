@@ -1,10 +1,11 @@
-//===- ConvGemm.cpp - convolutions seen as implicit GEMMs
-//--------------------===//
+//===- ConvGemm.cpp - convolutions seen as implicit GEMMs ----------------------===//
 //
-// A convolution is an implicit GEMM: output channels x (batch, output pixels),
-// reduced over (input channels, filter window). The tiled and wgmma matmul
-// schedules build their kernels from this view (EmitMatmul.cpp, EmitWgmma.cpp);
-// the image is read through the op's indexing maps.
+// A convolution is an implicit GEMM: output channels x (batch, output pixels), reduced over
+// (input channels, filter window), batched over groups (a grouped convolution's group, a depthwise
+// one's channel). The tiled and wgmma matmul schedules build their kernels from this view
+// (EmitMatmul.cpp, EmitWgmma.cpp); the image is read through the op's indexing maps, so strides,
+// dilations and the transposed convolution's reversed window need nothing of the view but the
+// classification of the loop dimensions (docs/lowering.md, "Convolutions as implicit GEMMs").
 //
 //===----------------------------------------------------------------------===//
 
