@@ -150,14 +150,16 @@ private:
     unsigned numTaskBuffers;
     std::optional<llvm::Expected<evo::TaskResult>> result;
     int device = -1; // the GPU it was searched on (-1: rebuilt, or not run)
+    SmallVector<int> alsoOn; // GPUs its candidates were spread over besides `device`
   };
   llvm::Expected<evo::TaskResult> taskResult(const evo::TaskDesc &desc,
-                                             const evo::TaskInput &input, unsigned slot);
+                                             const evo::TaskInput &input, unsigned slot,
+                                             ArrayRef<unsigned> spread = {});
   LogicalResult collectJobs(gpu::GPUModuleOp gm);
   void runJobs();
   LogicalResult evolveModule(gpu::GPUModuleOp gm);
   void remarkTask(gpu::GPUModuleOp gm, const evo::TaskDesc &desc, const evo::TaskResult &r,
-                  int device);
+                  int device, ArrayRef<int> alsoOn);
   LogicalResult finish();
 
   EvoEvolvePass &p;
@@ -435,16 +437,21 @@ LogicalResult EvolveDriver::searchOptions() {
 /// on GPU `devices[slot]` (thread-safe: tasks on different GPUs run at once).
 llvm::Expected<evo::TaskResult> EvolveDriver::taskResult(const evo::TaskDesc &desc,
                                                          const evo::TaskInput &input,
-                                                         unsigned slot) {
+                                                         unsigned slot,
+                                                         ArrayRef<unsigned> spread) {
   evo::RunStore &store = *opened.store;
   std::optional<evo::TaskRecord> done = store.getTask(desc.name);
   if (!done || done->status != "done") {
     evo::EvolveOptions o = opts;
     o.verify.device = devices[slot];
+    for (unsigned s : spread)
+      o.spreadDevices.push_back({devices[s], slotCeilings[s] ? &*slotCeilings[s] : nullptr});
     unsigned slots = devices.size();
-    if (slots > 1 && !o.compileThreads) // the compile threads shared among the searches
+    // The compile threads shared among the searches running at once.
+    unsigned searches = std::max(1u, slots / static_cast<unsigned>(1 + spread.size()));
+    if (slots > 1 && !o.compileThreads)
       o.compileThreads =
-          std::max(1u, llvm::hardware_concurrency().compute_thread_count() / slots);
+          std::max(1u, llvm::hardware_concurrency().compute_thread_count() / searches);
     {
       // run-time-budget: this task's share of what is left, within time-budget: what is left
       // over the rounds of `slots` tasks still to come. A task whose share is spent still
@@ -469,6 +476,13 @@ llvm::Expected<evo::TaskResult> EvolveDriver::taskResult(const evo::TaskDesc &de
     json::Object on{{"device", devices[slot]},
                     {"gpu", c ? c->device : std::string("stand-in worker")},
                     {"host", std::string(host)}};
+    if (!spread.empty()) {
+      // Its candidates spread over these GPUs; the finalists re-measured on "device".
+      json::Array all{devices[slot]};
+      for (unsigned s : spread)
+        all.push_back(devices[s]);
+      on["devices"] = std::move(all);
+    }
     auto record = [&](const json::Object &x) {
       return store.setMeta(
           "evaluated_on:" + desc.name,
@@ -512,12 +526,19 @@ llvm::Expected<evo::TaskResult> EvolveDriver::taskResult(const evo::TaskDesc &de
 }
 
 void EvolveDriver::remarkTask(gpu::GPUModuleOp gm, const evo::TaskDesc &desc,
-                              const evo::TaskResult &r, int device) {
+                              const evo::TaskResult &r, int device,
+                              ArrayRef<int> alsoOn) {
   double speedup = r.bestMs > 0 ? r.baselineMs / r.bestMs : 1.0;
   // With several GPUs, which one searched the task (the run store has it too).
   std::string on = devices.size() > 1 && device >= 0 && r.evaluated > 0
                        ? " on GPU " + std::to_string(device)
                        : "";
+  if (!on.empty() && !alsoOn.empty()) {
+    on = " on GPUs " + std::to_string(device);
+    for (int d : alsoOn)
+      on += ", " + std::to_string(d);
+    on += " (finalists re-measured on GPU " + std::to_string(device) + ")";
+  }
   emitRemark(gm.getLoc()) << llvm::formatv("evo-evolve: {0}: {1:f4} ms -> {2:f4} ms ({3:f2}x), "
                                            "{4} candidates evaluated, {5} valid{6}",
                                            desc.name, r.baselineMs, r.bestMs, speedup,
@@ -565,10 +586,13 @@ LogicalResult EvolveDriver::collectJobs(gpu::GPUModuleOp gm) {
 
 /// Searches every job: one at a time on one GPU, in order; with several GPUs one task per GPU
 /// at a time (a thread per GPU takes the next task), the biggest first, so that no GPU is left
-/// alone with a long task at the end. A task that fails (not a pause) stops the tasks not
-/// started yet; those already running finish.
+/// alone with a long task at the end. With fewer tasks to search than GPUs, each task's
+/// candidates are spread over the GPUs left over (thread s also uses GPUs s + J, s + 2J, ...
+/// for J tasks). A task that fails (not a pause) stops the tasks not started yet; those
+/// already running finish.
 void EvolveDriver::runJobs() {
   unsigned slots = devices.size();
+  unsigned searching = tasksLeft;
   std::vector<size_t> order(jobs.size());
   std::iota(order.begin(), order.end(), 0);
   if (slots > 1) {
@@ -584,14 +608,18 @@ void EvolveDriver::runJobs() {
   }
   std::atomic<size_t> next{0};
   std::atomic<bool> stop{false};
+  std::vector<SmallVector<unsigned>> spread(slots);
+  auto runJob = [&](Job &j, unsigned slot) {
+    j.result.emplace(taskResult(j.desc, j.input, slot, spread[slot]));
+    j.device = devices[slot];
+    for (unsigned s : spread[slot])
+      j.alsoOn.push_back(devices[s]);
+    if (!*j.result && !j.result->errorIsA<evo::PausedError>())
+      stop = true;
+  };
   auto work = [&](unsigned slot) {
-    for (size_t n; !stop && (n = next++) < jobs.size();) {
-      Job &j = jobs[order[n]];
-      j.result.emplace(taskResult(j.desc, j.input, slot));
-      j.device = devices[slot];
-      if (!*j.result && !j.result->errorIsA<evo::PausedError>())
-        stop = true;
-    }
+    for (size_t n; !stop && (n = next++) < jobs.size();)
+      runJob(jobs[order[n]], slot);
   };
   if (slots > 1 && !ctx->isMultithreadingEnabled()) {
     emitWarning(module.getLoc())
@@ -607,11 +635,34 @@ void EvolveDriver::runJobs() {
   }
   // The threads parse and build IR in `ctx` (thread-safe with multithreading on); deep IR
   // needs the stack the main thread has (tools/evo-opt).
-  std::vector<llvm::thread> threads;
-  for (unsigned s = 0; s < slots; ++s)
-    threads.emplace_back(std::optional<unsigned>(64u << 20), work, s);
-  for (llvm::thread &t : threads)
-    t.join();
+  auto onThreads = [&](unsigned count, llvm::function_ref<void(unsigned)> fn) {
+    std::vector<llvm::thread> threads;
+    for (unsigned s = 0; s < count; ++s)
+      threads.emplace_back(std::optional<unsigned>(64u << 20), [fn, s] { fn(s); });
+    for (llvm::thread &t : threads)
+      t.join();
+  };
+  if (searching > 0 && searching < slots) {
+    // Fewer tasks to search than GPUs: thread s searches the s-th biggest with GPU s and the
+    // spare GPUs s + J, s + 2J, ... (the biggest get the spares first); tasks finished by an
+    // earlier run are rebuilt afterwards (no GPU).
+    std::vector<size_t> search, rebuilt;
+    for (size_t k : order) {
+      std::optional<evo::TaskRecord> r = opened.store->getTask(jobs[k].desc.name);
+      (r && r->status == "done" ? rebuilt : search).push_back(k);
+    }
+    unsigned n = search.size();
+    if (n > 0 && n < slots) { // (else tasksLeft miscounted: one task per GPU below)
+      for (unsigned s = n; s < slots; ++s)
+        spread[(s - n) % n].push_back(s);
+      onThreads(n, [&](unsigned s) { runJob(jobs[search[s]], s); });
+      for (size_t k : rebuilt)
+        if (!stop)
+          runJob(jobs[k], 0);
+      return;
+    }
+  }
+  onThreads(slots, work);
 }
 
 /// Every task of one function (searched or rebuilt by runJobs), spliced in order; then the
@@ -649,7 +700,7 @@ LogicalResult EvolveDriver::evolveModule(gpu::GPUModuleOp gm) {
          b.getNamedAttr("best_ms", b.getF64FloatAttr(result->bestMs)),
          b.getNamedAttr("speedup", b.getF64FloatAttr(speedup)),
          b.getNamedAttr("best_candidate", b.getI64IntegerAttr(result->firstBestId))}));
-    remarkTask(gm, desc, *result, job.device);
+    remarkTask(gm, desc, *result, job.device, job.alsoOn);
   }
   gm->setAttr(evo::kPlanAttrName, plan->toAttr(ctx));
   gm->setAttr("evo.evolved", b.getArrayAttr(summary));

@@ -19,20 +19,23 @@ namespace json = llvm::json;
 namespace evo {
 
 std::vector<CandidateRecord> pickFinalists(const RunStore &store, const std::string &task,
-                                           int64_t baselineId, unsigned n) {
-  std::vector<CandidateRecord> ranked;
+                                           int64_t baselineId, unsigned n,
+                                           llvm::function_ref<double(const CandidateRecord &)>
+                                               rankMs) {
+  std::vector<std::pair<double, CandidateRecord>> ranked;
   for (const CandidateRecord &c : store.getCandidates(task))
     if (c.verdict == "valid" && c.op != "baseline" && std::isfinite(c.medianMs))
-      ranked.push_back(c);
+      ranked.push_back({rankMs ? rankMs(c) : c.medianMs, c});
   // Ties (the same kernel proposed twice) go to the older candidate, so that a run and its
   // replay choose alike whatever order their evaluations finished in.
-  std::sort(ranked.begin(), ranked.end(), [](const CandidateRecord &a, const CandidateRecord &b) {
-    return std::tie(a.medianMs, a.id) < std::tie(b.medianMs, b.id);
+  std::sort(ranked.begin(), ranked.end(), [](const auto &a, const auto &b) {
+    return std::tie(a.first, a.second.id) < std::tie(b.first, b.second.id);
   });
   if (ranked.size() > n)
     ranked.resize(n);
   std::vector<CandidateRecord> finalists = {*store.getCandidate(baselineId)};
-  finalists.insert(finalists.end(), ranked.begin(), ranked.end());
+  for (auto &r : ranked)
+    finalists.push_back(std::move(r.second));
   return finalists;
 }
 

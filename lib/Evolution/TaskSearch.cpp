@@ -10,6 +10,7 @@
 #include "evo/Evolution/TaskSearch.h"
 #include "evo/Evolution/Finalists.h"
 #include "evo/Evolution/Proposers.h"
+#include "evo/Evaluation/WorkerProtocol.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -190,15 +191,20 @@ llvm::Expected<json::Object> TaskSearch::writeBinary(int64_t id, const CompiledV
                       {"scratch", scratchJson(v.scratch)}};
 }
 
-/// Records an outcome, judging its time against the roofline.
-llvm::Error TaskSearch::recordOutcome(CandidateRecord &c, const CandidateOutcome &o) {
+/// Records an outcome, judging its time against the roofline of the GPU that measured it.
+llvm::Error TaskSearch::recordOutcome(CandidateRecord &c, const CandidateOutcome &o,
+                                      unsigned lane) {
   c.verdict = stringifyVerdict(o.verdict).str();
   c.reason = o.reason;
+  const Ceilings *laneCeilings = lane < lanes.size() ? lanes[lane].ceilings : ceilings;
   if (const json::Object *t = o.result.getObject("timing")) {
-    c.timing = llvm::formatv("{0}", json::Value(json::Object(*t))).str();
+    json::Object timing = *t;
+    if (lanes.size() > 1) // spread over GPUs: which one measured it
+      timing["device"] = lanes[lane].device;
+    c.timing = llvm::formatv("{0}", json::Value(std::move(timing))).str();
     c.medianMs = t->getNumber("median_ms").value_or(NAN);
-    if (ceilings && o.verdict == Verdict::Valid) {
-      RooflineVerdict r = judge(cost(), *ceilings, c.medianMs, opts.verify.floorSlack);
+    if (laneCeilings && o.verdict == Verdict::Valid) {
+      RooflineVerdict r = judge(cost(), *laneCeilings, c.medianMs, opts.verify.floorSlack);
       c.roofline = llvm::formatv("{0}", json::Value(r.toJson())).str();
       if (r.belowFloor) {
         c.verdict = "invalid";
@@ -299,7 +305,76 @@ llvm::Error TaskSearch::startBaseline() {
     return error("its naive baseline is not valid (" +
                  std::string(stringifyVerdict(ref->verdict)) + "): " + ref->reason);
   baselineTime = baseline->medianMs;
+  return startLanes(*refJson);
+}
+
+/// Lane 0 is the session above; each spread GPU gets a worker of its own, whose first job is
+/// the baseline (its reference for the outputs, and its time there for the ranking).
+llvm::Error TaskSearch::startLanes(const json::Object &reference) {
+  lanes.clear();
+  lanes.push_back({opts.verify.device, ceilings, nullptr, baselineTime});
+  for (auto [device, c] : opts.spreadDevices) {
+    json::Object req = request;
+    req[protocol::kDevice] = device;
+    llvm::Expected<std::unique_ptr<EvaluationSession>> s =
+        EvaluationSession::start(req, reference, worker);
+    if (!s)
+      return s.takeError();
+    llvm::Expected<CandidateOutcome> ref = (*s)->referenceOutcome();
+    if (!ref)
+      return ref.takeError();
+    const json::Object *t = ref->result.getObject("timing");
+    double ms = t ? t->getNumber("median_ms").value_or(NAN) : NAN;
+    if (ref->verdict != Verdict::Valid || !(ms > 0))
+      return error("its naive baseline is not valid on GPU " + llvm::Twine(device) + " (" +
+                   stringifyVerdict(ref->verdict) + "): " + ref->reason);
+    lanes.push_back({device, c, std::move(*s), ms});
+  }
   return llvm::Error::success();
+}
+
+/// A valid candidate's time for ranking: measured on lane 0's GPU, or scaled by the ratio of
+/// the baselines when another GPU measured it (timing's "device").
+double TaskSearch::rankTime(const CandidateRecord &c) const {
+  if (lanes.size() < 2)
+    return c.medianMs;
+  llvm::Expected<json::Value> t = json::parse(c.timing);
+  if (!t) {
+    llvm::consumeError(t.takeError());
+    return c.medianMs;
+  }
+  std::optional<int64_t> device =
+      t->getAsObject() ? t->getAsObject()->getInteger("device") : std::nullopt;
+  for (const Lane &l : llvm::drop_begin(lanes))
+    if (device && *device == l.device)
+      return c.medianMs * baselineTime / l.baselineMs;
+  return c.medianMs;
+}
+
+size_t TaskSearch::inFlight() const {
+  size_t n = session ? session->pending() : 0;
+  for (const Lane &l : lanes)
+    n += l.session ? l.session->pending() : 0;
+  return n;
+}
+
+/// Outcomes from every lane; waits at most `seconds` in all.
+llvm::Expected<std::vector<TaskSearch::Outcome>> TaskSearch::pollLanes(double seconds) {
+  std::vector<Outcome> out;
+  unsigned busy = 0;
+  for (unsigned i = 0; i < lanes.size(); ++i)
+    busy += (i ? lanes[i].session.get() : session.get())->pending() > 0;
+  for (unsigned i = 0; i < lanes.size(); ++i) {
+    EvaluationSession *s = i ? lanes[i].session.get() : session.get();
+    // One lane: as before. Several: each busy one gets a share of the wait, the idle ones none.
+    double wait = lanes.size() == 1 ? seconds : s->pending() ? seconds / std::max(1u, busy) : 0;
+    auto done = s->poll(wait);
+    if (!done)
+      return done.takeError();
+    for (auto &[ticket, outcome] : *done)
+      out.push_back({i, ticket, std::move(outcome)});
+  }
+  return out;
 }
 
 /// Populations (one per island) seeded with the baseline and rebuilt from the store when
@@ -344,7 +419,7 @@ llvm::Error TaskSearch::restore() {
     ++evaluated;
     bool ok = c.verdict == "valid";
     valid += ok;
-    pops[c.island % numIslands].add({c.id, ok ? c.medianMs : 0, ok, order++});
+    pops[c.island % numIslands].add({c.id, ok ? rankTime(c) : 0, ok, order++});
   }
   return llvm::Error::success();
 }
@@ -394,7 +469,7 @@ bool TaskSearch::generational() const { return llm && !replay && !llm->stopped()
 
 llvm::Error TaskSearch::generateGeneration() {
   using Outcome = Proposer::Outcome;
-  if (!compiling.empty() || llm->waiting() || session->pending())
+  if (!compiling.empty() || llm->waiting() || inFlight())
     return llvm::Error::success(); // the generation is still being settled
   if (exhausted || created >= budget || timeUp())
     return llvm::Error::success();
@@ -437,7 +512,7 @@ llvm::Error TaskSearch::generate() {
     return generateGeneration();
   auto waitingOnLLM = [&] { return llm ? llm->waiting() : 0; };
   while (!exhausted && created < budget && !timeUp() &&
-         compiling.size() + waitingOnLLM() + session->pending() < depth) {
+         compiling.size() + waitingOnLLM() + inFlight() < depth) {
     using Outcome = Proposer::Outcome;
     if (replay) {
       llvm::Expected<Outcome> made = replay->propose(0, 0);
@@ -528,28 +603,36 @@ llvm::Error TaskSearch::takeCompiled() {
     llvm::Expected<json::Object> cj = writeBinary(p.id, v);
     if (!cj)
       return cj.takeError();
-    size_t ticket = session->submit(std::move(*cj));
-    submitted[ticket] = {p.id, v};
+    // The lane with the fewest candidates waiting (ties taken in turn).
+    auto waiting = [&](unsigned i) { return (i ? lanes[i].session : session)->pending(); };
+    unsigned n = lanes.size(), lane = (lastLane + 1) % n;
+    for (unsigned s = 1; s < n; ++s)
+      if (unsigned i = (lastLane + 1 + s) % n; waiting(i) < waiting(lane))
+        lane = i;
+    lastLane = lane;
+    size_t ticket = (lane ? lanes[lane].session : session)->submit(std::move(*cj));
+    submitted[{lane, ticket}] = {p.id, v};
   }
   return llvm::Error::success();
 }
 
-/// The worker's verdicts: recorded, and the candidates join their island's population.
-llvm::Error TaskSearch::takeOutcomes(std::vector<std::pair<size_t, CandidateOutcome>> &done) {
-  for (auto &[ticket, outcome] : done) {
-    auto it = submitted.find(ticket);
+/// The worker's verdicts: recorded, and the candidates join their island's population (a time
+/// from another GPU than lane 0's counts in proportion to the baseline's time there).
+llvm::Error TaskSearch::takeOutcomes(std::vector<Outcome> &done) {
+  for (Outcome &d : done) {
+    auto it = submitted.find({d.lane, d.ticket});
     if (it == submitted.end())
       continue;
     std::optional<CandidateRecord> c = runStore.getCandidate(it->second.first);
     if (!c)
       continue;
-    if (llvm::Error e = recordOutcome(*c, outcome))
+    if (llvm::Error e = recordOutcome(*c, d.outcome, d.lane))
       return e;
     ++evaluated;
     bool ok = c->verdict == "valid";
     valid += ok;
     noteFailure(*c);
-    pops[c->island % numIslands].add({c->id, ok ? c->medianMs : 0, ok, order++});
+    pops[c->island % numIslands].add({c->id, ok ? rankTime(*c) : 0, ok, order++});
     submitted.erase(it);
   }
   return llvm::Error::success();
@@ -586,7 +669,7 @@ llvm::Expected<TaskResult> TaskSearch::run() {
   budget = replay                ? replay->size()
            : opts.maxCandidates ? opts.maxCandidates
                                 : opts.generations * std::max(1u, opts.samples);
-  depth = std::max(2 * opts.samples, threads);
+  depth = std::max(2 * opts.samples, threads) * std::max<size_t>(1, lanes.size());
   random = std::mt19937_64(opts.seed * 0x9E3779B97F4A7C15ull +
                            std::hash<std::string>()(taskIn.name) + created);
   builtin = std::make_unique<BuiltinProposer>(*this, /*withSeeds=*/!opts.replay);
@@ -607,7 +690,7 @@ llvm::Expected<TaskResult> TaskSearch::run() {
     if (llvm::Error e = takeCompiled())
       return std::move(e);
     size_t asking = llm ? llm->waiting() : 0;
-    bool idle = compiling.empty() && asking == 0 && session->pending() == 0;
+    bool idle = compiling.empty() && asking == 0 && inFlight() == 0;
     bool generating = !exhausted && created < budget && !timeUp();
     if (idle && !generating)
       break;
@@ -617,16 +700,18 @@ llvm::Expected<TaskResult> TaskSearch::run() {
     // Nothing on the worker: poll() returns at once, and the pool's futures are deferred ones
     // (wait_for returns at once too), so sleep a little instead of spinning while LLM replies
     // (a mailbox's llm-wait can keep them out for minutes) or compiles are awaited.
-    if (session->pending() == 0 && (asking || !compiling.empty()))
+    if (inFlight() == 0 && (asking || !compiling.empty()))
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    auto done = session->poll(compiling.empty() && asking == 0 ? 0.5 : 0.02);
+    auto done = pollLanes(compiling.empty() && asking == 0 ? 0.5 : 0.02);
     if (!done)
       return done.takeError();
     if (llvm::Error e = takeOutcomes(*done))
       return std::move(e);
     report();
   }
-  session.reset(); // ends the worker (its destructor sends "end")
+  session.reset(); // ends the workers (their destructors send "end"); the lanes' baselines
+  for (Lane &l : lanes) // still rank the finalists
+    l.session.reset();
   if (llm && llm->pausedPrompts()) {
     progress.finish("paused", taskIn.name);
     return llvm::make_error<PausedError>(llm->pausedPrompts());
@@ -637,7 +722,8 @@ llvm::Expected<TaskResult> TaskSearch::run() {
 /// Finalists: the best few, re-measured interleaved with the baseline; the winner is recorded.
 llvm::Expected<TaskResult> TaskSearch::finish() {
   std::vector<CandidateRecord> finalists =
-      pickFinalists(runStore, taskIn.name, baseline->id, opts.finalists);
+      pickFinalists(runStore, taskIn.name, baseline->id, opts.finalists,
+                    [&](const CandidateRecord &c) { return rankTime(c); });
   std::map<int64_t, CompiledVariant> binaries;
   binaries[baseline->id] = baseCompiled;
   if (finalists.size() > 1) {

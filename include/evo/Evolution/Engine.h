@@ -44,6 +44,11 @@ struct EvolveOptions {
   unsigned compileThreads = 0; // 0: one per core
   bool quiet = false;
   VerifyOptions verify;
+  /// More GPUs for this task's candidates besides verify.device, with their ceilings (null: a
+  /// stand-in worker): devices= with fewer tasks than GPUs. Each runs a worker of its own with
+  /// the baseline as its reference; a candidate is ranked by its time relative to the baseline
+  /// measured on the same GPU, and the finalists are re-measured on verify.device.
+  std::vector<std::pair<int, const Ceilings *>> spreadDevices;
   PTXOptions ptx;
   std::string ptxasPath; // empty: found like evo-emit-ptx does
   /// LLM strategies (free, insight, full, eoh, funsearch): the client, templates and operator

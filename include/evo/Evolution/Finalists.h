@@ -22,9 +22,12 @@ namespace evo {
 struct EvolveOptions;
 
 /// The finalists: the baseline first, then the `n` fastest valid candidates of `task` by their
-/// search median.
+/// search median (as `rankMs` says, when given: times measured on several GPUs are made
+/// comparable by it).
 std::vector<CandidateRecord> pickFinalists(const RunStore &store, const std::string &task,
-                                           int64_t baselineId, unsigned n);
+                                           int64_t baselineId, unsigned n,
+                                           llvm::function_ref<double(const CandidateRecord &)>
+                                               rankMs = nullptr);
 
 /// A candidate's time for choosing the winner: its re-measurement when it has one, else its
 /// search median.

@@ -100,8 +100,26 @@ private:
   bool generational() const;
   void migrateIfDue();
   llvm::Error takeCompiled();
-  llvm::Error takeOutcomes(std::vector<std::pair<size_t, CandidateOutcome>> &done);
-  llvm::Error recordOutcome(CandidateRecord &c, const CandidateOutcome &o);
+  /// A worker session on one GPU: the search's own (lane 0, verify.device) and one per
+  /// spreadDevices entry. Times are compared across lanes only relative to each lane's
+  /// baseline.
+  struct Lane {
+    int device = 0;
+    const Ceilings *ceilings = nullptr;
+    std::unique_ptr<EvaluationSession> session;
+    double baselineMs = 0;
+  };
+  struct Outcome {
+    unsigned lane;
+    size_t ticket;
+    CandidateOutcome outcome;
+  };
+  llvm::Error startLanes(const llvm::json::Object &reference);
+  size_t inFlight() const;
+  double rankTime(const CandidateRecord &c) const;
+  llvm::Expected<std::vector<Outcome>> pollLanes(double seconds);
+  llvm::Error takeOutcomes(std::vector<Outcome> &done);
+  llvm::Error recordOutcome(CandidateRecord &c, const CandidateOutcome &o, unsigned lane = 0);
   llvm::Expected<llvm::json::Object> writeBinary(int64_t id, const CompiledVariant &v);
   std::shared_future<CompiledVariant> startCompile(const Genome &g);
   llvm::Expected<TaskResult> finish();
@@ -131,7 +149,9 @@ private:
   double baselineTime = 0;
   llvm::json::Object request; // the worker's request template
   WorkerOptions worker;
-  std::unique_ptr<EvaluationSession> session;
+  std::unique_ptr<EvaluationSession> session; // lane 0's
+  std::vector<Lane> lanes;                    // lanes[0].session is null: it is `session`
+  unsigned lastLane = 0;                      // the lane the last candidate went to
 
   unsigned numIslands = 1;
   std::vector<Population> pops;
@@ -152,7 +172,8 @@ private:
   bool builtinDone = false; // the built-in mutators have nothing new (LLM generations go on)
   int generationNo = 0;     // LLM runs: the generation last proposed (from the store on resume)
   std::vector<Pending> compiling;
-  std::map<size_t, std::pair<int64_t, CompiledVariant>> submitted; // ticket -> candidate
+  /// (lane, ticket) -> candidate
+  std::map<std::pair<unsigned, size_t>, std::pair<int64_t, CompiledVariant>> submitted;
 
   std::unique_ptr<BuiltinProposer> builtin;
   std::unique_ptr<LLMProposer> llm;

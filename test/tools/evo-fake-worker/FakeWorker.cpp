@@ -9,6 +9,7 @@
 // Mode "ceilings" reports fixed ceilings, by the request's device ordinal (each with its own
 // uuid): 0 a Hopper whose wgmma rates were measured, 1 a compute capability 8.0 device (wgmma
 // unavailable), 2 a Hopper whose sm_90a module did not load (wgmma unavailable).
+// EVO_FAKE_WORKER_SLOW_DEVICE=N makes every time on device N three times longer.
 // Other ids (evo-verify's "naive-baseline" and function names) are valid. Markers in a
 // candidate's code file (e.g. the name of a `memref.global constant` its kernels read) drive the
 // evolution tests' cheats: `evo_stand_in_fast` times at 0.5 ms (it wins), `evo_stand_in_invalid_time`
@@ -142,9 +143,15 @@ int main(int argc, char **argv) {
             return true;
     return false;
   };
+  // EVO_FAKE_WORKER_SLOW_DEVICE=N: every time measured on device N is 3x (GPUs of one host
+  // that differ: evo-evolve must compare times only relative to each GPU's baseline).
+  double factor = 1;
+  if (const char *slow = std::getenv("EVO_FAKE_WORKER_SLOW_DEVICE"))
+    if (*slow && r.getInteger("device").value_or(0) == std::atoll(slow))
+      factor = 3;
   auto fakeMs = [&](const json::Object &c) {
     if (hasMarker(c, "evo_stand_in_fast"))
-      return 0.5;
+      return 0.5 * factor;
     std::string text = c.getString("ptx_sha256").value_or("").str();
     if (text.empty()) {
       StringRef file = c.getString("cubin_file").value_or(c.getString("ptx_file").value_or(""));
@@ -154,7 +161,7 @@ int main(int argc, char **argv) {
     uint64_t h = 1469598103934665603ull;
     for (char ch : text)
       h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
-    return 1.0 + double(h % 1000) / 1000.0;
+    return (1.0 + double(h % 1000) / 1000.0) * factor;
   };
   if (r.getString("mode") == StringRef("time")) {
     for (size_t i = 0; cands && i < cands->size(); ++i) {
