@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Several GPUs of one host (section "devices" of scripts/gpu-check; needs 2+ GPUs, else it says
 so and does nothing): the same bench tasks evolved twice in one call, on GPU 0 alone and with
-devices=all, same seed and budget. Prints the wall times, the speedup of the run, and whether
-every task is valid in both; writes $OUT/devices.json and both reports.
+devices=all, same seed and budget; then one task alone both ways (with devices=all its
+candidates are spread over the GPUs). Prints the wall times, the speedups, and whether every
+task is valid in both; writes $OUT/devices.json.
 """
 
 import argparse
@@ -59,6 +60,9 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--only", default=DEFAULT)
     ap.add_argument("--candidates", type=int, default=12)
+    # One task alone: its candidates spread over the GPUs (0: skip this part).
+    ap.add_argument("--spread", default="matmul_f32")
+    ap.add_argument("--spread-candidates", type=int, default=32)
     a = ap.parse_args()
     names = gpus()
     if len(names) < 2:
@@ -72,7 +76,28 @@ def main():
     all_ = evolve(evo, src, os.path.join(work, "all"), "devices=all", a.candidates)
     result = {"gpus": names, "tasks": a.only.split(","), "candidates": a.candidates,
               "one_gpu": one, "all_gpus": all_}
+    spread_ok = True
+    if a.spread and a.spread != "0":
+        ssrc = os.path.join(work, "spread.mlir")
+        open(ssrc, "w").write(module([a.spread]))
+        s1 = evolve(evo, ssrc, os.path.join(work, "spread-one"), "device=0", a.spread_candidates)
+        sa = evolve(evo, ssrc, os.path.join(work, "spread-all"), "devices=all",
+                    a.spread_candidates)
+        result["spread"] = {"task": a.spread, "candidates": a.spread_candidates,
+                            "one_gpu": s1, "all_gpus": sa}
+        spread_ok = bool(s1 and sa)
+        if spread_ok:
+            t1, ta = next(iter(s1["tasks"].values())), next(iter(sa["tasks"].values()))
+            spread_ok = (t1["valid"] or 0) > 0 and (ta["valid"] or 0) > 0 and \
+                len((ta.get("evaluated_on") or {}).get("devices", [])) == len(names)
+            print(f"devices: one task ({a.spread}, {a.spread_candidates} candidates) spread over "
+                  f"{(ta.get('evaluated_on') or {}).get('devices')}: wall one GPU "
+                  f"{s1['wall_s']:.1f} s, devices=all {sa['wall_s']:.1f} s, speedup "
+                  f"{s1['wall_s'] / sa['wall_s']:.2f}x; {t1['speedup']:.2f}x on one GPU, "
+                  f"{ta['speedup']:.2f}x spread; valid in both: {spread_ok}")
     json.dump(result, open(os.path.join(a.out, "devices.json"), "w"), indent=1)
+    if not spread_ok:
+        print("devices: the spread task FAILED (see above)")
     if not one or not all_:
         print("devices: FAILED (a run failed; see above)")
         return 1
@@ -91,7 +116,7 @@ def main():
     for k in sorted(all_["tasks"]):
         print(f"devices:   {k}: {one['tasks'][k]['speedup']:.2f}x on one GPU, "
               f"{all_['tasks'][k]['speedup']:.2f}x with devices=all")
-    return 0 if same_validity and len(used) == len(names) else 1
+    return 0 if same_validity and spread_ok and len(used) == len(names) else 1
 
 
 if __name__ == "__main__":
