@@ -121,7 +121,10 @@ FailureOr<MatmulPlan> planMatmul(const GenericTask &t, const ScheduleKnobs &k) {
   if (threads < 32 || threads > 1024 || threads % 32)
     return bad() << "(BM/TM)*(BN/TN) = " << threads
                  << " threads; it must be a multiple of 32 in [32, 1024]";
-  if ((BM * BK) % threads || (BK * BN) % threads)
+  // (An A tile smaller than the block, a depthwise convolution's 1 x window of filter taps with
+  // BM = 1, is copied by all threads: thread t copies element min(t, BM*BK - 1), so the threads
+  // past the tile write its last element again, the same value.)
+  if (((BM * BK) % threads && BM * BK > threads) || (BK * BN) % threads)
     return bad() << "the threads must evenly share the tile copies";
   if (TM * TN > 256)
     return bad() << "a thread tile of more than 256 accumulators would spill";
@@ -276,8 +279,10 @@ MatmulKernel::Fetched MatmulKernel::fetch(Value k0) {
   const unsigned ia = pl.ia, ib = pl.ib;
   Fetched f;
   const int64_t pa = vecA ? 4 : 1, pb = vecB ? 4 : 1;
-  for (int64_t l = 0; l < BM * BK / pa / threads; ++l) {
-    Value e = kb.add(tid, l * threads);
+  const bool aSmall = BM * BK < threads; // (planMatmul; never vecA)
+  for (int64_t l = 0; l < (aSmall ? 1 : BM * BK / pa / threads); ++l) {
+    Value e = aSmall ? arith::MinUIOp::create(kb.b, tid, kb.idx(BM * BK - 1)).getResult()
+                     : kb.add(tid, l * threads);
     Value mm = vecA ? kb.div(e, BK / 4) : aKFastest ? kb.div(e, BK) : kb.rem(e, BM);
     Value kk = vecA ? kb.mul(kb.rem(e, BK / 4), 4) : aKFastest ? kb.rem(e, BK) : kb.div(e, BM);
     f.a.push_back({mm, kk,

@@ -21,6 +21,7 @@
 // FILES: conv_strided.json
 // FILES: conv_transposed.json
 // FILES: depthwise_naive.json
+// FILES: depthwise_tiled.json
 // FILES: pool_sum.json
 
 // ASM:   "name": "conv_strided_k0",
@@ -211,6 +212,47 @@ func.func @depthwise_naive(%x: tensor<2x8x10x10xf32>, %w: tensor<8x3x3xf32>) -> 
          ins(%x, %w : tensor<2x8x10x10xf32>, tensor<8x3x3xf32>)
          outs(%acc : tensor<2x8x8x8xf32>) -> tensor<2x8x8x8xf32>
   return %r : tensor<2x8x8x8xf32>
+}
+
+// -----
+
+// Depthwise, tiled: BM = TM = 1, K = the 3x3 window in one tile (BK = 9), N = (batch, output
+// pixels) over the block's 32 threads, 2 pixels each; grid z = the 16 channels. The 9 filter taps
+// are fewer than the threads: thread t copies tap min(t, 8).
+
+// CHECK-LABEL: func.func @depthwise_tiled
+// CHECK:         gpu.launch_func @depthwise_tiled_kernels::@depthwise_tiled_k0 blocks in (%c32, %c1, %c16) threads in (%c32, %c1, %c1)
+// CHECK:         gpu.func @depthwise_tiled_k0(%[[X:.*]]: memref<2x16x34x34xf32>, %[[W:.*]]: memref<16x3x3xf32>, %{{.*}}: memref<2x16x32x32xf32>) workgroup(%{{.*}} : memref<9xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<576xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME:      evo.family = #evo.family<matmul>, evo.knobs = #evo.knobs<tile_sizes = [1, 64, 9], thread_tile = [1, 2]>
+// CHECK:           %[[Z:.*]] = gpu.block_id  z
+// CHECK:           %[[T:.*]] = arith.minui %{{.*}}, %c8 : index
+// CHECK:           memref.load %[[W]][%[[Z]], %{{.*}}, %{{.*}}]
+// CHECK:           memref.load %[[X]][%{{.*}}, %[[Z]], %{{.*}}, %{{.*}}]
+func.func @depthwise_tiled(%x: tensor<2x16x34x34xf32>, %w: tensor<16x3x3xf32>) -> tensor<2x16x32x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x16x32x32xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<2x16x32x32xf32>) -> tensor<2x16x32x32xf32>
+  %r = linalg.depthwise_conv_2d_nchw_chw {strides = dense<1> : vector<2xi64>, dilations = dense<1> : vector<2xi64>,
+                                          evo.knobs = {tile_sizes = [1, 64, 9], thread_tile = [1, 2]}}
+         ins(%x, %w : tensor<2x16x34x34xf32>, tensor<16x3x3xf32>)
+         outs(%acc : tensor<2x16x32x32xf32>) -> tensor<2x16x32x32xf32>
+  return %r : tensor<2x16x32x32xf32>
+}
+
+// -----
+
+// M = 1 leaves no room for the 4x4 sub-tiles of vector_width=4.
+
+func.func @depthwise_vector(%x: tensor<2x16x34x34xf32>, %w: tensor<16x3x3xf32>) -> tensor<2x16x32x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x16x32x32xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<2x16x32x32xf32>) -> tensor<2x16x32x32xf32>
+  // expected-error @+1 {{tile_sizes=1,128,9 thread_tile=1,4 for M=1 N=2048 K=9: vector_width=4 needs thread_tile entries that are multiples of 4}}
+  %r = linalg.depthwise_conv_2d_nchw_chw {strides = dense<1> : vector<2xi64>, dilations = dense<1> : vector<2xi64>,
+                                          evo.knobs = {tile_sizes = [1, 128, 9], thread_tile = [1, 4], vector_width = 4}}
+         ins(%x, %w : tensor<2x16x34x34xf32>, tensor<16x3x3xf32>)
+         outs(%acc : tensor<2x16x32x32xf32>) -> tensor<2x16x32x32xf32>
+  return %r : tensor<2x16x32x32xf32>
 }
 
 // -----
