@@ -170,9 +170,14 @@ SmallVector<Value> ReductionEmitter::stridedAccumulate(KernelBuilder &kb, ArrayR
   const bool exact = count % step == 0;
   // Folded when `first` is a constant, so that the loop keeps a static trip count (unrolling).
   Value end = kb.b.createOrFold<arith::AddIOp>(first, kb.idx(count));
-  SmallVector<Value> accs = kb.forLoop(
-      kb.b.createOrFold<arith::AddIOp>(first, lane), end, step, init,
-      [&](Value c0, ValueRange carried) {
+  // Long serial walks (a naive one-thread reduction of 65536 points, a block's threads over a
+  // 0-d sum of millions) accumulate in blocks (blockedForLoop): a two-level sum.
+  auto combineAt = [&](unsigned i, Value a, Value b) {
+    return combine(kb.b, kb.b.getLoc(), t.combiners[i % numOutputs].op, a, b);
+  };
+  SmallVector<Value> accs = blockedForLoop(
+      kb, kb.b.createOrFold<arith::AddIOp>(first, lane), end, step, ceilDiv(count, step), init,
+      combineAt, [&](Value c0, ValueRange carried) {
         SmallVector<Value> out;
         for (int64_t a = 0; a < A; ++a) {
           ValueRange cur = carried.slice(a * numOutputs, numOutputs);

@@ -23,6 +23,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
 
@@ -31,8 +33,9 @@ namespace evo {
 namespace {
 enum class Role { Full, Row, Col, Scalar, None };
 
-/// The role of an operand of an op iterating over `rank` loops, from its indexing map.
-Role roleOf(AffineMap map, unsigned rank, bool rowSpace) {
+/// The role of an operand of an op iterating over the full space (`n` loops, the last `k` the
+/// row's) or, with `rowSpace`, over the row space (the first n - k), from its indexing map.
+Role roleOf(AffineMap map, unsigned n, unsigned k, bool rowSpace) {
   if (map.getNumResults() == 0)
     return Role::Scalar;
   SmallVector<unsigned> dims;
@@ -51,32 +54,46 @@ Role roleOf(AffineMap map, unsigned rank, bool rowSpace) {
     return true;
   };
   if (rowSpace)
-    return isPrefix(rank) ? Role::Row : Role::None;
-  if (isPrefix(rank))
+    return isPrefix(n - k) ? Role::Row : Role::None;
+  if (isPrefix(n))
     return Role::Full;
-  if (isPrefix(rank - 1))
+  if (isPrefix(n - k))
     return Role::Row;
-  if (dims.size() == 1 && dims[0] == rank - 1)
+  // A column vector spans the row's dimensions in order: [C], or [C, H, W] for k = 3.
+  if (dims.size() == k && llvm::all_of(llvm::seq<unsigned>(0, k),
+                                       [&](unsigned i) { return dims[i] == n - k + i; }))
     return Role::Col;
   return Role::None;
 }
 
 enum class OpKind { FullParallel, RowReduction, RowParallel };
 
-std::optional<OpKind> kindOf(linalg::GenericOp g, ArrayRef<int64_t> full) {
+/// What `g` is in a row program over `full` whose rows span its last `k` dimensions.
+std::optional<OpKind> kindOf(linalg::GenericOp g, ArrayRef<int64_t> full, unsigned k) {
   SmallVector<int64_t> loops = g.getStaticLoopRanges();
   SmallVector<utils::IteratorType> its = g.getIteratorTypesArray();
   unsigned n = full.size();
-  bool allParallel = llvm::all_of(its, [](auto t) { return t == utils::IteratorType::parallel; });
+  auto isParallel = [](auto t) { return t == utils::IteratorType::parallel; };
+  auto isReduction = [](auto t) { return t == utils::IteratorType::reduction; };
+  bool allParallel = llvm::all_of(its, isParallel);
   if (ArrayRef<int64_t>(loops) == full && allParallel)
     return OpKind::FullParallel;
-  if (ArrayRef<int64_t>(loops) == full && its.back() == utils::IteratorType::reduction &&
-      llvm::all_of(ArrayRef(its).drop_back(),
-                   [](auto t) { return t == utils::IteratorType::parallel; }))
+  if (ArrayRef<int64_t>(loops) == full && llvm::all_of(ArrayRef(its).take_back(k), isReduction) &&
+      llvm::all_of(ArrayRef(its).drop_back(k), isParallel))
     return OpKind::RowReduction;
-  if (n >= 2 && ArrayRef<int64_t>(loops) == full.drop_back() && allParallel)
+  if (n > k && ArrayRef<int64_t>(loops) == full.drop_back(k) && allParallel)
     return OpKind::RowParallel;
   return std::nullopt;
+}
+
+/// The number of trailing reduction loops of `g` when all its reduction loops trail its parallel
+/// ones (0 otherwise).
+unsigned trailingReductions(linalg::GenericOp g) {
+  SmallVector<utils::IteratorType> its = g.getIteratorTypesArray();
+  unsigned k = 0;
+  while (k < its.size() && its[its.size() - 1 - k] == utils::IteratorType::reduction)
+    ++k;
+  return k == g.getNumReductionLoops() ? k : 0;
 }
 } // namespace
 
@@ -90,6 +107,7 @@ std::optional<RowShape> matchRowProgram(func::FuncOp f) {
   Block &body = f.getBody().front();
   // The full shape: the input of the first reduction or softmax.
   std::optional<SmallVector<int64_t>> full;
+  unsigned k = 1; // the row spans the last k dimensions of `full`
   unsigned compute = 0, rowOps = 0, softmaxes = 0;
   for (Operation &op : body.without_terminator()) {
     if (isCheapProducer(&op))
@@ -106,8 +124,9 @@ std::optional<RowShape> matchRowProgram(func::FuncOp f) {
     auto g = dyn_cast<linalg::GenericOp>(op);
     if (!g || !g.hasPureTensorSemantics())
       return std::nullopt;
-    if (!full && g.getNumReductionLoops() == 1) {
+    if (!full && g.getNumReductionLoops() >= 1 && trailingReductions(g) > 0) {
       full = g.getStaticLoopRanges();
+      k = trailingReductions(g);
       ++rowOps;
     } else if (g.getNumReductionLoops() > 0) {
       ++rowOps;
@@ -120,24 +139,34 @@ std::optional<RowShape> matchRowProgram(func::FuncOp f) {
       llvm::any_of(*full, ShapedType::isDynamic))
     return std::nullopt;
   unsigned n = full->size();
+  // A whole-tensor reduction over several dimensions is no row program (one row: one block).
+  if (k > 1 && k >= n)
+    return std::nullopt;
   for (Operation &op : body.without_terminator()) {
     if (isCheapProducer(&op))
       continue;
     if (auto s = dyn_cast<linalg::SoftmaxOp>(op)) {
       auto t = cast<RankedTensorType>(s.getInput().getType());
-      if (t.getShape() != ArrayRef<int64_t>(*full) || s.getDimension() != n - 1 ||
+      if (k != 1 || t.getShape() != ArrayRef<int64_t>(*full) || s.getDimension() != n - 1 ||
           !isa<FloatType>(t.getElementType()))
         return std::nullopt;
       continue;
     }
     auto g = cast<linalg::GenericOp>(op);
-    std::optional<OpKind> kind = kindOf(g, *full);
-    if (!kind || g.hasIndexSemantics())
+    std::optional<OpKind> kind = kindOf(g, *full, k);
+    if (!kind)
       return std::nullopt;
+    // A payload may capture constants and gather from the function's arguments (the kernel's
+    // parameters), nothing else (a gather from a value computed in the function).
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(g.getRegion(), captured);
+    for (Value v : captured)
+      if (!matchPattern(v, m_Constant()) &&
+          !(isa<BlockArgument>(v) && cast<BlockArgument>(v).getOwner() == &body))
+        return std::nullopt;
     bool rowSpace = *kind == OpKind::RowParallel;
-    unsigned rank = rowSpace ? n - 1 : n;
     for (auto [i, map] : llvm::enumerate(g.getIndexingMapsArray())) {
-      Role r = roleOf(map, rank, rowSpace);
+      Role r = roleOf(map, n, k, rowSpace);
       bool isInit = i >= g.getNumDpsInputs();
       if (r == Role::None)
         return std::nullopt;
@@ -173,12 +202,15 @@ std::optional<RowShape> matchRowProgram(func::FuncOp f) {
   for (Value r : body.getTerminator()->getOperands()) {
     auto t = cast<RankedTensorType>(r.getType());
     if (t.getShape() != ArrayRef<int64_t>(*full) &&
-        t.getShape() != ArrayRef<int64_t>(*full).drop_back())
+        t.getShape() != ArrayRef<int64_t>(*full).drop_back(k))
       return std::nullopt;
   }
   RowShape shape;
-  shape.rowDims.assign(full->begin(), full->end() - 1);
-  shape.cols = full->back();
+  shape.rowDims.assign(full->begin(), full->end() - k);
+  shape.colDims.assign(full->end() - k, full->end());
+  shape.cols = 1;
+  for (int64_t d : shape.colDims)
+    shape.cols *= d;
   return shape;
 }
 
@@ -218,7 +250,13 @@ private:
   /// `use(map)` after each lane.
   void clonePerLane(linalg::GenericOp g, Chunk &c, ArrayRef<Operation *> skip,
                     llvm::function_ref<void(IRMapping &)> use);
+  /// The full tensor's indices of column `col` (linear over the row's dimensions) of this row.
   SmallVector<Value> ivsAt(Value col);
+  /// Column `col`'s indices in the row's dimensions.
+  SmallVector<Value> colIdx(Value col);
+  /// The rank of the full tensors, and of the row's part of it.
+  unsigned fullRank() const { return shape.rowDims.size() + shape.colDims.size(); }
+  unsigned colRank() const { return shape.colDims.size(); }
   /// Folds produce(chunk) (vw values each) over this thread's chunks of the row with
   /// `combineFn`, then across the threads of the row; the result is uniform.
   Value reduceRow(Type acc, Value identity, llvm::function_ref<Value(Value, Value)> combineFn,
@@ -248,7 +286,18 @@ private:
 LogicalResult RowEmitter::validate() {
   Operation *anchor = task;
   vw = k.vectorWidth;
-  if (failed(checkVectorWidth(anchor, vw, shape.cols, params, "row length")))
+  // Vector accesses run along the last dimension; a chunk of vw columns stays inside it.
+  // Only buffers read or written along the row take vector accesses (full tensors, column
+  // vectors), not row vectors (a cross-entropy's i64 class indices).
+  SmallVector<MemRefType> alongRow;
+  SmallVector<int64_t> fullShape(shape.rowDims.begin(), shape.rowDims.end());
+  fullShape.append(shape.colDims.begin(), shape.colDims.end());
+  for (MemRefType t : params)
+    if (t.getShape() == ArrayRef<int64_t>(fullShape) ||
+        t.getShape() == ArrayRef<int64_t>(shape.colDims))
+      alongRow.push_back(t);
+  if (failed(checkVectorWidth(anchor, vw, shape.colDims.back(), alongRow,
+                              shape.colDims.size() == 1 ? "row length" : "row's last dimension")))
     return failure();
   width = groups.width();
   numChunks = shape.cols / vw;
@@ -266,26 +315,32 @@ LogicalResult RowEmitter::validate() {
 
 SmallVector<Value> RowEmitter::ivsAt(Value col) {
   SmallVector<Value> ivs(rowIdx.begin(), rowIdx.end());
-  ivs.push_back(col);
+  ivs.append(colIdx(col));
   return ivs;
+}
+
+SmallVector<Value> RowEmitter::colIdx(Value col) {
+  if (shape.colDims.size() == 1)
+    return {col};
+  return kb->delinearize(col, shape.colDims);
 }
 
 SmallVector<Value> RowEmitter::colLanes(Value v, Chunk &c) {
   Type elt = getElementTypeOrSelf(v.getType());
-  AffineMap id = AffineMap::getMultiDimIdentityMap(1, task.getContext());
+  AffineMap id = AffineMap::getMultiDimIdentityMap(colRank(), task.getContext());
   if (v.getDefiningOp()) {
     Attribute cst = scalarConstant(v);
     if (auto dense = dyn_cast<DenseElementsAttr>(cst)) { // weights: read per column
       ValueSource src;
       src.kind = ValueSource::Kind::Constant;
       src.dense = dense;
-      return loadLanes(*kb, src, id, elt, {c.col0}, 0, vw);
+      return loadLanes(*kb, src, id, elt, colIdx(c.col0), colRank() - 1, vw);
     }
     // A splat constant or a fill: the same in every lane.
     return SmallVector<Value>(vw, kb->constant(cast<TypedAttr>(cst)));
   }
   ValueSource src{ValueSource::Kind::Buffer, cast<BlockArgument>(v).getArgNumber(), {}};
-  return loadLanes(*kb, src, id, elt, {c.col0}, 0, vw);
+  return loadLanes(*kb, src, id, elt, colIdx(c.col0), colRank() - 1, vw);
 }
 
 Value RowEmitter::rowValue(Value v) {
@@ -314,7 +369,7 @@ SmallVector<Value> RowEmitter::full(Value v, Chunk &c) {
     return it->second;
   SmallVector<Value> lanes;
   Type elt = getElementTypeOrSelf(v.getType());
-  unsigned n = shape.rowDims.size() + 1;
+  unsigned n = fullRank();
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     ValueSource src{ValueSource::Kind::Buffer, arg.getArgNumber(), {}};
     lanes = loadLanes(*kb, src, AffineMap::getMultiDimIdentityMap(n, task.getContext()), elt,
@@ -344,11 +399,11 @@ SmallVector<Value> RowEmitter::full(Value v, Chunk &c) {
 
 void RowEmitter::clonePerLane(linalg::GenericOp g, Chunk &c, ArrayRef<Operation *> skip,
                               llvm::function_ref<void(IRMapping &)> use) {
-  unsigned n = shape.rowDims.size() + 1;
+  unsigned n = fullRank();
   SmallVector<AffineMap> maps = g.getIndexingMapsArray();
   SmallVector<SmallVector<Value>> operands;
   for (auto [i, in] : llvm::enumerate(g.getDpsInputs())) {
-    Role r = roleOf(maps[i], n, false);
+    Role r = roleOf(maps[i], n, colRank(), false);
     if (r == Role::Full)
       operands.push_back(full(in, c));
     else if (r == Role::Col)
@@ -356,6 +411,11 @@ void RowEmitter::clonePerLane(linalg::GenericOp g, Chunk &c, ArrayRef<Operation 
     else
       operands.push_back(SmallVector<Value>(vw, rowValue(in)));
   }
+  // linalg.index reads the full tensor's indices of the lane (the one-hot pick of a
+  // cross-entropy's target class).
+  SmallVector<Value> ivs;
+  if (g.hasIndexSemantics())
+    ivs = ivsAt(c.col0);
   for (int64_t l = 0; l < vw; ++l) {
     SmallVector<Value> args;
     for (auto &o : operands)
@@ -364,7 +424,8 @@ void RowEmitter::clonePerLane(linalg::GenericOp g, Chunk &c, ArrayRef<Operation 
       args.push_back(kb->constant(cast<TypedAttr>(
           kb->b.getZeroAttr(getElementTypeOrSelf(init.getType()))))); // never read
     IRMapping map;
-    clonePayload(kb->b, g, args, {}, skip, map);
+    clonePayload(kb->b, g, args, ivs.empty() ? SmallVector<Value>() : laneIndices(*kb, ivs, n - 1, l),
+                 skip, map);
     use(map);
   }
 }
@@ -398,8 +459,12 @@ Value RowEmitter::reduceRow(Type acc, Value identity, function_ref<Value(Value, 
       partial = combineFn(partial, chains[l]);
   } else {
     SmallVector<Value> init(vw, identity);
-    SmallVector<Value> chains =
-        kb->forLoop(lane, kb->idx(numChunks), width, init, [&](Value chunk, ValueRange carried) {
+    // A long row walked by one thread (the naive l2norm: 65535 columns) accumulates in blocks:
+    // a two-level sum (blockedForLoop).
+    SmallVector<Value> chains = blockedForLoop(
+        *kb, lane, kb->idx(numChunks), width, ceilDiv(numChunks, width), init,
+        [&](unsigned, Value a, Value b) { return combineFn(a, b); },
+        [&](Value chunk, ValueRange carried) {
           Chunk c{kb->mul(chunk, vw), {}};
           SmallVector<Value> xs = produce(c);
           SmallVector<Value> next;
@@ -418,7 +483,6 @@ Value RowEmitter::reduceRow(Type acc, Value identity, function_ref<Value(Value, 
 }
 
 LogicalResult RowEmitter::visit(Operation &op) {
-  unsigned n = shape.rowDims.size() + 1;
   if (auto s = dyn_cast<linalg::SoftmaxOp>(op)) {
     Type ct = accumulatorType(getElementTypeOrSelf(s.getInput().getType()));
     Value negInf = kb->constant(FloatAttr::get(
@@ -442,9 +506,9 @@ LogicalResult RowEmitter::visit(Operation &op) {
     return success(); // cheap producers are materialized where they are used
   std::optional<OpKind> kind = kindOf(g, [&] {
     SmallVector<int64_t> f(shape.rowDims.begin(), shape.rowDims.end());
-    f.push_back(shape.cols);
+    f.append(shape.colDims.begin(), shape.colDims.end());
     return f;
-  }());
+  }(), colRank());
   if (*kind == OpKind::FullParallel)
     return success(); // computed on demand
   if (*kind == OpKind::RowParallel) {
@@ -457,7 +521,7 @@ LogicalResult RowEmitter::visit(Operation &op) {
                          : kb->constant(cast<TypedAttr>(
                                kb->b.getZeroAttr(getElementTypeOrSelf(init.get().getType())))));
     IRMapping map;
-    clonePayload(kb->b, g, args, {}, {}, map);
+    clonePayload(kb->b, g, args, rowIdx, {}, map);
     for (auto [r, y] : llvm::enumerate(payloadResults(g, map)))
       rows[g.getResult(r)] = y;
     return success();
@@ -540,7 +604,7 @@ FailureOr<LoweredTask> RowEmitter::emit(EmitContext &ctx) {
       return;
     auto ret = cast<func::ReturnOp>(task.getBody().front().getTerminator());
     unsigned numArgs = task.getNumArguments();
-    unsigned n = shape.rowDims.size() + 1;
+    unsigned n = fullRank();
     for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
       unsigned param = numArgs + i;
       if (cast<ShapedType>(v.getType()).getRank() == n) {

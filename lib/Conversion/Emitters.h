@@ -57,6 +57,9 @@ mlir::FailureOr<LoweredTask> emitSoftmax(const SoftmaxTask &task, const Schedule
 struct RowShape {
   llvm::SmallVector<int64_t> rowDims;
   int64_t cols = 0;
+  /// The trailing dimensions a row spans, outermost first (their product is `cols`): one for a
+  /// softmax or a LayerNorm over the last dimension, three for a LayerNorm over [C, H, W].
+  llvm::SmallVector<int64_t> colDims;
 };
 /// When `f` is a row program (a whole function of row-wise ops), its row shape.
 std::optional<RowShape> matchRowProgram(mlir::func::FuncOp f);

@@ -132,6 +132,23 @@ KernelBuilder::forLoop(Value lb, Value ub, int64_t step, ValueRange init,
   return SmallVector<Value>(loop.getResults());
 }
 
+SmallVector<Value> blockedForLoop(KernelBuilder &kb, Value lb, Value ub, int64_t step,
+                                  int64_t maxTrips, ValueRange identities,
+                                  function_ref<Value(unsigned, Value, Value)> combineFn,
+                                  function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  if (maxTrips <= kSerialBlockThreshold)
+    return kb.forLoop(lb, ub, step, identities, body);
+  const int64_t span = step * kSerialBlockTrips;
+  return kb.forLoop(lb, ub, span, identities, [&](Value b0, ValueRange outer) {
+    Value end = arith::MinUIOp::create(kb.b, kb.add(b0, span), ub);
+    SmallVector<Value> partial = kb.forLoop(b0, end, step, identities, body);
+    SmallVector<Value> next;
+    for (auto [i, acc] : llvm::enumerate(outer))
+      next.push_back(combineFn(i, acc, partial[i]));
+    return next;
+  });
+}
+
 Access accessAlong(AffineMap map, unsigned dim) {
   if (!map.isFunctionOfDim(dim))
     return Access::Invariant;

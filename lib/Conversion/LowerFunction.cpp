@@ -157,8 +157,16 @@ public:
 private:
   unsigned bufferFor(Value v, BufferRole role, StringRef name);
   void formEpilogues();
+  /// A task func holding `ops` (in order) and returning `results` (default: the last op's
+  /// results); its arguments (values of `work`) in `operands`. With `probe`, operands need no
+  /// buffer yet (the func is only matched, then erased).
   FailureOr<func::FuncOp> extractTask(ArrayRef<Operation *> ops, unsigned index,
-                                      SmallVectorImpl<Value> &operands);
+                                      SmallVectorImpl<Value> &operands,
+                                      ArrayRef<Value> results = {}, bool probe = false);
+  /// Row groups: runs of consecutive ops that together form a row program (matchRowProgram),
+  /// keyed by their first op, with the values they define that are used after them.
+  void formRowGroups();
+  std::optional<SmallVector<Value>> rowGroupOutputs(ArrayRef<Operation *> group);
   LogicalResult addTask(func::FuncOp task, const ScheduleKnobs &knobs,
                         ArrayRef<Value> operands, ValueRange results, gpu::GPUModuleOp kernels);
   bool isRowProgram();
@@ -176,6 +184,8 @@ private:
   /// the task is formed (every operand of the chain is available there); its other ops skipped.
   DenseMap<Operation *, SmallVector<Operation *>> chains;
   llvm::SmallPtrSet<Operation *, 8> inChain;
+  DenseMap<Operation *, std::pair<SmallVector<Operation *>, SmallVector<Value>>> rowGroups;
+  llvm::SmallPtrSet<Operation *, 8> inRowGroup;
 };
 } // namespace
 
@@ -240,7 +250,8 @@ void FunctionLowering::formEpilogues() {
 }
 
 FailureOr<func::FuncOp> FunctionLowering::extractTask(ArrayRef<Operation *> ops, unsigned index,
-                                                      SmallVectorImpl<Value> &operands) {
+                                                      SmallVectorImpl<Value> &operands,
+                                                      ArrayRef<Value> resultValues, bool probe) {
   // Arguments: every operand that is not a cheap producer or a value of the chain, once, in
   // operand order.
   // A view is cloned into the task with the ops that read it; what it views is the argument.
@@ -256,6 +267,12 @@ FailureOr<func::FuncOp> FunctionLowering::extractTask(ArrayRef<Operation *> ops,
         operand = operand.getDefiningOp()->getOperand(0);
       if (internal(operand))
         continue;
+      if (probe && !buffers.count(operand)) {
+        // Not matched yet: a value of an op before the group (or an unsupported one, which
+        // the lowering of that op diagnoses).
+        args.insert(operand);
+        continue;
+      }
       if (!buffers.count(operand))
         return op->emitError("evo-lower-to-gpu: an operand is not produced by a supported op");
       args.insert(operand);
@@ -266,18 +283,22 @@ FailureOr<func::FuncOp> FunctionLowering::extractTask(ArrayRef<Operation *> ops,
     llvm::SetVector<Value> captured;
     getUsedValuesDefinedAbove(op->getRegions(), captured);
     for (Value v : captured)
-      if (isa<RankedTensorType>(v.getType()) && buffers.count(v))
+      if (isa<RankedTensorType>(v.getType()) && (buffers.count(v) || probe))
         args.insert(v);
   }
   Operation *last = ops.back();
+  SmallVector<Value> returned(resultValues.begin(), resultValues.end());
+  if (returned.empty())
+    returned.assign(last->getResults().begin(), last->getResults().end());
   SmallVector<Type> argTypes, resultTypes;
   for (Value a : args)
     argTypes.push_back(a.getType());
-  for (Operation *op : ops)
-    for (Value r : op->getResults())
-      if (failed(checkTensorType(r.getType(), op, "result")))
-        return failure();
-  for (Value r : last->getResults())
+  if (!probe)
+    for (Operation *op : ops)
+      for (Value r : op->getResults())
+        if (failed(checkTensorType(r.getType(), op, "result")))
+          return failure();
+  for (Value r : returned)
     resultTypes.push_back(r.getType());
   builder.setInsertionPointToEnd(scratch.getBody());
   std::string name = (work.getSymName() + "_t" + Twine(index)).str();
@@ -297,19 +318,89 @@ FailureOr<func::FuncOp> FunctionLowering::extractTask(ArrayRef<Operation *> ops,
     for (Value v : captured) {
       if (map.contains(v)) // a gather's table: a task argument
         continue;
-      if (!matchPattern(v, m_Constant()))
+      if (!matchPattern(v, m_Constant())) {
+        if (probe) {
+          task.erase();
+          return failure();
+        }
         return op->emitError("evo-lower-to-gpu: the payload uses a value defined outside it "
                              "that is neither a constant nor a tensor it gathers from");
+      }
       cloneProducers(v, b, map);
     }
     b.clone(*op, map);
   }
   SmallVector<Value> results;
-  for (Value r : last->getResults())
+  for (Value r : returned)
     results.push_back(map.lookup(r));
   func::ReturnOp::create(b, last->getLoc(), results);
   operands.assign(args.begin(), args.end());
   return task;
+}
+
+std::optional<SmallVector<Value>>
+FunctionLowering::rowGroupOutputs(ArrayRef<Operation *> group) {
+  llvm::SmallPtrSet<Operation *, 8> members(group.begin(), group.end());
+  SmallVector<Value> outs;
+  for (Operation *op : group)
+    for (Value r : op->getResults())
+      if (buffers.count(r) ||
+          llvm::any_of(r.getUsers(), [&](Operation *u) { return !members.contains(u); }))
+        outs.push_back(r);
+  if (outs.empty())
+    return std::nullopt;
+  return outs;
+}
+
+void FunctionLowering::formRowGroups() {
+  // Where the whole function is no row program, runs of consecutive ops may still be: the
+  // per-row part of a loss (cross-entropy's max, sum of exponentials and per-row loss) before
+  // its mean over the rows, which stays a task of its own. Each run, the longest from its first
+  // op, becomes one rows task whose results are the values used after it (row vectors or full
+  // tensors; matchRowProgram checks the task func).
+  if (!options.fuseElementwise)
+    return;
+  SmallVector<Operation *> compute;
+  for (Operation &op : work.getBody().front().without_terminator())
+    if (!isCheapProducer(&op) && !isViewOp(&op))
+      compute.push_back(&op);
+  auto eligible = [&](Operation *op) {
+    return isa<linalg::GenericOp, linalg::SoftmaxOp>(op) && !op->hasAttr(kOpKnobsAttrName) &&
+           !inChain.contains(op) && !chains.count(op);
+  };
+  for (size_t i = 0; i < compute.size();) {
+    size_t best = 0;
+    SmallVector<Value> bestOuts;
+    for (size_t j = i + 1; j <= compute.size() && eligible(compute[j - 1]); ++j) {
+      if (j - i < 2)
+        continue;
+      ArrayRef<Operation *> group = ArrayRef(compute).slice(i, j - i);
+      std::optional<SmallVector<Value>> outs = rowGroupOutputs(group);
+      if (!outs)
+        continue;
+      SmallVector<Value> operands;
+      FailureOr<func::FuncOp> probe = extractTask(group, 0, operands, *outs, /*probe=*/true);
+      if (failed(probe))
+        continue;
+      bool ok = matchRowProgram(*probe).has_value();
+      probe->erase();
+      if (ok) {
+        best = j;
+        bestOuts = std::move(*outs);
+      }
+    }
+    if (!best) {
+      ++i;
+      continue;
+    }
+    SmallVector<Operation *> group(compute.begin() + i, compute.begin() + best);
+    LLVM_DEBUG(llvm::dbgs() << "row group of " << group.size() << " ops at " << group.front()->getLoc()
+                            << "\n");
+    for (Operation *op : group)
+      inRowGroup.insert(op);
+    rowGroups[group.front()] = {group, bestOuts};
+    i = best;
+  }
 }
 
 bool FunctionLowering::isRowProgram() {
@@ -408,9 +499,21 @@ FailureOr<LaunchPlan> FunctionLowering::run(gpu::GPUModuleOp kernels) {
   }
 
   formEpilogues();
+  formRowGroups();
   for (Operation &op : body.without_terminator()) {
     // A contraction and the first steps of its epilogue become a task at the epilogue's end.
     if (inChain.contains(&op))
+      continue;
+    // A row group becomes one rows task at its first op.
+    if (auto it = rowGroups.find(&op); it != rowGroups.end()) {
+      auto &[group, outs] = it->second;
+      SmallVector<Value> operands;
+      FailureOr<func::FuncOp> task = extractTask(group, plan.tasks.size(), operands, outs);
+      if (failed(task) || failed(addTask(*task, options.knobs, operands, outs, kernels)))
+        return failure();
+      continue;
+    }
+    if (inRowGroup.contains(&op))
       continue;
     bool returned = llvm::any_of(op.getResults(), [&](Value r) { return buffers.count(r); });
     // Views are read through by the tasks that use them (preprocessing copied returned ones).

@@ -133,10 +133,16 @@ FailureOr<LoweredTask> lowerTask(func::FuncOp task, const ScheduleKnobs &knobs,
   if (std::optional<RowShape> rows = matchRowProgram(*copy)) {
     if (failed(knobs.verify([&] { return copy->emitError(); })))
       return failure();
-    FailureOr<LoweredTask> lowered = emitRows(*copy, *rows, knobs, ctx);
+    // The naive schedule of rows longer than 65536 elements (a LayerNorm over [C, H, W]) is a
+    // block per row, as for long reductions (naiveLongReduction): one thread walking millions
+    // of elements several times would take seconds.
+    ScheduleKnobs used = knobs;
+    if (naiveReductionKnobs(used) && !used.cacheRow && rows->cols > 65536)
+      used.reduction = ReductionStrategy::Block;
+    FailureOr<LoweredTask> lowered = emitRows(*copy, *rows, used, ctx);
     if (failed(lowered))
       return failure();
-    return finishLowering(*lowered, TaskFamily::Rows, knobs, task.getContext(), module);
+    return finishLowering(*lowered, TaskFamily::Rows, used, task.getContext(), module);
   }
   FailureOr<ComputeOps> found = findComputeOps(*copy);
   if (failed(found))
