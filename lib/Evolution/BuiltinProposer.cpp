@@ -24,7 +24,8 @@ BuiltinProposer::BuiltinProposer(TaskSearch &search, bool withSeeds)
   for (mlir::Type t : search.taskFunc().getResultTypes())
     if (auto s = mlir::dyn_cast<mlir::ShapedType>(t); s && s.hasStaticShape())
       outputs += s.getNumElements();
-  for (Genome &g : seedGenomes(search.baselineGenome(), search.task().family, outputs))
+  for (Genome &g : seedGenomes(search.baselineGenome(), search.task().family, outputs,
+                               depthwiseWindow(search.taskFunc())))
     seeds.push_back(std::move(g));
 }
 

@@ -2,6 +2,8 @@
 
 #include "evo/Evolution/Genome.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/IR/Diagnostics.h"
@@ -97,8 +99,22 @@ std::vector<KnobDimension> knobDimensions(TaskFamily family) {
   return dims;
 }
 
+int64_t depthwiseWindow(func::FuncOp task) {
+  int64_t window = 0;
+  task.walk([&](linalg::LinalgOp op) {
+    FailureOr<linalg::ConvolutionDimensions> c = linalg::inferConvolutionDims(op);
+    if (failed(c) || c->depth.empty() || !c->outputChannel.empty() || c->filterLoop.empty())
+      return;
+    SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+    window = 1;
+    for (unsigned d : c->filterLoop)
+      window = ShapedType::isDynamic(sizes[d]) ? 0 : window * sizes[d];
+  });
+  return window;
+}
+
 std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
-                                int64_t outputElements) {
+                                int64_t outputElements, int64_t depthwiseWindow) {
   std::vector<Genome> seeds;
   if (family == TaskFamily::Scan) {
     // {strategy, block size, vector width, elements per thread}: a warp per line for many short
@@ -135,6 +151,21 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
       seeds.push_back(g);
     }
   }
+  // A depthwise convolution: one row (M = 1), the whole window as the one K tile (its BM x BK
+  // filter tile is copied by all threads), {BN, TN}: 32, 64 or 128 threads of 2 or 4 output
+  // pixels each (a stencil schedule, with the image patch in shared memory, would reuse more).
+  // Tiles of more rows than its one would only compute rows that are not there: the larger
+  // seeds below are not proposed.
+  if (depthwiseWindow > 0 && depthwiseWindow <= 512) {
+    const int64_t rows[][2] = {{128, 4}, {256, 4}, {64, 2}, {256, 2}, {512, 4}};
+    for (const auto &s : rows) {
+      Genome g = baseline;
+      g.knobs.tileSizes = {1, s[0], depthwiseWindow};
+      g.knobs.threadTile = {1, s[1]};
+      seeds.push_back(g);
+    }
+    return seeds;
+  }
   // Tensor cores (wgmma, f16/bf16 on sm_90a; illegal elsewhere): {BM, BN, stages, persistent},
   // the best first (H200, 8192^3: 128x256 with 3-4 stages reached 0.87-0.88 of cuBLAS,
   // docs/results/2026-11-30-issue13-wgmma-probe.txt); persistent grids of one or two blocks per
@@ -151,8 +182,28 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
     g.knobs.persistent = s[3];
     seeds.push_back(g);
   }
+  // Split-K tiles for few outputs (a 256x256 result is 16 tiles of 64x64, far too few blocks for
+  // 132 SMs; long K is the whole work): {BM, BN, BK, TM, TN, split}, prefetching, the slices'
+  // partial tiles added in order by a second kernel. Illegal (and skipped) where K has fewer
+  // whole tiles than slices.
+  if (outputElements > 0 && outputElements <= (int64_t(1) << 20)) {
+    const int64_t splitK[][6] = {{64, 64, 16, 4, 4, 16}, {64, 64, 16, 4, 4, 32},
+                                 {128, 128, 8, 8, 8, 16}, {64, 64, 16, 4, 4, 8},
+                                 {128, 128, 8, 8, 8, 32}};
+    for (const auto &s : splitK) {
+      Genome g = baseline;
+      g.knobs.tileSizes = {s[0], s[1], s[2]};
+      g.knobs.threadTile = {s[3], s[4]};
+      g.knobs.vectorWidth = 4;
+      g.knobs.prefetch = true;
+      g.knobs.split = s[5];
+      seeds.push_back(g);
+    }
+  }
   // {BM, BN, BK, TM, TN}: 256 threads (128 for the last), 128-bit fragments, BK of 8 or 16, each
-  // with and without register prefetch of the next K tile.
+  // with and without register prefetch of the next K tile. The tiles need not divide the
+  // problem (the last row and column tiles are guarded, K ends with a partial tile), so these
+  // apply to any shape.
   const int64_t shapes[][5] = {{128, 128, 8, 8, 8}, {128, 64, 8, 8, 4},  {64, 128, 8, 4, 8},
                                {128, 128, 16, 8, 8}, {64, 64, 8, 4, 4},   {64, 64, 16, 4, 4},
                                {128, 64, 16, 8, 8}};

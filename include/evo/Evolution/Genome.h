@@ -83,8 +83,15 @@ bool chipHasWgmma(llvm::StringRef chip);
 /// small batch, long-K dot products), the untiled reduction schedules first (a warp or block per
 /// output, 128-bit loads, split-K). `outputElements` 0: unknown. For scans, parallel scans (a
 /// warp or a block per line, 128-bit loads, several chunks per thread) before mutation.
+/// `depthwiseWindow` > 0: the task is a depthwise convolution with a filter window of that many
+/// taps (an implicit GEMM with M = 1, K = the window: depthwiseWindow()), seeded first with tiles
+/// of one row and the whole window as the K tile.
 std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
-                                int64_t outputElements = 0);
+                                int64_t outputElements = 0, int64_t depthwiseWindow = 0);
+/// The filter window (taps) of `task`'s depthwise convolution, 0 when it has none: a linalg op
+/// that upstream's inferConvolutionDims sees as a convolution with a depth (channel) dimension and
+/// no output-channel dimension.
+int64_t depthwiseWindow(mlir::func::FuncOp task);
 
 std::optional<Genome> mutateKnob(const Genome &parent, TaskFamily family, LegalityCache &legal,
                                  std::mt19937_64 &rng);
