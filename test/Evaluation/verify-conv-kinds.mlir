@@ -166,13 +166,23 @@ func.func @transposed(%x: tensor<2x16x14x14xf32>, %w: tensor<16x32x3x3xf32>) -> 
 
 // -----
 
-// Depthwise (3x3, NCHW image, [C, 3, 3] filter): the channel is the GEMM's batch and M = 1.
+// Depthwise (3x3, NCHW image, [C, 3, 3] filter): the channel is the GEMM's batch and M = 1;
+// tiled with one row, the window as the K tile (9 taps copied by 32 threads), and again with
+// stride 2 and 64 threads.
 // expected-remark @below {{evo-verify: 'depthwise' is valid (5 trials, }}
-func.func @depthwise(%x: tensor<2x16x34x34xf32>, %w: tensor<16x3x3xf32>) -> tensor<2x16x32x32xf32> {
+func.func @depthwise(%x: tensor<2x16x34x34xf32>, %w: tensor<16x3x3xf32>) -> (tensor<2x16x32x32xf32>, tensor<2x16x32x32xf32>, tensor<2x16x16x16xf32>) {
   %z = arith.constant 0.0 : f32
   %i = tensor.empty() : tensor<2x16x32x32xf32>
   %f = linalg.fill ins(%z : f32) outs(%i : tensor<2x16x32x32xf32>) -> tensor<2x16x32x32xf32>
   %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
     ins(%x, %w : tensor<2x16x34x34xf32>, tensor<16x3x3xf32>) outs(%f : tensor<2x16x32x32xf32>) -> tensor<2x16x32x32xf32>
-  return %r : tensor<2x16x32x32xf32>
+  %t = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>,
+                                          evo.knobs = {tile_sizes = [1, 64, 9], thread_tile = [1, 2]}}
+    ins(%x, %w : tensor<2x16x34x34xf32>, tensor<16x3x3xf32>) outs(%f : tensor<2x16x32x32xf32>) -> tensor<2x16x32x32xf32>
+  %i2 = tensor.empty() : tensor<2x16x16x16xf32>
+  %f2 = linalg.fill ins(%z : f32) outs(%i2 : tensor<2x16x16x16xf32>) -> tensor<2x16x16x16xf32>
+  %s = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>,
+                                          evo.knobs = {tile_sizes = [1, 128, 9], thread_tile = [1, 2]}}
+    ins(%x, %w : tensor<2x16x34x34xf32>, tensor<16x3x3xf32>) outs(%f2 : tensor<2x16x16x16xf32>) -> tensor<2x16x16x16xf32>
+  return %r, %t, %s : tensor<2x16x32x32xf32>, tensor<2x16x32x32xf32>, tensor<2x16x16x16xf32>
 }
