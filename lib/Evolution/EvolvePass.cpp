@@ -447,6 +447,7 @@ llvm::Expected<evo::TaskResult> EvolveDriver::taskResult(const evo::TaskDesc &de
     for (unsigned s : spread)
       o.spreadDevices.push_back({devices[s], slotCeilings[s] ? &*slotCeilings[s] : nullptr});
     unsigned slots = devices.size();
+    o.showDevice = slots > 1;
     // The compile threads shared among the searches running at once.
     unsigned searches = std::max(1u, slots / static_cast<unsigned>(1 + spread.size()));
     if (slots > 1 && !o.compileThreads)

@@ -351,6 +351,17 @@ double TaskSearch::rankTime(const CandidateRecord &c) const {
   return c.medianMs;
 }
 
+/// The task's name on the progress line; with several GPUs, also which ones measure it.
+std::string TaskSearch::progressName() const {
+  if (!opts.showDevice)
+    return taskIn.name;
+  std::string s = taskIn.name + " (GPU" + (opts.spreadDevices.empty() ? " " : "s ") +
+                  std::to_string(opts.verify.device);
+  for (auto [device, c] : opts.spreadDevices)
+    s += "," + std::to_string(device);
+  return s + ")";
+}
+
 size_t TaskSearch::inFlight() const {
   size_t n = session ? session->pending() : 0;
   for (const Lane &l : lanes)
@@ -652,7 +663,7 @@ void TaskSearch::report() {
                                 : std::min(gens, evaluated / samples + 1);
   // ETA: unknown until something was measured.
   double eta = evaluated ? elapsed() / evaluated * (budget > created ? budget - created : 0) : NAN;
-  progress.update(taskIn.name, gen, gens, evaluated, valid, speedup, eta);
+  progress.update(progressName(), gen, gens, evaluated, valid, speedup, eta);
 }
 
 llvm::Expected<TaskResult> TaskSearch::run() {
@@ -713,7 +724,7 @@ llvm::Expected<TaskResult> TaskSearch::run() {
   for (Lane &l : lanes) // still rank the finalists
     l.session.reset();
   if (llm && llm->pausedPrompts()) {
-    progress.finish("paused", taskIn.name);
+    progress.finish("paused", progressName());
     return llvm::make_error<PausedError>(llm->pausedPrompts());
   }
   return finish();
@@ -760,7 +771,7 @@ llvm::Expected<TaskResult> TaskSearch::finish() {
       llm && !replay ? generationNo : created / std::max(1u, opts.samples);
   if (llvm::Error e = runStore.upsertTask(record))
     return std::move(e);
-  progress.finish("done", taskIn.name);
+  progress.finish("done", progressName());
 
   TaskResult result;
   result.task = taskIn.name;

@@ -21,7 +21,7 @@
 // RUN: %python -c "import json, sqlite3; r = json.load(open('%t/two/report.json')); print(r['tasks'][0]['evaluated_on']['devices']); db = sqlite3.connect('%t/two/run.sqlite'); print(sorted(set(json.loads(t).get('device') for (t,) in db.execute(\"select timing from candidates where op != 'baseline'\"))))" | FileCheck %s --check-prefix=REPORT
 //
 // Three GPUs, two tasks: the bigger task (sum_big) takes GPUs 0 and 2, the other GPU 1.
-// RUN: evo-opt %S/Inputs/spread-two-tasks.mlir --evo-lower-to-gpu --evo-evolve="worker=%evo_fake_worker run-dir=%t/three max-candidates=6 compile-threads=1 quiet=true seed=3 devices=0,1,2" -o %t/three.mlir 2>&1 | FileCheck %s --check-prefix=THREE
+// RUN: evo-opt %S/Inputs/spread-two-tasks.mlir --evo-lower-to-gpu --evo-evolve="worker=%evo_fake_worker run-dir=%t/three max-candidates=6 compile-threads=1 seed=3 devices=0,1,2" -o %t/three.mlir 2>&1 | FileCheck %s --check-prefix=THREE
 // RUN: evo-opt %S/Inputs/spread-two-tasks.mlir --evo-lower-to-gpu --evo-evolve="worker=%evo_fake_worker run-dir=%t/three max-candidates=6 compile-threads=1 quiet=true seed=3 devices=0,1,2 resume=true" -o %t/three-again.mlir
 // RUN: diff %t/three.mlir %t/three-again.mlir
 
@@ -32,6 +32,9 @@
 // REPORT-NEXT: [0, 1]
 // THREE-DAG: remark: evo-evolve: sum_big_t0: {{.*}} valid on GPUs 0, 2 (finalists re-measured on GPU 0)
 // THREE-DAG: remark: evo-evolve: scale_small_t0: {{.*}} valid on GPU 1{{$}}
+// The progress lines (plain lines: stderr is not a terminal) name the GPUs too.
+// THREE-DAG: evo-evolve: sum_big_t0 (GPUs 0,2) | gen {{.*}} | done
+// THREE-DAG: evo-evolve: scale_small_t0 (GPU 1) | gen {{.*}} | done
 
 func.func @sum_big(%x: tensor<2048x1024xf32>) -> tensor<2048xf32> {
   %c0 = arith.constant 0.0 : f32

@@ -49,6 +49,8 @@ struct EvolveOptions {
   /// the baseline as its reference; a candidate is ranked by its time relative to the baseline
   /// measured on the same GPU, and the finalists are re-measured on verify.device.
   std::vector<std::pair<int, const Ceilings *>> spreadDevices;
+  /// The progress line names the GPU(s) of the task (runs over several GPUs).
+  bool showDevice = false;
   PTXOptions ptx;
   std::string ptxasPath; // empty: found like evo-emit-ptx does
   /// LLM strategies (free, insight, full, eoh, funsearch): the client, templates and operator

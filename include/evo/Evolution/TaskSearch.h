@@ -116,6 +116,7 @@ private:
   };
   llvm::Error startLanes(const llvm::json::Object &reference);
   size_t inFlight() const;
+  std::string progressName() const;
   double rankTime(const CandidateRecord &c) const;
   llvm::Expected<std::vector<Outcome>> pollLanes(double seconds);
   llvm::Error takeOutcomes(std::vector<Outcome> &done);
