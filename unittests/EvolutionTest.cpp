@@ -178,7 +178,57 @@ TEST(GenomeTest, SkinnyContractionsAreSeededWithTheGemvSchedulesFirst) {
   EXPECT_TRUE(llvm::any_of(skinny, [](const Genome &g) { return g.knobs.wgmma; }));
   std::vector<Genome> square = seedGenomes(Genome(), TaskFamily::Matmul, 4096 * 4096);
   EXPECT_TRUE(llvm::none_of(square, [](const Genome &g) { return g.knobs.tileSizes.empty(); }));
-  EXPECT_EQ(skinny.size(), square.size() + 8);
+  // Few outputs also get tiled split-K seeds; a square 4096^2 problem does not.
+  EXPECT_TRUE(llvm::any_of(skinny, [](const Genome &g) {
+    return !g.knobs.tileSizes.empty() && !g.knobs.wgmma && g.knobs.split > 1;
+  }));
+  EXPECT_TRUE(llvm::none_of(square, [](const Genome &g) { return g.knobs.split > 1; }));
+  EXPECT_EQ(skinny.size(), square.size() + 8 + 5);
+}
+
+TEST(GenomeTest, TiledSeedsLowerOnIrregularAndLongKMatmuls) {
+  // The tiles need not divide the problem: on a 37x19 @ 19x45 matmul every SIMT tiled seed
+  // without split-K is legal and compiles. On a long-K 64x8192 @ 8192x64 matmul the split-K seeds are legal and
+  // lower to the partial-tile kernel plus the combine kernel over a scratch buffer.
+  const char *irregular = R"mlir(func.func @irr_t0(%a: tensor<37x19xf32>, %b: tensor<19x45xf32>) -> tensor<37x45xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<37x45xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<37x45xf32>) -> tensor<37x45xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<37x19xf32>, tensor<19x45xf32>) outs(%f : tensor<37x45xf32>) -> tensor<37x45xf32>
+  return %r : tensor<37x45xf32>
+})mlir";
+  const char *longK = R"mlir(func.func @lk_t0(%a: tensor<64x8192xf32>, %b: tensor<8192x64xf32>) -> tensor<64x64xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x8192xf32>, tensor<8192x64xf32>) outs(%f : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
+})mlir";
+  MLIRContext ctx(registry());
+  PTXOptions ptx;
+  for (auto [src, outputs] : {std::pair{irregular, int64_t(37 * 45)}, std::pair{longK, int64_t(64 * 64)}}) {
+    OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(src, &ctx);
+    ASSERT_TRUE(m);
+    LegalityCache legal(*m->getOps<func::FuncOp>().begin(), TaskFamily::Matmul);
+    unsigned tiled = 0, split = 0;
+    for (const Genome &g : seedGenomes(Genome(), TaskFamily::Matmul, outputs)) {
+      if (g.knobs.tileSizes.empty() || g.knobs.wgmma)
+        continue;
+      ++tiled;
+      // (K = 19 has one whole tile of 16: fewer than any split's slices.)
+      if (src == irregular && g.knobs.split > 1) {
+        EXPECT_FALSE(legal.isLegal(g)) << g.key(TaskFamily::Matmul);
+        continue;
+      }
+      ASSERT_TRUE(legal.isLegal(g)) << g.key(TaskFamily::Matmul);
+      CompiledVariant v = compileVariant(registry(), src, TaskFamily::Matmul, g, ptx, "");
+      ASSERT_TRUE(v.ok) << g.key(TaskFamily::Matmul) << "\n" << v.diagnostics;
+      EXPECT_EQ(v.launches.size(), g.knobs.split > 1 ? 2u : 1u) << g.key(TaskFamily::Matmul);
+      split += g.knobs.split > 1;
+    }
+    EXPECT_GE(tiled, 14u + 5u);
+    EXPECT_EQ(split, src == irregular ? 0u : 5u);
+  }
 }
 
 TEST(GenomeTest, ScansAreSeededWithParallelScansThatLower) {

@@ -36,12 +36,33 @@ std::optional<GemmView> gemmView(linalg::LinalgOp op) {
   GemmView v;
   // (inferContractionDims alone also "finds" dimensions in a convolution: ask first whether the
   // op is a contraction.)
+  // Several loop dimensions may make up one GEMM index (torch.matmul of a 3-d tensor by a
+  // matrix: M = (batch, rows); einsum bijl,lk->bijk: M = (b, i, j)). The kernels split a GEMM
+  // index back into its dimensions (MatmulKernel::indices) and read every element through the
+  // operand's indexing map, so any layout is correct; the order only decides which dimension is
+  // the fastest one (nDim, kDim: coalescing and 128-bit accesses). M and N dimensions follow
+  // their order in C (the tile's rows and columns run along C's layout), K dimensions their order
+  // in A (A's tile is read along K).
   if (FailureOr<linalg::ContractionDimensions> d = linalg::inferContractionDims(op);
-      linalg::isaContractionOpInterface(op) && succeeded(d) && d->m.size() == 1 &&
-      d->n.size() == 1 && d->k.size() == 1) {
-    v.m.assign(d->m.begin(), d->m.end());
-    v.n.assign(d->n.begin(), d->n.end());
-    v.k.assign(d->k.begin(), d->k.end());
+      linalg::isaContractionOpInterface(op) && succeeded(d) && !d->m.empty() && !d->n.empty() &&
+      !d->k.empty()) {
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    auto positionIn = [](AffineMap map, unsigned dim) {
+      for (auto [i, e] : llvm::enumerate(map.getResults()))
+        if (auto de = dyn_cast<AffineDimExpr>(e); de && de.getPosition() == dim)
+          return unsigned(i);
+      return map.getNumResults();
+    };
+    auto ordered = [&](const auto &dims, AffineMap map) {
+      SmallVector<unsigned> out(dims.begin(), dims.end());
+      llvm::stable_sort(out, [&](unsigned x, unsigned y) {
+        return positionIn(map, x) < positionIn(map, y);
+      });
+      return out;
+    };
+    v.m = ordered(d->m, maps[2]);
+    v.n = ordered(d->n, maps[2]);
+    v.k = ordered(d->k, maps[0]);
     v.batch.assign(d->batch.begin(), d->batch.end());
     return v;
   }
@@ -69,6 +90,14 @@ struct MatmulPlan {
   int64_t tx = 0, ty = 0, threads = 0;
   int64_t lda = 0;                                // A's tile in shared memory: BK rows of lda
   bool vec = false, prefetch = false;
+  // Shapes the tiles do not divide: the last row (column) tile reads clamped rows (columns) and
+  // stores only those inside; K: kFull whole K tiles, then a tail tile of kTail < BK elements.
+  bool guardM = false, guardN = false;
+  int64_t kFull = 0, kTail = 0;
+  // Split-K: `split` slices of the whole K tiles per output tile (grid z = batch * split), their
+  // partial tiles written to a scratch buffer [split, batch * M * N] and added in order (with the
+  // initial value, through the epilogue) by a second kernel, one thread per output.
+  int64_t split = 1;
   Type eltA, eltB;
 };
 
@@ -76,8 +105,8 @@ FailureOr<MatmulPlan> planMatmul(const GenericTask &t, const ScheduleKnobs &k) {
   linalg::GenericOp op = t.op;
   std::optional<GemmView> view = gemmView(op);
   if (!view || t.outputs.size() != 1)
-    return op.emitError("tile_sizes need a contraction with exactly one M, N and K dimension, "
-                        "or a convolution with unit strides and dilations");
+    return op.emitError("tile_sizes need a contraction with M, N and K dimensions, or a "
+                        "convolution with unit strides and dilations");
   if (!t.allCombinersKnown() || op.hasIndexSemantics())
     return op.emitError("tile_sizes need a payload of the form `yield add(f(a, b), out)`");
   MatmulPlan pl;
@@ -111,8 +140,10 @@ FailureOr<MatmulPlan> planMatmul(const GenericTask &t, const ScheduleKnobs &k) {
                           << " thread_tile=" << TM << "," << TN << " for M=" << M
                           << " N=" << N << " K=" << K << ": ";
   };
-  if (M % BM || N % BN || K % BK)
-    return bad() << "the tiles must divide the problem";
+  pl.guardM = M % BM != 0;
+  pl.guardN = N % BN != 0;
+  pl.kFull = K / BK;
+  pl.kTail = K % BK;
   if (BM % TM || BN % TN)
     return bad() << "the thread tile must divide the block tile";
   pl.tx = BN / TN;
@@ -134,6 +165,10 @@ FailureOr<MatmulPlan> planMatmul(const GenericTask &t, const ScheduleKnobs &k) {
   pl.prefetch = k.prefetch;
   if (pl.vec && (TM % 4 || TN % 4))
     return bad() << "vector_width=4 needs thread_tile entries that are multiples of 4";
+  pl.split = k.split;
+  if (pl.split > 1 && pl.kFull < pl.split)
+    return bad() << "split=" << pl.split << " needs at least " << pl.split << " whole K tiles, got "
+                 << pl.kFull;
   pl.lda = pl.vec ? BM + 4 : BM;
   pl.eltA = t.params[t.inputs[pl.ia].buffer].getElementType();
   pl.eltB = t.params[t.inputs[pl.ib].buffer].getElementType();
@@ -145,9 +180,43 @@ FailureOr<MatmulPlan> planMatmul(const GenericTask &t, const ScheduleKnobs &k) {
     pl.batchSizes.push_back(t.loopSizes[d]);
     pl.batch *= t.loopSizes[d];
   }
-  if (pl.batch > 65535)
-    return bad() << "batch " << pl.batch << " exceeds the grid's z limit";
+  if (pl.batch * pl.split > 65535)
+    return bad() << "batch " << pl.batch << (pl.split > 1 ? " times split " : "")
+                 << (pl.split > 1 ? std::to_string(pl.split) : "")
+                 << " exceeds the grid's z limit";
+  if (ceilDiv(M, BM) > 65535)
+    return bad() << ceilDiv(M, BM) << " row tiles exceed the grid's y limit";
+  if (ceilDiv(N, BN) > std::numeric_limits<int32_t>::max())
+    return bad() << ceilDiv(N, BN) << " column tiles exceed the grid's x limit";
+  if (pl.split > 1) {
+    const int64_t accBytes = accumulatorType(t.resultElementType(0)).getIntOrFloatBitWidth() / 8;
+    const int64_t scratch = pl.split * pl.batch * M * N * accBytes;
+    if (scratch > (int64_t(1) << 28))
+      return bad() << "split=" << pl.split << " needs " << scratch
+                   << " bytes of partial results (limit 268435456)";
+    if (ceilDiv(pl.batch * M * N, 256) > std::numeric_limits<int32_t>::max())
+      return bad() << "the split-K combine's grid is too large";
+  }
   return pl;
+}
+
+/// Loop indices of GEMM point (m, n, k) of batch `batchIdx`: each GEMM index split over its loop
+/// dimensions (the last fastest; one dimension each for a plain contraction).
+SmallVector<Value> gemmIndices(KernelBuilder &kb, const MatmulPlan &pl, ArrayRef<Value> batchIdx,
+                               Value m, Value n, Value kk) {
+  SmallVector<Value> ivs(pl.t->loopSizes.size());
+  for (auto [i, d] : llvm::enumerate(pl.view.batch))
+    ivs[d] = batchIdx[i];
+  auto place = [&](ArrayRef<unsigned> ds, ArrayRef<int64_t> sizes, Value linear) {
+    SmallVector<Value> parts =
+        ds.size() == 1 ? SmallVector<Value>{linear} : kb.delinearize(linear, sizes);
+    for (auto [d, v] : llvm::zip(ds, parts))
+      ivs[d] = v;
+  };
+  place(pl.view.m, pl.mSizes, m);
+  place(pl.view.n, pl.nSizes, n);
+  place(pl.view.k, pl.kSizes, kk);
+  return ivs;
 }
 
 /// Writes the kernel of a plan, piece by piece, in the order the kernel runs them.
@@ -157,9 +226,10 @@ public:
 
   /// The thread's and block's coordinates and the accumulators' initial values.
   void setUp();
-  /// All K tiles into the accumulators (prefetching the next tile when the plan says so).
+  /// All K tiles (of the block's slice, with split-K) into the accumulators (prefetching the next
+  /// tile when the plan says so), then the partial tail tile.
   SmallVector<Value> mainLoop();
-  /// C += the accumulators, through the epilogue.
+  /// C += the accumulators, through the epilogue (with split-K: the partial tile to scratch).
   void storeTile(ArrayRef<Value> accs);
   /// Multiply and add contract to FMA.
   void contractToFma();
@@ -176,14 +246,19 @@ private:
     SmallVector<Piece> a, b;
   };
 
+  void storeElements(Value m, Value n, SmallVector<Value> results);
   Value rowOf(int64_t i);
   Value colOf(int64_t j);
   SmallVector<Value> load4(Value buffer, Type elt, Value base);
   SmallVector<Value> indices(Value m, Value n, Value kk);
-  Fetched fetch(Value k0);
+  Fetched fetch(Value k0, bool tail = false);
   void stash(const Fetched &f);
   SmallVector<Value> step(Value kk, ValueRange a);
-  SmallVector<Value> computeTile(ValueRange cur);
+  SmallVector<Value> computeTile(ValueRange cur, int64_t count);
+  /// The whole K tiles from element lo to hi (at least one tile).
+  SmallVector<Value> wholeTiles(Value lo, Value hi, ValueRange cur);
+  /// The last K tile, of kTail < BK elements (clamped loads; only its kTail rows are computed).
+  SmallVector<Value> tailTile(ValueRange cur);
 
   const MatmulPlan &pl;
   const GenericTask &t;
@@ -196,6 +271,7 @@ private:
   const Combiner &comb;
   bool aKFastest = false, bNFastest = false, vecA = false, vecB = false;
   Value As, Bs, tid, tCol, tRow, m0, n0, zeroIdx, unusedOut;
+  Value slice, batchLin; // split-K: the block's slice of K and its linear batch index
   SmallVector<Value> batchIdx, init;
 };
 
@@ -216,9 +292,13 @@ MatmulKernel::MatmulKernel(const MatmulPlan &pl, KernelBuilder &kb)
   // the threads share the runs evenly); A's tile is stored transposed. 128-bit loads only where
   // a GEMM index is one loop dimension: a run of 4 along a split one can leave its dimension (a
   // filter row of 3) or its alignment (image columns at ow + kw).
+  // The run's first element is a multiple of 4 of the operand's innermost extent (the GEMM
+  // index's only dimension): that extent must be a multiple of 4 too, for the 16-byte alignment
+  // of every row and for a run never to straddle the end of a clamped tile.
   vecA = pl.vec && aKFastest && view.k.size() == 1 && pl.BK % 4 == 0 &&
-         (pl.BM * pl.BK / 4) % pl.threads == 0;
-  vecB = pl.vec && bNFastest && view.n.size() == 1 && (pl.BK * pl.BN / 4) % pl.threads == 0;
+         t.loopSizes[pl.kDim] % 4 == 0 && (pl.BM * pl.BK / 4) % pl.threads == 0;
+  vecB = pl.vec && bNFastest && view.n.size() == 1 && t.loopSizes[pl.nDim] % 4 == 0 &&
+         (pl.BK * pl.BN / 4) % pl.threads == 0;
 }
 
 void MatmulKernel::setUp() {
@@ -229,7 +309,10 @@ void MatmulKernel::setUp() {
   tRow = kb.div(tid, pl.tx);
   m0 = kb.mul(kb.blockId(gpu::Dimension::y), pl.BM);
   n0 = kb.mul(kb.blockId(gpu::Dimension::x), pl.BN);
-  batchIdx = kb.delinearize(kb.blockId(gpu::Dimension::z), pl.batchSizes);
+  Value bz = kb.blockId(gpu::Dimension::z);
+  batchLin = pl.split > 1 ? kb.rem(bz, pl.batch) : bz;
+  slice = pl.split > 1 ? kb.div(bz, pl.batch) : Value();
+  batchIdx = kb.delinearize(batchLin, pl.batchSizes);
   zeroIdx = kb.idx(0);
   for (int64_t i = 0; i < pl.TM * pl.TN; ++i)
     init.push_back(combinerIdentity(kb.b, loc, comb.op, acc));
@@ -259,26 +342,21 @@ SmallVector<Value> MatmulKernel::load4(Value buffer, Type elt, Value base) {
 /// Loop indices of GEMM point (m, n, k): each GEMM index split over its loop dimensions (the
 /// last fastest; one dimension each for a plain contraction).
 SmallVector<Value> MatmulKernel::indices(Value m, Value n, Value kk) {
-  SmallVector<Value> ivs(t.loopSizes.size());
-  for (auto [i, d] : llvm::enumerate(view.batch))
-    ivs[d] = batchIdx[i];
-  auto place = [&](ArrayRef<unsigned> ds, ArrayRef<int64_t> sizes, Value linear) {
-    SmallVector<Value> parts =
-        ds.size() == 1 ? SmallVector<Value>{linear} : kb.delinearize(linear, sizes);
-    for (auto [d, v] : llvm::zip(ds, parts))
-      ivs[d] = v;
-  };
-  place(view.m, pl.mSizes, m);
-  place(view.n, pl.nSizes, n);
-  place(view.k, pl.kSizes, kk);
-  return ivs;
+  return gemmIndices(kb, pl, batchIdx, m, n, kk);
 }
 
-MatmulKernel::Fetched MatmulKernel::fetch(Value k0) {
+/// With `tail` (the last, partial K tile) and where the tiles do not divide M or N, the GEMM
+/// indices past the problem are clamped to its last element (run): the loads stay in bounds, and
+/// what they read is never used (rows and columns past M and N only reach accumulators that are
+/// not stored; K rows past K are not computed on: tailTile).
+MatmulKernel::Fetched MatmulKernel::fetch(Value k0, bool tail) {
   const int64_t BM = pl.BM, BN = pl.BN, BK = pl.BK, threads = pl.threads;
   const unsigned ia = pl.ia, ib = pl.ib;
   Fetched f;
   const int64_t pa = vecA ? 4 : 1, pb = vecB ? 4 : 1;
+  auto clamp = [&](Value i, bool guard, int64_t extent, int64_t run) -> Value {
+    return guard ? arith::MinUIOp::create(kb.b, i, kb.idx(extent - run)).getResult() : i;
+  };
   const bool aSmall = BM * BK < threads; // (planMatmul; never vecA)
   for (int64_t l = 0; l < (aSmall ? 1 : BM * BK / pa / threads); ++l) {
     Value e = aSmall ? arith::MinUIOp::create(kb.b, tid, kb.idx(BM * BK - 1)).getResult()
@@ -287,7 +365,9 @@ MatmulKernel::Fetched MatmulKernel::fetch(Value k0) {
     Value kk = vecA ? kb.mul(kb.rem(e, BK / 4), 4) : aKFastest ? kb.rem(e, BK) : kb.div(e, BM);
     f.a.push_back({mm, kk,
                    loadLanes(kb, t.inputs[ia], maps[ia], pl.eltA,
-                             indices(kb.add(m0, mm), zeroIdx, kb.add(k0, kk)), pl.kDim, pa)});
+                             indices(clamp(kb.add(m0, mm), pl.guardM, pl.M, 1), zeroIdx,
+                                     clamp(kb.add(k0, kk), tail, pl.K, pa)),
+                             pl.kDim, pa)});
   }
   for (int64_t l = 0; l < BK * BN / pb / threads; ++l) {
     Value e = kb.add(tid, l * threads);
@@ -295,7 +375,9 @@ MatmulKernel::Fetched MatmulKernel::fetch(Value k0) {
     Value kk = vecB ? kb.div(e, BN / 4) : bNFastest ? kb.div(e, BN) : kb.rem(e, BK);
     f.b.push_back({kk, nn,
                    loadLanes(kb, t.inputs[ib], maps[ib], pl.eltB,
-                             indices(zeroIdx, kb.add(n0, nn), kb.add(k0, kk)), pl.nDim, pb)});
+                             indices(zeroIdx, clamp(kb.add(n0, nn), pl.guardN, pl.N, pb),
+                                     clamp(kb.add(k0, kk), tail, pl.K, 1)),
+                             pl.nDim, pb)});
   }
   return f;
 }
@@ -350,63 +432,119 @@ SmallVector<Value> MatmulKernel::step(Value kk, ValueRange a) {
   return out;
 }
 
-SmallVector<Value> MatmulKernel::computeTile(ValueRange cur) {
+SmallVector<Value> MatmulKernel::computeTile(ValueRange cur, int64_t count) {
   // The vector schedule unrolls the K step here (BK <= 32: at most 32 x TM*TN FMAs), so the
   // shared-memory offsets are constants and no loop counter competes with the FMAs.
   if (pl.vec && pl.BK <= 32) {
     SmallVector<Value> next(cur.begin(), cur.end());
-    for (int64_t kk = 0; kk < pl.BK; ++kk)
+    for (int64_t kk = 0; kk < count; ++kk)
       next = step(kb.idx(kk), next);
     return next;
   }
-  return kb.forLoop(zeroIdx, kb.idx(pl.BK), 1, cur,
+  return kb.forLoop(zeroIdx, kb.idx(count), 1, cur,
                     [&](Value kk, ValueRange a) { return step(kk, a); });
 }
 
 SmallVector<Value> MatmulKernel::mainLoop() {
   const int64_t BK = pl.BK;
+  SmallVector<Value> accs(init);
+  if (pl.split > 1) {
+    // Slice s of S takes whole tiles [s * kFull / S, (s + 1) * kFull / S) (at least one each),
+    // the last slice the tail tile too.
+    auto bound = [&](Value s) { return kb.mul(kb.div(kb.mul(s, pl.kFull), pl.split), BK); };
+    accs = wholeTiles(bound(slice), bound(kb.add(slice, 1)), accs);
+    if (!pl.kTail)
+      return accs;
+    SmallVector<Type> types(accs.size(), acc);
+    return kb.ifThenElse(
+        kb.eq(slice, pl.split - 1), types, [&] { return tailTile(accs); },
+        [&] { return accs; });
+  }
+  if (pl.kFull)
+    accs = wholeTiles(zeroIdx, kb.idx(pl.kFull * BK), accs);
+  if (pl.kTail)
+    accs = tailTile(accs);
+  return accs;
+}
+
+SmallVector<Value> MatmulKernel::tailTile(ValueRange cur) {
+  // (The barrier: the last whole tile's shared-memory reads are done.)
+  if (pl.kFull)
+    gpu::BarrierOp::create(kb.b);
+  stash(fetch(kb.idx(pl.kFull * pl.BK), /*tail=*/true));
+  gpu::BarrierOp::create(kb.b);
+  return computeTile(cur, pl.kTail);
+}
+
+SmallVector<Value> MatmulKernel::wholeTiles(Value lo, Value hi, ValueRange init) {
+  const int64_t BK = pl.BK;
   if (!pl.prefetch)
-    return kb.forLoop(zeroIdx, kb.idx(pl.K), BK, init, [&](Value k0, ValueRange cur) {
+    return kb.forLoop(lo, hi, BK, init, [&](Value k0, ValueRange cur) {
       stash(fetch(k0));
       gpu::BarrierOp::create(kb.b);
-      SmallVector<Value> next = computeTile(cur);
+      SmallVector<Value> next = computeTile(cur, pl.BK);
       gpu::BarrierOp::create(kb.b);
       return next;
     });
-  // Tile 0 first; then each iteration reads tile k0 while computing tile k0 - BK.
-  stash(fetch(zeroIdx));
+  // The first tile first; then each iteration reads tile k0 while computing tile k0 - BK.
+  stash(fetch(lo));
   gpu::BarrierOp::create(kb.b);
   SmallVector<Value> last =
-      kb.forLoop(kb.idx(BK), kb.idx(pl.K), BK, init, [&](Value k0, ValueRange cur) {
+      kb.forLoop(kb.add(lo, BK), hi, BK, init, [&](Value k0, ValueRange cur) {
         Fetched next = fetch(k0);
-        SmallVector<Value> out = computeTile(cur);
+        SmallVector<Value> out = computeTile(cur, pl.BK);
         gpu::BarrierOp::create(kb.b);
         stash(next);
         gpu::BarrierOp::create(kb.b);
         return out;
       });
-  return computeTile(last);
+  return computeTile(last, pl.BK);
 }
 
 void MatmulKernel::storeTile(ArrayRef<Value> accs) {
   const int64_t TM = pl.TM, TN = pl.TN;
   // C: `lanes` consecutive columns at a time (one vector access where C is contiguous along N).
-  AffineMap outMap = maps[2];
-  // (C's fastest N dimension must hold whole groups of 4 for the 16-byte aligned store.)
-  const int64_t lanes = pl.vec && t.loopSizes[pl.nDim] % 4 == 0 ? 4 : 1;
+  // (C's fastest N dimension must hold whole groups of 4 for the 16-byte aligned store; then N
+  // is a multiple of 4 too, and a group is wholly inside N or wholly past it.)
+  const int64_t lanes =
+      pl.split == 1 && pl.vec && t.loopSizes[pl.nDim] % 4 == 0 ? 4 : 1;
   for (int64_t i = 0; i < TM; ++i)
     for (int64_t j = 0; j < TN; j += lanes) {
-      SmallVector<Value> ivs = indices(kb.add(m0, rowOf(i)), kb.add(n0, colOf(j)), zeroIdx);
+      Value m = kb.add(m0, rowOf(i)), n = kb.add(n0, colOf(j));
       SmallVector<Value> results(accs.begin() + i * TN + j, accs.begin() + i * TN + j + lanes);
-      if (t.inits[0].kind != ValueSource::Kind::None) {
-        SmallVector<Value> init0 =
-            loadLanes(kb, t.inits[0], outMap, outElt, ivs, pl.nDim, lanes);
-        for (int64_t l = 0; l < lanes; ++l)
-          results[l] = combine(kb.b, loc, comb.op, castTo(kb.b, loc, init0[l], acc), results[l]);
-      }
-      // Cast and stored, through the epilogue (in f32 for f16/bf16) where the task has one.
-      storeOutput(kb, t, 0, ivs, pl.nDim, results, /*wide=*/true);
+      // Rows and columns past the problem (tiles that do not divide it) are not stored.
+      Value inside;
+      if (pl.guardM)
+        inside = kb.lt(m, pl.M);
+      if (pl.guardN)
+        inside = inside ? arith::AndIOp::create(kb.b, inside, kb.lt(n, pl.N)).getResult()
+                        : kb.lt(n, pl.N);
+      auto store = [&] { storeElements(m, n, results); };
+      if (inside)
+        kb.ifThen(inside, store);
+      else
+        store();
     }
+}
+
+void MatmulKernel::storeElements(Value m, Value n, SmallVector<Value> results) {
+  const int64_t lanes = results.size();
+  AffineMap outMap = maps[2];
+  if (pl.split > 1) {
+    // A slice's partial sums, raw: the combine kernel adds the slices and the initial value.
+    Value point = kb.add(kb.mul(kb.add(kb.mul(batchLin, pl.M), m), pl.N), n);
+    memref::StoreOp::create(kb.b, results[0], kb.param(t.params.size()),
+                            ValueRange{slice, point});
+    return;
+  }
+  SmallVector<Value> ivs = indices(m, n, zeroIdx);
+  if (t.inits[0].kind != ValueSource::Kind::None) {
+    SmallVector<Value> init0 = loadLanes(kb, t.inits[0], outMap, outElt, ivs, pl.nDim, lanes);
+    for (int64_t l = 0; l < lanes; ++l)
+      results[l] = combine(kb.b, loc, comb.op, castTo(kb.b, loc, init0[l], acc), results[l]);
+  }
+  // Cast and stored, through the epilogue (in f32 for f16/bf16) where the task has one.
+  storeOutput(kb, t, 0, ivs, pl.nDim, results, /*wide=*/true);
 }
 
 void MatmulKernel::contractToFma() {
@@ -421,6 +559,43 @@ void MatmulKernel::contractToFma() {
   });
 }
 
+/// The second kernel of split-K: one thread per output point (batch, m, n), the slices' partial
+/// sums added in order (the result does not depend on scheduling), then the initial value, then
+/// the epilogue and the store.
+void emitSplitCombine(const MatmulPlan &pl, EmitContext &ctx, ArrayRef<MemRefType> params) {
+  const GenericTask &t = *pl.t;
+  const int64_t bs = 256, points = pl.batch * pl.M * pl.N;
+  Location loc = t.op->getLoc();
+  KernelBuilder kb(ctx.module, ctx.kernelName, params, {}, {bs, 1, 1}, loc);
+  Value point = kb.add(kb.mul(kb.blockId(), bs), kb.threadId());
+  auto body = [&] {
+    Value n = kb.rem(point, pl.N), rest = kb.div(point, pl.N);
+    Value m = kb.rem(rest, pl.M), b = kb.div(rest, pl.M);
+    SmallVector<Value> ivs = gemmIndices(kb, pl, kb.delinearize(b, pl.batchSizes), m, n, kb.idx(0));
+    Operation *c = t.combiners[0].op;
+    Type outElt = t.resultElementType(0), acc = accumulatorType(outElt);
+    Value partials = kb.param(t.params.size());
+    Value total =
+        kb.forLoop(kb.idx(0), kb.idx(pl.split), 1, {combinerIdentity(kb.b, loc, c, acc)},
+                   [&](Value s, ValueRange a) {
+                     Value x = memref::LoadOp::create(kb.b, partials, ValueRange{s, point});
+                     return SmallVector<Value>{combine(kb.b, loc, c, a[0], x)};
+                   })
+            .front();
+    if (t.inits[0].kind != ValueSource::Kind::None) {
+      AffineMap outMap = linalg::GenericOp(t.op).getIndexingMapsArray()[2];
+      Value init0 = loadLanes(kb, t.inits[0], outMap, outElt, ivs, pl.nDim, 1).front();
+      total = combine(kb.b, loc, c, castTo(kb.b, loc, init0, acc), total);
+    }
+    storeOutput(kb, t, 0, ivs, pl.nDim, {total}, /*wide=*/true);
+  };
+  if (points % bs == 0)
+    body();
+  else
+    kb.ifThen(kb.lt(point, points), body);
+  kb.finish();
+}
+
 } // namespace
 
 FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &t, const ScheduleKnobs &k,
@@ -429,7 +604,15 @@ FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &t, const ScheduleKnobs
   if (failed(pl))
     return failure();
   MLIRContext *mctx = t.op->getContext();
-  KernelBuilder kb(ctx.module, ctx.kernelName, t.params,
+  SmallVector<MemRefType> params(t.params.begin(), t.params.end());
+  SmallVector<BufferDesc> scratch;
+  const int64_t points = pl->batch * pl->M * pl->N;
+  if (pl->split > 1) {
+    params.push_back(
+        MemRefType::get({pl->split, points}, accumulatorType(t.resultElementType(0))));
+    scratch.push_back({"", BufferRole::Scratch, params.back()});
+  }
+  KernelBuilder kb(ctx.module, ctx.kernelName, params,
                    {workgroupBuffer(mctx, pl->BK * pl->lda, pl->eltA),
                     workgroupBuffer(mctx, pl->BK * pl->BN, pl->eltB)},
                    {pl->threads, 1, 1}, t.op->getLoc());
@@ -440,8 +623,21 @@ FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &t, const ScheduleKnobs
   kernel.contractToFma();
   kb.finish();
 
-  return singleKernel(TaskFamily::Matmul, ctx, {pl->N / pl->BN, pl->M / pl->BM, pl->batch},
-                      {pl->threads, 1, 1}, t.params.size());
+  LoweredTask lowered = singleKernel(
+      TaskFamily::Matmul, ctx,
+      {ceilDiv(pl->N, pl->BN), ceilDiv(pl->M, pl->BM), pl->batch * pl->split},
+      {pl->threads, 1, 1}, params.size());
+  if (pl->split == 1)
+    return lowered;
+  lowered.scratch = scratch;
+  KernelLaunch launch = lowered.launches.front();
+  EmitContext combineCtx{ctx.module, ctx.kernelName + "_combine"};
+  emitSplitCombine(*pl, combineCtx, params);
+  launch.kernel = combineCtx.kernelName;
+  launch.grid = {ceilDiv(points, 256), 1, 1};
+  launch.block = {256, 1, 1};
+  lowered.launches.push_back(launch);
+  return lowered;
 }
 
 } // namespace evo

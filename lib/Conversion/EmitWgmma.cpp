@@ -173,6 +173,8 @@ LogicalResult checkCommon(const GenericTask &t, const ScheduleKnobs &k, unsigned
   auto bad = [&] { return badKnobs(t, k); };
   if (!isMultiplyAdd(t) || linalg::GenericOp(t.op).hasIndexSemantics() || t.outputs.size() != 1)
     return bad() << "needs a payload of the form `out + a * b`";
+  if (k.split != 1)
+    return bad() << "split=" << k.split << ": split-K is a tiled SIMT schedule (wgmma=0)";
   if (!t.inputs[ia].isPlainBuffer() || !t.inputs[ib].isPlainBuffer())
     return bad() << "needs both operands in memory, not read through a view (tensor.pad, a "
                     "reshape or a slice)";

@@ -139,15 +139,15 @@ def Evo_TransposeTile : Evo_Knob<"transpose_tile", "transposeTile", "transpose-t
 }
 
 def Evo_Split : Evo_Knob<"split", "split", "split", "Int",
-    "Reductions: slices of the reduction reduced in parallel, then combined by a second "
-    "kernel (power of 2, at most 256)"> {
+    "Reductions and untiled or tiled (SIMT) matmuls: slices of the reduction (K) reduced in "
+    "parallel, then combined in order by a second kernel (power of 2, at most 256)"> {
   let cppDefault = "1";
   let check = [{
     if (!isPowerOf2(k.split) || k.split > 256)
       return emitError() << "split must be a power of 2 in [1, 256], got " << k.split;
   }];
   let recorded = "f == TaskFamily::Reduction || "
-                 # "(f == TaskFamily::Matmul && k.tileSizes.empty() && k.split != 1)";
+                 # "(f == TaskFamily::Matmul && k.split != 1)";
   let search = [[1], [2], [4], [8], [16], [32], [64]];
 }
 
