@@ -371,7 +371,10 @@ void FunctionLowering::formRowGroups() {
   for (size_t i = 0; i < compute.size();) {
     size_t best = 0;
     SmallVector<Value> bestOuts;
-    for (size_t j = i + 1; j <= compute.size() && eligible(compute[j - 1]); ++j) {
+    // At most kMaxRowGroup ops per run: each candidate is a cloned task func.
+    constexpr size_t kMaxRowGroup = 32;
+    for (size_t j = i + 1; j <= std::min(compute.size(), i + kMaxRowGroup) && eligible(compute[j - 1]);
+         ++j) {
       if (j - i < 2)
         continue;
       ArrayRef<Operation *> group = ArrayRef(compute).slice(i, j - i);
