@@ -404,3 +404,47 @@ TEST(RooflineTest, TablesAGatherOrASliceReadInPartAreNotInTheFloor) {
   TaskCost cost = estimateCost(m->lookupSymbol<func::FuncOp>("f"), plan);
   EXPECT_DOUBLE_EQ(cost.readBytes, 32 * 4 + 8 * 8 * 4); // the ids and the padded source
 }
+
+TEST(RooflineTest, AStridedConvolutionCountsTheRowsItReaches) {
+  // A 1x1 convolution with stride 2 reads every other row and column of its image: counting the
+  // whole image put the floor of an honest kernel at 4x what it must read. A stride-1 3x3
+  // convolution reaches (at least) its output's extent of each dimension; a 1x1 conv with stride
+  // 1 its whole image.
+  MLIRContext ctx;
+  ctx.loadDialect<func::FuncDialect, arith::ArithDialect, linalg::LinalgDialect,
+                  tensor::TensorDialect>();
+  const char *src = R"mlir(
+    func.func @f(%x: tensor<1x8x64x64xf32>, %w: tensor<16x8x1x1xf32>, %y: tensor<1x8x64x64xf32>,
+                 %v: tensor<16x8x3x3xf32>, %z: tensor<1x8x64x64xf32>)
+        -> (tensor<1x16x32x32xf32>, tensor<1x16x62x62xf32>, tensor<1x16x64x64xf32>) {
+      %c0 = arith.constant 0.0 : f32
+      %e = tensor.empty() : tensor<1x16x32x32xf32>
+      %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32>
+      %a = linalg.conv_2d_nchw_fchw {strides = dense<2> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+          ins(%x, %w : tensor<1x8x64x64xf32>, tensor<16x8x1x1xf32>) outs(%f : tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32>
+      %e2 = tensor.empty() : tensor<1x16x62x62xf32>
+      %f2 = linalg.fill ins(%c0 : f32) outs(%e2 : tensor<1x16x62x62xf32>) -> tensor<1x16x62x62xf32>
+      %b = linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+          ins(%y, %v : tensor<1x8x64x64xf32>, tensor<16x8x3x3xf32>) outs(%f2 : tensor<1x16x62x62xf32>) -> tensor<1x16x62x62xf32>
+      %e3 = tensor.empty() : tensor<1x16x64x64xf32>
+      %f3 = linalg.fill ins(%c0 : f32) outs(%e3 : tensor<1x16x64x64xf32>) -> tensor<1x16x64x64xf32>
+      %c = linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+          ins(%z, %w : tensor<1x8x64x64xf32>, tensor<16x8x1x1xf32>) outs(%f3 : tensor<1x16x64x64xf32>) -> tensor<1x16x64x64xf32>
+      return %a, %b, %c : tensor<1x16x32x32xf32>, tensor<1x16x62x62xf32>, tensor<1x16x64x64xf32>
+    })mlir";
+  OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(src, &ctx);
+  ASSERT_TRUE(m);
+  LaunchPlan plan;
+  Builder b(&ctx);
+  auto f32 = b.getF32Type();
+  plan.buffers = {{"x", BufferRole::Input, MemRefType::get({1, 8, 64, 64}, f32)},
+                  {"w", BufferRole::Input, MemRefType::get({16, 8, 1, 1}, f32)},
+                  {"y", BufferRole::Input, MemRefType::get({1, 8, 64, 64}, f32)},
+                  {"v", BufferRole::Input, MemRefType::get({16, 8, 3, 3}, f32)},
+                  {"z", BufferRole::Input, MemRefType::get({1, 8, 64, 64}, f32)}};
+  TaskCost cost = estimateCost(m->lookupSymbol<func::FuncOp>("f"), plan);
+  double image = 8 * 64 * 64 * 4;
+  EXPECT_DOUBLE_EQ(cost.readBytes, image / 4 + 16 * 8 * 4 +        // x: every other row/column
+                                       image * (62.0 / 64) * (62.0 / 64) + // y: 62 of 64 reached
+                                       16 * 8 * 9 * 4 + image);           // v, z whole
+}

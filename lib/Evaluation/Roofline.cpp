@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -34,20 +35,65 @@ static double payloadFlops(Block &body) {
   return n;
 }
 
-/// Whether a kernel may read only part of `v`: every use gathers from it (tensor.extract in a
-/// payload, at data-dependent indices) or slices it (tensor.extract_slice, possibly under other
-/// views). Its bytes are then no part of the floor, which must stay a lower bound.
-static bool readInPart(Value v) {
+/// A lower bound on the share of a tensor's elements that a linalg operand with `map` reaches
+/// over the loop ranges: per dimension of the tensor, an affine sum of loop dimensions times
+/// constants reaches at least as many distinct indices as its widest loop dimension (a strided
+/// window: 2*oh + kh with a 1x1 filter reaches every other row). 1 where that cannot be shown
+/// simply (other expressions, a loop dimension in two results, dynamic sizes).
+static double mapReach(AffineMap map, ArrayRef<int64_t> ranges, ArrayRef<int64_t> shape) {
+  if (map.getNumResults() != shape.size())
+    return 1;
+  double share = 1;
+  llvm::SmallBitVector seen(map.getNumDims());
+  for (auto [e, size] : llvm::zip(map.getResults(), shape)) {
+    if (ShapedType::isDynamic(size) || size <= 0)
+      return 1;
+    int64_t widest = 1;
+    bool simple = true;
+    llvm::SmallBitVector dims(map.getNumDims());
+    e.walk([&](AffineExpr x) {
+      if (auto d = dyn_cast<AffineDimExpr>(x)) {
+        dims.set(d.getPosition());
+        widest = std::max(widest, ranges[d.getPosition()]);
+      } else if (auto bin = dyn_cast<AffineBinaryOpExpr>(x)) {
+        bool scaled = x.getKind() == AffineExprKind::Mul &&
+                      (isa<AffineConstantExpr>(bin.getRHS()) || isa<AffineConstantExpr>(bin.getLHS()));
+        simple &= x.getKind() == AffineExprKind::Add || scaled;
+      } else if (!isa<AffineConstantExpr>(x)) {
+        simple = false;
+      }
+    });
+    if (!simple || seen.anyCommon(dims) ||
+        llvm::any_of(dims.set_bits(), [&](unsigned d) { return ShapedType::isDynamic(ranges[d]); }))
+      return 1;
+    seen |= dims;
+    share *= static_cast<double>(std::min(widest, size)) / size;
+  }
+  return share;
+}
+
+/// A lower bound on the share of `v`'s elements a kernel must read (the floor counts that much
+/// of its bytes and must stay a lower bound): 0 where every use gathers from it (tensor.extract
+/// in a payload, at data-dependent indices), slices it, or reads a view of it that is read in
+/// part; a linalg operand's indexing map's reach (a strided convolution skips rows); else 1.
+static double readShare(Value v) {
   if (v.use_empty())
-    return false;
-  return llvm::all_of(v.getUses(), [](OpOperand &use) {
+    return 1;
+  double share = 0; // the uses' union reads at least the most any one of them reads
+  for (OpOperand &use : v.getUses()) {
     Operation *user = use.getOwner();
+    double u = 1;
     if (isa<tensor::ExtractOp>(user) || isa<tensor::ExtractSliceOp>(user))
-      return true;
-    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp, tensor::PadOp>(user))
-      return readInPart(user->getResult(0));
-    return false;
-  });
+      u = 0;
+    else if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp, tensor::PadOp>(
+                 user))
+      u = readShare(user->getResult(0)) < 1 ? 0 : 1;
+    else if (auto l = dyn_cast<linalg::LinalgOp>(user); l && l.isDpsInput(&use))
+      if (auto t = dyn_cast<RankedTensorType>(v.getType()))
+        u = mapReach(l.getMatchingIndexingMap(&use), l.getStaticLoopRanges(), t.getShape());
+    share = std::max(share, u);
+  }
+  return share;
 }
 
 TaskCost estimateCost(func::FuncOp func, const LaunchPlan &plan) {
@@ -56,11 +102,11 @@ TaskCost estimateCost(func::FuncOp func, const LaunchPlan &plan) {
   for (const BufferDesc &b : plan.buffers) {
     if (b.role == BufferRole::Input) {
       // Inputs are the function's arguments, in order.
-      bool partial = !func.isExternal() && input < func.getNumArguments() &&
-                     readInPart(func.getArgument(input));
+      double share = !func.isExternal() && input < func.getNumArguments()
+                         ? readShare(func.getArgument(input))
+                         : 1;
       ++input;
-      if (!partial)
-        cost.readBytes += b.sizeInBytes();
+      cost.readBytes += share * b.sizeInBytes();
     } else if (b.role == BufferRole::Output) {
       cost.writeBytes += b.sizeInBytes();
     }
