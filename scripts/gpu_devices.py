@@ -15,8 +15,9 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# The bench suite but its four largest matmuls (8192^3 and 4096 x 14336: naive baselines of
-# seconds per trial would make the one-GPU run alone outlast a device call).
+# The bench suite but its six heaviest (the 8192^3 f16/bf16 matmul and linear, 4096 x 14336,
+# bmm_f16, the f32 conv2d: naive baselines of up to seconds per trial would make the one-GPU
+# run alone outlast a device call).
 DEFAULT = ("relu,row_sum,softmax,gelu,add_bias,sigmoid,col_sum,layernorm,rmsnorm,transpose,"
            "gemv_f32,gemv_f16,matmul_k1m,matmul_f32,matmul_f16_4096,matmul_bias_gelu_f16,"
            "bmm_f32,maxpool2d,conv2d_f16")
