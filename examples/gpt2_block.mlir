@@ -1,0 +1,244 @@
+// A GPT-2-small-class transformer layer (pre-LN), f32, written the way
+// torch-mlir emits linalg on tensors (issue 16, item 4; docs/bench.md, "Transformer block"):
+//   h = x + attn(ln_1(x)) @ W_o + b_o;   y = h + gelu_tanh(ln_2(h) @ W_fc + b_fc) @ W_proj + b_proj
+// attn: qkv = ln_1(x) @ W_qkv + b_qkv, split into q, k, v (tensor.extract_slice) of 12 heads of 64
+// (tensor.expand_shape), scores = q k^T / 8 per head, causal mask (key j > query i gets -1e30),
+// softmax over the keys, p v per head written straight to [S, 12, 64], merged to [S, 768]
+// (tensor.collapse_shape). Weights are arguments, stored [in, out] (GPT-2's Conv1D: x @ W).
+// Shape: batch 1, sequence S = 1024, D = 768, 12 heads of 64, MLP 3072; LayerNorm eps 1e-5.
+// PyTorch: scripts/gpu_transformer.py (the same math as an nn.Module on the same weights).
+// Lowers to 9 tasks (test/Pipelines/transformer-block.test): ln_1 (rows); qkv matmul + bias;
+// q k^T + scale + mask; softmax (rows); p v; out-proj matmul; bias + residual + ln_2 (rows: h is
+// never stored); fc matmul + bias + gelu; proj matmul + bias + residual (h recomputed in its epilogue).
+#x = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+#col = affine_map<(i, j) -> (j)>
+#vec = affine_map<(i) -> (i)>
+#qk_q = affine_map<(h, i, j, d) -> (i, h, d)>
+#qk_k = affine_map<(h, i, j, d) -> (j, h, d)>
+#qk_s = affine_map<(h, i, j, d) -> (h, i, j)>
+#pv_p = affine_map<(h, i, d, j) -> (h, i, j)>
+#pv_v = affine_map<(h, i, d, j) -> (j, h, d)>
+#pv_o = affine_map<(h, i, d, j) -> (i, h, d)>
+#id3 = affine_map<(a, b, c) -> (a, b, c)>
+func.func @gpt2_block(%x: tensor<1024x768xf32>,
+                      %ln1_g: tensor<768xf32>, %ln1_b: tensor<768xf32>,
+                      %w_qkv: tensor<768x2304xf32>, %b_qkv: tensor<2304xf32>,
+                      %w_o: tensor<768x768xf32>, %b_o: tensor<768xf32>,
+                      %ln2_g: tensor<768xf32>, %ln2_b: tensor<768xf32>,
+                      %w_fc: tensor<768x3072xf32>, %b_fc: tensor<3072xf32>,
+                      %w_proj: tensor<3072x768xf32>, %b_proj: tensor<768xf32>) -> tensor<1024x768xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %n = arith.constant 7.680000e+02 : f32
+  %eps = arith.constant 9.99999974E-6 : f32
+  %scale = arith.constant 1.250000e-01 : f32
+  %masked = arith.constant -1.000000e+30 : f32
+  %half = arith.constant 5.000000e-01 : f32
+  %one = arith.constant 1.000000e+00 : f32
+  %gelu_a = arith.constant 0.797884583 : f32
+  %gelu_b = arith.constant 4.471500e-02 : f32
+  %e_row = tensor.empty() : tensor<1024xf32>
+  %z_row = linalg.fill ins(%zero : f32) outs(%e_row : tensor<1024xf32>) -> tensor<1024xf32>
+  %e_sd = tensor.empty() : tensor<1024x768xf32>
+  %e_sd32 = tensor.empty() : tensor<1024x768xf32>
+  // ln1: LayerNorm over D (torch-mlir's native_layer_norm decomposition; f32 statistics).
+  %ln1_sum = linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<1024x768xf32>) outs(%z_row : tensor<1024xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<1024xf32>
+  %ln1_mean = linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]}
+      ins(%ln1_sum : tensor<1024xf32>) outs(%e_row : tensor<1024xf32>) {
+  ^bb0(%s: f32, %o: f32):
+    %m = arith.divf %s, %n : f32
+    linalg.yield %m : f32
+  } -> tensor<1024xf32>
+  %ln1_cent = linalg.generic {indexing_maps = [#x, #row, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %ln1_mean : tensor<1024x768xf32>, tensor<1024xf32>) outs(%e_sd32 : tensor<1024x768xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %c = arith.subf %a, %m : f32
+    linalg.yield %c : f32
+  } -> tensor<1024x768xf32>
+  %ln1_sq = linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%ln1_cent : tensor<1024x768xf32>) outs(%z_row : tensor<1024xf32>) {
+  ^bb0(%c: f32, %acc: f32):
+    %c2 = arith.mulf %c, %c : f32
+    %s = arith.addf %c2, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<1024xf32>
+  %ln1_rstd = linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]}
+      ins(%ln1_sq : tensor<1024xf32>) outs(%e_row : tensor<1024xf32>) {
+  ^bb0(%s: f32, %o: f32):
+    %var = arith.divf %s, %n : f32
+    %ve = arith.addf %var, %eps : f32
+    %r = math.rsqrt %ve : f32
+    linalg.yield %r : f32
+  } -> tensor<1024xf32>
+  %ln1 = linalg.generic {indexing_maps = [#x, #row, #col, #col, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%ln1_cent, %ln1_rstd, %ln1_g, %ln1_b : tensor<1024x768xf32>, tensor<1024xf32>, tensor<768xf32>, tensor<768xf32>) outs(%e_sd : tensor<1024x768xf32>) {
+  ^bb0(%c: f32, %r: f32, %g: f32, %bb: f32, %o: f32):
+    %nrm = arith.mulf %c, %r : f32
+    %sc = arith.mulf %nrm, %g : f32
+    %y = arith.addf %sc, %bb : f32
+    linalg.yield %y : f32
+  } -> tensor<1024x768xf32>
+  // qkv: [S, 768] @ [768, 2304] + bias
+  %qkv_e32 = tensor.empty() : tensor<1024x2304xf32>
+  %qkv_z = linalg.fill ins(%zero : f32) outs(%qkv_e32 : tensor<1024x2304xf32>) -> tensor<1024x2304xf32>
+  %qkv_mm = linalg.matmul ins(%ln1, %w_qkv : tensor<1024x768xf32>, tensor<768x2304xf32>) outs(%qkv_z : tensor<1024x2304xf32>) -> tensor<1024x2304xf32>
+  %qkv_e = tensor.empty() : tensor<1024x2304xf32>
+  %qkv = linalg.generic {indexing_maps = [#x, #col, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%qkv_mm, %b_qkv : tensor<1024x2304xf32>, tensor<2304xf32>) outs(%qkv_e : tensor<1024x2304xf32>) {
+  ^bb0(%m: f32, %bv: f32, %o: f32):
+    %y = arith.addf %m, %bv : f32
+    linalg.yield %y : f32
+  } -> tensor<1024x2304xf32>
+  // q, k, v: column blocks of qkv, each viewed as [S, 12 heads, 64]
+  %q2 = tensor.extract_slice %qkv[0, 0] [1024, 768] [1, 1] : tensor<1024x2304xf32> to tensor<1024x768xf32>
+  %k2 = tensor.extract_slice %qkv[0, 768] [1024, 768] [1, 1] : tensor<1024x2304xf32> to tensor<1024x768xf32>
+  %v2 = tensor.extract_slice %qkv[0, 1536] [1024, 768] [1, 1] : tensor<1024x2304xf32> to tensor<1024x768xf32>
+  %q_h = tensor.expand_shape %q2 [[0], [1, 2]] output_shape [1024, 12, 64] : tensor<1024x768xf32> into tensor<1024x12x64xf32>
+  %k_h = tensor.expand_shape %k2 [[0], [1, 2]] output_shape [1024, 12, 64] : tensor<1024x768xf32> into tensor<1024x12x64xf32>
+  %v_h = tensor.expand_shape %v2 [[0], [1, 2]] output_shape [1024, 12, 64] : tensor<1024x768xf32> into tensor<1024x12x64xf32>
+  // scores[h, i, j] = q[i, h, :] . k[j, h, :] (f32 accumulation), then / 8 and the causal mask
+  %e_hss = tensor.empty() : tensor<12x1024x1024xf32>
+  %z_hss = linalg.fill ins(%zero : f32) outs(%e_hss : tensor<12x1024x1024xf32>) -> tensor<12x1024x1024xf32>
+  %qk = linalg.generic {indexing_maps = [#qk_q, #qk_k, #qk_s], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%q_h, %k_h : tensor<1024x12x64xf32>, tensor<1024x12x64xf32>) outs(%z_hss : tensor<12x1024x1024xf32>) {
+  ^bb0(%qv: f32, %kv: f32, %acc: f32):
+    %p = arith.mulf %qv, %kv : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<12x1024x1024xf32>
+  %scores = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%qk : tensor<12x1024x1024xf32>) outs(%e_hss : tensor<12x1024x1024xf32>) {
+  ^bb0(%s: f32, %o: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %keep = arith.cmpi ule, %j, %i : index
+    %sc = arith.mulf %s, %scale : f32
+    %m = arith.select %keep, %sc, %masked : f32
+    linalg.yield %m : f32
+  } -> tensor<12x1024x1024xf32>
+  // softmax over the keys (f32)
+  %e_probs = tensor.empty() : tensor<12x1024x1024xf32>
+  %probs32 = linalg.softmax dimension(2) ins(%scores : tensor<12x1024x1024xf32>) outs(%e_probs : tensor<12x1024x1024xf32>) -> tensor<12x1024x1024xf32>
+  // attn[i, h, :] = sum_j p[h, i, j] v[j, h, :], written as [S, 12, 64] and merged to [S, 768]
+  %e_sh = tensor.empty() : tensor<1024x12x64xf32>
+  %z_sh = linalg.fill ins(%zero : f32) outs(%e_sh : tensor<1024x12x64xf32>) -> tensor<1024x12x64xf32>
+  %pv_mm = linalg.generic {indexing_maps = [#pv_p, #pv_v, #pv_o], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%probs32, %v_h : tensor<12x1024x1024xf32>, tensor<1024x12x64xf32>) outs(%z_sh : tensor<1024x12x64xf32>) {
+  ^bb0(%pv: f32, %vv: f32, %acc: f32):
+    %p = arith.mulf %pv, %vv : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1024x12x64xf32>
+  %attn = tensor.collapse_shape %pv_mm [[0], [1, 2]] : tensor<1024x12x64xf32> into tensor<1024x768xf32>
+  // proj_o: [S, 768] @ [768, 768] + bias
+  %proj_o_e32 = tensor.empty() : tensor<1024x768xf32>
+  %proj_o_z = linalg.fill ins(%zero : f32) outs(%proj_o_e32 : tensor<1024x768xf32>) -> tensor<1024x768xf32>
+  %proj_o_mm = linalg.matmul ins(%attn, %w_o : tensor<1024x768xf32>, tensor<768x768xf32>) outs(%proj_o_z : tensor<1024x768xf32>) -> tensor<1024x768xf32>
+  %proj_o_e = tensor.empty() : tensor<1024x768xf32>
+  %proj_o = linalg.generic {indexing_maps = [#x, #col, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%proj_o_mm, %b_o : tensor<1024x768xf32>, tensor<768xf32>) outs(%proj_o_e : tensor<1024x768xf32>) {
+  ^bb0(%m: f32, %bv: f32, %o: f32):
+    %y = arith.addf %m, %bv : f32
+    linalg.yield %y : f32
+  } -> tensor<1024x768xf32>
+  // h1: residual
+  %h1 = linalg.generic {indexing_maps = [#x, #x, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%proj_o, %x : tensor<1024x768xf32>, tensor<1024x768xf32>) outs(%e_sd : tensor<1024x768xf32>) {
+  ^bb0(%u: f32, %v: f32, %o: f32):
+    %y = arith.addf %u, %v : f32
+    linalg.yield %y : f32
+  } -> tensor<1024x768xf32>
+  // ln2: LayerNorm over D (torch-mlir's native_layer_norm decomposition; f32 statistics).
+  %ln2_sum = linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%h1 : tensor<1024x768xf32>) outs(%z_row : tensor<1024xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<1024xf32>
+  %ln2_mean = linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]}
+      ins(%ln2_sum : tensor<1024xf32>) outs(%e_row : tensor<1024xf32>) {
+  ^bb0(%s: f32, %o: f32):
+    %m = arith.divf %s, %n : f32
+    linalg.yield %m : f32
+  } -> tensor<1024xf32>
+  %ln2_cent = linalg.generic {indexing_maps = [#x, #row, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%h1, %ln2_mean : tensor<1024x768xf32>, tensor<1024xf32>) outs(%e_sd32 : tensor<1024x768xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %c = arith.subf %a, %m : f32
+    linalg.yield %c : f32
+  } -> tensor<1024x768xf32>
+  %ln2_sq = linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%ln2_cent : tensor<1024x768xf32>) outs(%z_row : tensor<1024xf32>) {
+  ^bb0(%c: f32, %acc: f32):
+    %c2 = arith.mulf %c, %c : f32
+    %s = arith.addf %c2, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<1024xf32>
+  %ln2_rstd = linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]}
+      ins(%ln2_sq : tensor<1024xf32>) outs(%e_row : tensor<1024xf32>) {
+  ^bb0(%s: f32, %o: f32):
+    %var = arith.divf %s, %n : f32
+    %ve = arith.addf %var, %eps : f32
+    %r = math.rsqrt %ve : f32
+    linalg.yield %r : f32
+  } -> tensor<1024xf32>
+  %ln2 = linalg.generic {indexing_maps = [#x, #row, #col, #col, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%ln2_cent, %ln2_rstd, %ln2_g, %ln2_b : tensor<1024x768xf32>, tensor<1024xf32>, tensor<768xf32>, tensor<768xf32>) outs(%e_sd : tensor<1024x768xf32>) {
+  ^bb0(%c: f32, %r: f32, %g: f32, %bb: f32, %o: f32):
+    %nrm = arith.mulf %c, %r : f32
+    %sc = arith.mulf %nrm, %g : f32
+    %y = arith.addf %sc, %bb : f32
+    linalg.yield %y : f32
+  } -> tensor<1024x768xf32>
+  // fc: [S, 768] @ [768, 3072] + bias
+  %fc_e32 = tensor.empty() : tensor<1024x3072xf32>
+  %fc_z = linalg.fill ins(%zero : f32) outs(%fc_e32 : tensor<1024x3072xf32>) -> tensor<1024x3072xf32>
+  %fc_mm = linalg.matmul ins(%ln2, %w_fc : tensor<1024x768xf32>, tensor<768x3072xf32>) outs(%fc_z : tensor<1024x3072xf32>) -> tensor<1024x3072xf32>
+  %fc_e = tensor.empty() : tensor<1024x3072xf32>
+  %fc = linalg.generic {indexing_maps = [#x, #col, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%fc_mm, %b_fc : tensor<1024x3072xf32>, tensor<3072xf32>) outs(%fc_e : tensor<1024x3072xf32>) {
+  ^bb0(%m: f32, %bv: f32, %o: f32):
+    %y = arith.addf %m, %bv : f32
+    linalg.yield %y : f32
+  } -> tensor<1024x3072xf32>
+  // gelu, tanh approximation (GPT-2's gelu_new): 0.5 u (1 + tanh(sqrt(2/pi) (u + 0.044715 u^3)))
+  %e_sf = tensor.empty() : tensor<1024x3072xf32>
+  %gelu = linalg.generic {indexing_maps = [#x, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%fc : tensor<1024x3072xf32>) outs(%e_sf : tensor<1024x3072xf32>) {
+  ^bb0(%u: f32, %o: f32):
+    %u2 = arith.mulf %u, %u : f32
+    %u3 = arith.mulf %u2, %u : f32
+    %t0 = arith.mulf %gelu_b, %u3 : f32
+    %t1 = arith.addf %u, %t0 : f32
+    %t2 = arith.mulf %gelu_a, %t1 : f32
+    %t3 = math.tanh %t2 : f32
+    %t4 = arith.addf %one, %t3 : f32
+    %t5 = arith.mulf %half, %u : f32
+    %y = arith.mulf %t5, %t4 : f32
+    linalg.yield %y : f32
+  } -> tensor<1024x3072xf32>
+  // mlp: [S, 3072] @ [3072, 768] + bias
+  %mlp_e32 = tensor.empty() : tensor<1024x768xf32>
+  %mlp_z = linalg.fill ins(%zero : f32) outs(%mlp_e32 : tensor<1024x768xf32>) -> tensor<1024x768xf32>
+  %mlp_mm = linalg.matmul ins(%gelu, %w_proj : tensor<1024x3072xf32>, tensor<3072x768xf32>) outs(%mlp_z : tensor<1024x768xf32>) -> tensor<1024x768xf32>
+  %mlp_e = tensor.empty() : tensor<1024x768xf32>
+  %mlp = linalg.generic {indexing_maps = [#x, #col, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%mlp_mm, %b_proj : tensor<1024x768xf32>, tensor<768xf32>) outs(%mlp_e : tensor<1024x768xf32>) {
+  ^bb0(%m: f32, %bv: f32, %o: f32):
+    %y = arith.addf %m, %bv : f32
+    linalg.yield %y : f32
+  } -> tensor<1024x768xf32>
+  // out: residual
+  %out = linalg.generic {indexing_maps = [#x, #x, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%mlp, %h1 : tensor<1024x768xf32>, tensor<1024x768xf32>) outs(%e_sd : tensor<1024x768xf32>) {
+  ^bb0(%u: f32, %v: f32, %o: f32):
+    %y = arith.addf %u, %v : f32
+    linalg.yield %y : f32
+  } -> tensor<1024x768xf32>
+  return %out : tensor<1024x768xf32>
+}
