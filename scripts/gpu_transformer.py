@@ -40,6 +40,7 @@ D, H, DH, F = 768, 12, 64, 3072
 EXAMPLE_SEQ = 1024  # the S the example files are written with
 EXAMPLES = {"f32": "gpt2_block.mlir", "f16": "gpt2_block_f16.mlir"}
 EPS = 1e-5
+DEVICE = "cuda"  # where the run happens (a CPU stand-in may change it when testing the harness)
 # Pass when evo's max abs error against the float64 reference is within this, or within
 # ERR_FACTOR times PyTorch's own error in the same dtype (whichever is larger).
 TOLERANCE = {"f32": 2e-3, "f16": 5e-2}
@@ -248,8 +249,8 @@ def run_dtype(dtype, args, work, save, row):
 
     # 2. the same weights on both sides; a float64 reference judges both.
     master = make_weights(args.seq, args.seed)
-    ref = reference(master, "cuda")
-    params = {k: v.to(device="cuda", dtype=tdt).contiguous() for k, v in master.items()}
+    ref = reference(master, DEVICE)
+    params = {k: v.to(device=DEVICE, dtype=tdt).contiguous() for k, v in master.items()}
     ins = [params[n] for n, _, _ in arg_specs(args.seq)]
     mod = EvoModule(manifest)
     outs, ws = mod.allocate_outputs(), mod.allocate_workspace()
@@ -332,6 +333,75 @@ def check_cpu(args):
     return 0 if ok else 1
 
 
+def check_cpu_math(args):
+    """No GPU: is examples/gpt2_block.mlir the same math as make_module's PyTorch layer? The f32
+    file is shrunk (S 1024 -> 16, 12 heads -> 2 of the same 64, D 768 -> 128, MLP 3072 -> 512),
+    run by upstream MLIR on the CPU (bench/kernelbench/check_cpu.py's pipeline: softmax
+    decomposed, bufferized, loops, LLVM, mlir-runner) on seeded inputs embedded as dense
+    constants, and compared with the module ('math' attention) in float64. Needs torch (Debian's
+    python3-torch: /usr/bin/python3) and MLIR 22's mlir-opt and mlir-runner. The f16 file is the
+    same program with extf/truncf around it (and no f16 printer upstream), so it is not run."""
+    import torch
+    sys.path.insert(0, os.path.join(ROOT, "bench", "kernelbench"))
+    import check_cpu as cc
+    global D, H, F
+    sizes = {"1024": "16", "768": "128", "2304": "384", "1536": "256", "3072": "512", "12": "2"}
+    text = open(os.path.join(ROOT, "examples", EXAMPLES["f32"])).read()
+    text = "\n".join(l for l in text.splitlines() if not l.lstrip().startswith("//"))
+    text = text.replace("7.680000e+02", "1.280000e+02")
+    text = re.sub(r"(?<![0-9A-Za-wyz_.%#@-])(1024|768|2304|1536|3072|12)(?![0-9A-Za-wyz_.])",
+                  lambda m: sizes[m.group(1)], text)
+    D, H, F = 128, 2, 512
+    seq = 16
+    master = make_weights(seq, args.seed)
+    # The dense literal is what both sides see: round the inputs to f32 (as the literal's text).
+    inputs = [master[n].float() for n, _, _ in arg_specs(seq)]
+    with torch.no_grad():
+        ref = make_module({k: v.double() for k, v in zip([n for n, _, _ in arg_specs(seq)], inputs)},
+                          "math")(inputs[0].double())
+    aliases = [l for l in text.splitlines() if l.startswith("#")]
+    body = "\n".join(l for l in text.splitlines() if not l.startswith("#"))
+    main = ["func.func @main() {"]
+    names, types = [], []
+    for i, t in enumerate(inputs):
+        lit, ty = cc.literal(t)
+        main.append(f"  %a{i} = arith.constant {lit}")
+        names.append(f"%a{i}")
+        types.append(ty)
+    oty = f"tensor<{seq}x{D}xf32>"
+    main += [f"  %r = call @gpt2_block({', '.join(names)}) : ({', '.join(types)}) -> {oty}",
+             f"  %u = tensor.cast %r : {oty} to tensor<*xf32>",
+             "  call @printMemrefF32(%u) : (tensor<*xf32>) -> ()", "  return", "}",
+             "func.func private @printMemrefF32(tensor<*xf32>)"]
+    module = "\n".join(aliases + ["module attributes {transform.with_named_sequence} {", body,
+                                  "\n".join(main), cc.TRANSFORM, "}"])
+    with tempfile.TemporaryDirectory() as d:
+        src, llvm = os.path.join(d, "in.mlir"), os.path.join(d, "llvm.mlir")
+        open(src, "w").write(module)
+        r = subprocess.run([os.path.join(args.mlir_bin, "mlir-opt"), src, *cc.PIPELINE, "-o", llvm],
+                           capture_output=True, text=True)
+        if r.returncode:
+            print("check-cpu-math: mlir-opt failed: " + r.stderr.strip()[:1500])
+            return 1
+        libdir = os.path.join(os.path.dirname(args.mlir_bin), "lib")
+        libs = ",".join(os.path.join(libdir, f"libmlir_{l}runner_utils.so") for l in ("", "c_"))
+        r = subprocess.run([os.path.join(args.mlir_bin, "mlir-runner"), llvm, "-e", "main",
+                            "-entry-point-result=void", f"-shared-libs={libs}"],
+                           capture_output=True, text=True, timeout=600)
+        if r.returncode:
+            print("check-cpu-math: mlir-runner failed: " + r.stderr.strip()[:1500])
+            return 1
+    data = r.stdout.split("data =", 1)[1]
+    nums = re.findall(r"-?(?:nan|inf|\d+(?:\.\d*)?(?:e[-+]?\d+)?)", data)
+    got = torch.tensor([float(x) for x in nums], dtype=torch.float64).reshape(seq, D)
+    e = errors(got, ref)
+    ok = e["nonfinite"] == 0 and e["max_abs"] <= 1e-4 * max(1.0, ref.abs().max().item())
+    print(f"check-cpu-math: examples/{EXAMPLES['f32']} shrunk to S={seq}, {H} heads, D={D}, "
+          f"MLP {F}, run by mlir-runner, against the PyTorch module in float64: max abs "
+          f"{e['max_abs']:.3e} (output range {ref.abs().max().item():.3f}): {'ok' if ok else 'MISMATCH'}")
+    return 0 if ok else 1
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--evo-opt", default=os.environ.get("EVO_OPT", os.path.join(ROOT, "build/bin/evo-opt")))
@@ -350,9 +420,15 @@ def main():
     ap.add_argument("--no-evolve", action="store_true", help="the naive lowering only (no search)")
     ap.add_argument("--check-cpu", action="store_true",
                     help="no GPU: check the sources, the lowering and the manifests only")
+    ap.add_argument("--check-cpu-math", action="store_true",
+                    help="no GPU: run the shrunk f32 example with upstream MLIR on the CPU and "
+                         "compare with the PyTorch module (needs torch: /usr/bin/python3)")
+    ap.add_argument("--mlir-bin", default="/usr/lib/llvm-22/bin", help="for --check-cpu-math")
     args = ap.parse_args()
     if args.check_cpu:
         return check_cpu(args)
+    if args.check_cpu_math:
+        return check_cpu_math(args)
 
     import torch
     if not args.chip:
