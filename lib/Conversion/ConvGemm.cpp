@@ -70,23 +70,27 @@ std::optional<GemmView> convolutionGemmView(linalg::LinalgOp op) {
     else
       return std::nullopt; // broadcast along an output dimension
   }
-  // K: the image's plain dimensions (input channels) in its order, then the filter window in the
-  // filter's order.
+  // K in the image's layout order (its fastest dimension last: a K tile then spans the image's
+  // contiguous run where there is one): (c, kh, kw) for NCHW, (kh, kw, c) for NHWC, whose tiles
+  // of consecutive channels are read coalesced (B along K) and whose FHWC filter is read along K
+  // too; then any dimension only the filter has, in its order.
   auto addK = [&](unsigned d) {
     if (iters[d] == utils::IteratorType::reduction && !llvm::is_contained(v.k, d))
       v.k.push_back(d);
   };
-  for (AffineExpr e : maps[image].getResults())
-    if (isDim(e))
-      addK(cast<AffineDimExpr>(e).getPosition());
-  for (AffineExpr e : maps[filter].getResults())
+  auto addAll = [&](AffineExpr e) {
     e.walk([&](AffineExpr s) {
       if (auto d = dyn_cast<AffineDimExpr>(s))
         addK(d.getPosition());
     });
+  };
+  for (AffineExpr e : maps[image].getResults())
+    addAll(e);
+  for (AffineExpr e : maps[filter].getResults())
+    addAll(e);
   for (auto [d, it] : llvm::enumerate(iters))
     if (it == utils::IteratorType::reduction && !llvm::is_contained(v.k, d))
-      return std::nullopt; // a reduction dimension only the image reads (its window has no tap)
+      return std::nullopt; // a reduction dimension no input reads
   if (v.n.empty() || v.k.empty() ||
       v.batch.size() + v.m.size() + v.n.size() + v.k.size() != op.getNumLoops())
     return std::nullopt;

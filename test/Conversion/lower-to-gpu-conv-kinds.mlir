@@ -17,6 +17,7 @@
 // FILES: conv3d.json
 // FILES: conv_dilated.json
 // FILES: conv_grouped.json
+// FILES: conv_nhwc.json
 // FILES: conv_pointwise.json
 // FILES: conv_strided.json
 // FILES: conv_transposed.json
@@ -78,6 +79,33 @@ func.func @conv_dilated(%x: tensor<2x4x12x12xf32>, %w: tensor<16x4x3x3xf32>) -> 
          ins(%x, %w : tensor<2x4x12x12xf32>, tensor<16x4x3x3xf32>)
          outs(%acc : tensor<2x16x8x8xf32>) -> tensor<2x16x8x8xf32>
   return %r : tensor<2x16x8x8xf32>
+}
+
+// -----
+
+// NHWC image, HWCF filter: K is taken in the image's layout order, (kh, kw, c), so the channel
+// is K's fastest dimension: consecutive threads copy consecutive channels of one image pixel
+// (coalesced), and the filter is copied along its output channels (M, its fastest).
+
+// CHECK-LABEL: func.func @conv_nhwc
+// CHECK:         gpu.func @conv_nhwc_k0(%[[X:.*]]: memref<2x10x10x16xf32>, %[[W:.*]]: memref<3x3x16x32xf32>, %{{.*}}: memref<2x8x8x32xf32>) workgroup(
+// CHECK:           scf.for %[[K0:.*]] = %c0 to %c144 step %c8
+// CHECK:             %[[MM:.*]] = arith.remui %thread_id_x, %c32 : index
+// CHECK:             %[[F:.*]] = arith.addi %{{.*}}, %[[MM]] : index
+// CHECK:             memref.load %[[W]][%{{.*}}, %{{.*}}, %{{.*}}, %[[F]]]
+// CHECK:             %[[KK:.*]] = arith.remui %thread_id_x, %c8 : index
+// CHECK-NEXT:        %[[K:.*]] = arith.addi %[[K0]], %[[KK]] : index
+// CHECK:             %[[C:.*]] = arith.remui %[[K]], %c16 : index
+// CHECK:             memref.load %[[X]][%{{.*}}, %{{.*}}, %{{.*}}, %[[C]]]
+func.func @conv_nhwc(%x: tensor<2x10x10x16xf32>, %w: tensor<3x3x16x32xf32>) -> tensor<2x8x8x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x8x8x32xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8x8x32xf32>) -> tensor<2x8x8x32xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {strides = dense<1> : vector<2xi64>, dilations = dense<1> : vector<2xi64>,
+                                 evo.knobs = {tile_sizes = [32, 64, 8], thread_tile = [4, 4], vector_width = 4}}
+         ins(%x, %w : tensor<2x10x10x16xf32>, tensor<3x3x16x32xf32>)
+         outs(%acc : tensor<2x8x8x32xf32>) -> tensor<2x8x8x32xf32>
+  return %r : tensor<2x8x8x32xf32>
 }
 
 // -----
