@@ -31,9 +31,10 @@ mlir::FailureOr<LoweredTask> emitReduction(const GenericTask &task, const Schedu
                                            EmitContext &ctx);
 /// A contraction seen as C[m, n] += A[m, k] * B[k, n]: the loop dimensions that make up each
 /// GEMM index (row-major, the last fastest; one each for a plain contraction), the batch
-/// dimensions, and which input is A. Convolutions (unit strides and dilations, one output-channel
-/// dimension) are implicit GEMMs: M = output channels, N = (batch, output pixels), K = (input
-/// channels, filter window), A = the filter.
+/// dimensions, and which input is A. Convolutions (any strides and dilations, grouped, depthwise,
+/// transposed: ConvGemm.cpp) are implicit GEMMs: M = output channels (none for a depthwise one),
+/// N = (batch, output pixels), K = (input channels, filter window) in the image's layout order,
+/// batch = a group or depthwise channel, A = the filter.
 struct GemmView {
   llvm::SmallVector<unsigned> m, n, k, batch;
   unsigned a = 0, b = 1;
