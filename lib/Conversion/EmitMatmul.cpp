@@ -22,13 +22,106 @@
 #include "KernelBuilder.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 
 namespace evo {
+
+namespace {
+/// A contraction masked by its output indices: `yield add(out, select(c, a * b, 0))` (either
+/// order of the add's operands, the product in either branch of the select), where `c` is
+/// computed from linalg.index of parallel dimensions and constants only: torch.tril(A @ B)
+/// written as one generic. The sum over K of the select is the select of the sum, so the tiled
+/// kernel computes the plain product and applies the mask per output element, before the
+/// initial value.
+struct OutputMask {
+  Operation *select = nullptr;
+  Value product;
+  bool keepWhenTrue = true;          // the product is the select's true value
+  SmallVector<Operation *> condOps;  // the condition's ops (index ops included), payload order
+};
+
+std::optional<OutputMask> matchOutputMask(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0)
+    return std::nullopt;
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (yield.getNumOperands() != 1)
+    return std::nullopt;
+  Operation *add = yield.getOperand(0).getDefiningOp();
+  if (!add || !isa<arith::AddFOp, arith::AddIOp>(add) || add->getBlock() != &body)
+    return std::nullopt;
+  Value out = body.getArgument(2), other;
+  if (add->getOperand(0) == out)
+    other = add->getOperand(1);
+  else if (add->getOperand(1) == out)
+    other = add->getOperand(0);
+  else
+    return std::nullopt;
+  auto select = other.getDefiningOp<arith::SelectOp>();
+  if (!select || select->getBlock() != &body)
+    return std::nullopt;
+  auto isZero = [](Value v) {
+    return matchPattern(v, m_AnyZeroFloat()) || matchPattern(v, m_Zero());
+  };
+  OutputMask mask;
+  mask.select = select;
+  if (isZero(select.getFalseValue())) {
+    mask.product = select.getTrueValue();
+  } else if (isZero(select.getTrueValue())) {
+    mask.product = select.getFalseValue();
+    mask.keepWhenTrue = false;
+  } else {
+    return std::nullopt;
+  }
+  Operation *mul = mask.product.getDefiningOp();
+  if (!mul || !isa<arith::MulFOp, arith::MulIOp>(mul) || mul->getBlock() != &body)
+    return std::nullopt;
+  Value a = body.getArgument(0), b = body.getArgument(1);
+  if (!((mul->getOperand(0) == a && mul->getOperand(1) == b) ||
+        (mul->getOperand(0) == b && mul->getOperand(1) == a)))
+    return std::nullopt;
+  // The condition's slice: index ops of parallel dimensions, constants and arith ops on them.
+  llvm::SmallPtrSet<Operation *, 8> slice;
+  SmallVector<Value> work{select.getCondition()};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    Operation *d = v.getDefiningOp();
+    if (!d)
+      return std::nullopt; // a block argument: the mask reads the data
+    if (d->getBlock() != &body) {
+      if (!matchPattern(v, m_Constant()))
+        return std::nullopt;
+      continue;
+    }
+    if (!slice.insert(d).second)
+      continue;
+    if (auto index = dyn_cast<linalg::IndexOp>(d)) {
+      if (op.getIteratorTypesArray()[index.getDim()] != utils::IteratorType::parallel)
+        return std::nullopt;
+      continue;
+    }
+    if (d->getDialect()->getNamespace() != "arith" || d->getNumRegions() != 0)
+      return std::nullopt;
+    llvm::append_range(work, d->getOperands());
+  }
+  // Nothing else in the payload.
+  for (Operation &inner : body.without_terminator()) {
+    if (slice.contains(&inner)) {
+      mask.condOps.push_back(&inner);
+      continue;
+    }
+    if (&inner != mul && &inner != select.getOperation() && &inner != add)
+      return std::nullopt;
+  }
+  return mask;
+}
+} // namespace
 
 std::optional<GemmView> gemmView(linalg::LinalgOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
@@ -43,8 +136,10 @@ std::optional<GemmView> gemmView(linalg::LinalgOp op) {
   // the fastest one (nDim, kDim: coalescing and 128-bit accesses). M and N dimensions follow
   // their order in C (the tile's rows and columns run along C's layout), K dimensions their order
   // in A (A's tile is read along K).
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  bool contraction = linalg::isaContractionOpInterface(op) || (generic && matchOutputMask(generic));
   if (FailureOr<linalg::ContractionDimensions> d = linalg::inferContractionDims(op);
-      linalg::isaContractionOpInterface(op) && succeeded(d) && !d->m.empty() && !d->n.empty() &&
+      contraction && succeeded(d) && !d->m.empty() && !d->n.empty() &&
       !d->k.empty()) {
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
     auto positionIn = [](AffineMap map, unsigned dim) {
@@ -98,6 +193,7 @@ struct MatmulPlan {
   // partial tiles written to a scratch buffer [split, batch * M * N] and added in order (with the
   // initial value, through the epilogue) by a second kernel, one thread per output.
   int64_t split = 1;
+  std::optional<OutputMask> mask;
   Type eltA, eltB;
 };
 
@@ -107,9 +203,12 @@ FailureOr<MatmulPlan> planMatmul(const GenericTask &t, const ScheduleKnobs &k) {
   if (!view || t.outputs.size() != 1)
     return op.emitError("tile_sizes need a contraction with M, N and K dimensions, or a "
                         "convolution with unit strides and dilations");
-  if (!t.allCombinersKnown() || op.hasIndexSemantics())
-    return op.emitError("tile_sizes need a payload of the form `yield add(f(a, b), out)`");
   MatmulPlan pl;
+  pl.mask = matchOutputMask(op);
+  if (!t.allCombinersKnown() || (op.hasIndexSemantics() && !pl.mask))
+    return op.emitError("tile_sizes need a payload of the form `yield add(f(a, b), out)`, or "
+                        "`yield add(out, select(c, a * b, 0))` with c a function of the output "
+                        "indices");
   pl.t = &t;
   pl.view = *view;
   pl.ia = view->a;
@@ -217,6 +316,30 @@ SmallVector<Value> gemmIndices(KernelBuilder &kb, const MatmulPlan &pl, ArrayRef
   place(pl.view.n, pl.nSizes, n);
   place(pl.view.k, pl.kSizes, kk);
   return ivs;
+}
+
+/// A masked contraction's mask at output point `ivs`: the accumulated value where the condition
+/// keeps the product, else the combiner's identity (what the masked terms add up to).
+Value applyOutputMask(KernelBuilder &kb, const MatmulPlan &pl, ArrayRef<Value> ivs, Value v) {
+  if (!pl.mask)
+    return v;
+  IRMapping map;
+  for (Operation *o : pl.mask->condOps) {
+    if (auto index = dyn_cast<linalg::IndexOp>(o)) {
+      map.map(index.getResult(), ivs[index.getDim()]);
+      continue;
+    }
+    for (Value operand : o->getOperands())
+      if (!map.contains(operand))
+        if (Operation *c = operand.getDefiningOp(); c && c->getBlock() != o->getBlock())
+          map.map(operand, kb.b.clone(*c)->getResult(0)); // a captured constant
+    kb.b.clone(*o, map);
+  }
+  Value cond = map.lookup(cast<arith::SelectOp>(pl.mask->select).getCondition());
+  Operation *c = pl.t->combiners[0].op;
+  Value identity = combinerIdentity(kb.b, kb.b.getLoc(), c, v.getType());
+  return pl.mask->keepWhenTrue ? arith::SelectOp::create(kb.b, cond, v, identity).getResult()
+                               : arith::SelectOp::create(kb.b, cond, identity, v).getResult();
 }
 
 /// Writes the kernel of a plan, piece by piece, in the order the kernel runs them.
@@ -417,6 +540,12 @@ SmallVector<Value> MatmulKernel::step(Value kk, ValueRange a) {
     for (int64_t j = 0; j < TN; ++j)
       bs.push_back(memref::LoadOp::create(kb.b, Bs, ValueRange{kb.add(bRow, colOf(j))}));
   }
+  // (A masked contraction computes the plain product here; the mask applies per output.)
+  SmallVector<Operation *> skip{comb.op};
+  if (pl.mask) {
+    skip.push_back(pl.mask->select);
+    llvm::append_range(skip, pl.mask->condOps);
+  }
   SmallVector<Value> out;
   for (int64_t i = 0; i < TM; ++i)
     for (int64_t j = 0; j < TN; ++j) {
@@ -424,8 +553,10 @@ SmallVector<Value> MatmulKernel::step(Value kk, ValueRange a) {
       SmallVector<Value> args(3, unusedOut);
       args[pl.ia] = as[i];
       args[pl.ib] = bs[j];
-      clonePayload(kb.b, op, args, {}, {comb.op}, map);
-      Value x = castTo(kb.b, loc, map.lookupOrDefault(comb.op->getOperand(comb.valueOperand)),
+      clonePayload(kb.b, op, args, {}, skip, map);
+      Value x = castTo(kb.b, loc,
+                       map.lookupOrDefault(pl.mask ? pl.mask->product
+                                                   : comb.op->getOperand(comb.valueOperand)),
                        acc);
       out.push_back(combine(kb.b, loc, comb.op, a[i * TN + j], x));
     }
@@ -538,6 +669,8 @@ void MatmulKernel::storeElements(Value m, Value n, SmallVector<Value> results) {
     return;
   }
   SmallVector<Value> ivs = indices(m, n, zeroIdx);
+  for (int64_t l = 0; l < lanes; ++l)
+    results[l] = applyOutputMask(kb, pl, laneIndices(kb, ivs, pl.nDim, l), results[l]);
   if (t.inits[0].kind != ValueSource::Kind::None) {
     SmallVector<Value> init0 = loadLanes(kb, t.inits[0], outMap, outElt, ivs, pl.nDim, lanes);
     for (int64_t l = 0; l < lanes; ++l)
@@ -582,6 +715,7 @@ void emitSplitCombine(const MatmulPlan &pl, EmitContext &ctx, ArrayRef<MemRefTyp
                      return SmallVector<Value>{combine(kb.b, loc, c, a[0], x)};
                    })
             .front();
+    total = applyOutputMask(kb, pl, ivs, total);
     if (t.inits[0].kind != ValueSource::Kind::None) {
       AffineMap outMap = linalg::GenericOp(t.op).getIndexingMapsArray()[2];
       Value init0 = loadLanes(kb, t.inits[0], outMap, outElt, ivs, pl.nDim, 1).front();

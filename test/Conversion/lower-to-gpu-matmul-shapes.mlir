@@ -222,3 +222,69 @@ func.func @splitk(%a: tensor<2x32x100xf32>, %b: tensor<2x100x64xf32>, %bias: ten
   } -> tensor<2x32x64xf32>
   return %r : tensor<2x32x64xf32>
 }
+
+// -----
+
+// torch.tril(A @ B) as one masked generic (bench/kernelbench/matmul_tril.mlir): the mask reads
+// only output indices, so the sum over K of select(j <= i, a*b, 0) is select(j <= i, sum, 0):
+// the contraction is of the matmul family, its tiled kernel computes the plain products (no
+// select in the K loop) and applies the mask to each output element before the store.
+
+// CHECK-LABEL: func.func @tril
+// CHECK:         gpu.func @tril_k0({{.*}}, %[[C:.*]]: memref<64x64xf32>)
+// CHECK-SAME:      evo.family = #evo.family<matmul>
+// CHECK:           scf.for
+// CHECK-NOT:         arith.select
+// CHECK:             arith.mulf
+// CHECK:           scf.yield
+// CHECK:           %[[LE:.*]] = arith.cmpi sle, %[[J:.*]], %[[I:.*]] : index
+// CHECK-NEXT:      %[[V:.*]] = arith.select %[[LE]], %{{.*}}, %{{.*}} : f32
+// CHECK:           memref.store %{{.*}}, %[[C]][%[[I]], %[[J]]]
+#map = affine_map<(d0, d1, d2) -> (d0, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d2, d1)>
+#map2 = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @tril(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %c = linalg.generic {indexing_maps = [#map, #map1, #map2], iterator_types = ["parallel", "parallel", "reduction"], evo.knobs = {tile_sizes = [32, 32, 8], thread_tile = [2, 2]}} ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%f : tensor<64x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %le = arith.cmpi sle, %j, %i : index
+    %m = arith.mulf %x, %y : f32
+    %s = arith.select %le, %m, %cst : f32
+    %r = arith.addf %o, %s : f32
+    linalg.yield %r : f32
+  } -> tensor<64x64xf32>
+  return %c : tensor<64x64xf32>
+}
+
+// -----
+
+// A mask that reads the reduction index (k <= i) does not commute with the sum: not of the
+// matmul family (a plain reduction, whose schedules run the payload exactly; tiles do not apply).
+
+// CHECK-LABEL: func.func @mask_on_k
+// CHECK:         gpu.func @mask_on_k_k0(
+// CHECK-SAME:      evo.family = #evo.family<reduction>
+
+#map = affine_map<(d0, d1, d2) -> (d0, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d2, d1)>
+#map2 = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @mask_on_k(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %c = linalg.generic {indexing_maps = [#map, #map1, #map2], iterator_types = ["parallel", "parallel", "reduction"], evo.knobs = {tile_sizes = [32, 32, 8], thread_tile = [2, 2]}} ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%f : tensor<64x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %k = linalg.index 2 : index
+    %le = arith.cmpi sle, %k, %i : index
+    %m = arith.mulf %x, %y : f32
+    %s = arith.select %le, %m, %cst : f32
+    %r = arith.addf %o, %s : f32
+    linalg.yield %r : f32
+  } -> tensor<64x64xf32>
+  return %c : tensor<64x64xf32>
+}

@@ -2,7 +2,8 @@
 // (lower-to-gpu-matmul-shapes.mlir): contractions with several M, N and K loop dimensions,
 // tiles that do not divide the problem (clamped loads, a partial K tile, guarded stores, with
 // and without 128-bit accesses, with an epilogue), and split-K (with a K tail, a batch, an
-// epilogue, f16 operands), each proven equal to the oracle on the GPU.
+// epilogue, f16 operands), and torch.tril(A @ B) as a masked contraction, each proven equal to
+// the oracle on the GPU.
 //
 // REQUIRES: cuda
 // RUN: evo-opt %s -split-input-file -verify-diagnostics --evo-pipeline="output-dir=-" \
@@ -131,4 +132,47 @@ func.func @split_f16_irregular(%a: tensor<130x520xf16>, %b: tensor<520x70xf16>) 
   %f = linalg.fill ins(%cst : f32) outs(%e : tensor<130x70xf32>) -> tensor<130x70xf32>
   %c = linalg.matmul {evo.knobs = {tile_sizes = [64, 64, 16], thread_tile = [4, 4], vector_width = 4, split = 2}} ins(%a, %b : tensor<130x520xf16>, tensor<520x70xf16>) outs(%f : tensor<130x70xf32>) -> tensor<130x70xf32>
   return %c : tensor<130x70xf32>
+}
+
+// -----
+
+// torch.tril(A @ B) as one masked generic, irregular (M = 100, N = 90 with 64x64 tiles), split
+// 2: the mask applied per output in the combine kernel.
+// expected-remark @below {{evo-verify: 'tril_split' is valid (5 trials, }}
+func.func @tril_split(%a: tensor<100x256xf32>, %b: tensor<256x90xf32>) -> tensor<100x90xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<100x90xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<100x90xf32>) -> tensor<100x90xf32>
+  %c = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"], evo.knobs = {tile_sizes = [64, 64, 16], thread_tile = [4, 4], vector_width = 4, split = 2}} ins(%a, %b : tensor<100x256xf32>, tensor<256x90xf32>) outs(%f : tensor<100x90xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %le = arith.cmpi sle, %j, %i : index
+    %m = arith.mulf %x, %y : f32
+    %s = arith.select %le, %m, %cst : f32
+    %r = arith.addf %o, %s : f32
+    linalg.yield %r : f32
+  } -> tensor<100x90xf32>
+  return %c : tensor<100x90xf32>
+}
+
+// -----
+
+// The same mask, tiled without split-K, 128-bit stores (N = 128).
+// expected-remark @below {{evo-verify: 'tril_vec' is valid (5 trials, }}
+func.func @tril_vec(%a: tensor<128x64xf32>, %b: tensor<64x128xf32>) -> tensor<128x128xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<128x128xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<128x128xf32>) -> tensor<128x128xf32>
+  %c = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"], evo.knobs = {tile_sizes = [64, 64, 16], thread_tile = [4, 4], vector_width = 4, prefetch = 1}} ins(%a, %b : tensor<128x64xf32>, tensor<64x128xf32>) outs(%f : tensor<128x128xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %le = arith.cmpi sle, %j, %i : index
+    %m = arith.mulf %x, %y : f32
+    %s = arith.select %le, %m, %cst : f32
+    %r = arith.addf %o, %s : f32
+    linalg.yield %r : f32
+  } -> tensor<128x128xf32>
+  return %c : tensor<128x128xf32>
 }
