@@ -18,6 +18,7 @@
 
 #include "Emitters.h"
 #include "KernelBuilder.h"
+#include "evo/Conversion/ScanForm.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -156,6 +157,9 @@ std::optional<RowShape> matchRowProgram(func::FuncOp f) {
     std::optional<OpKind> kind = kindOf(g, *full, k);
     if (!kind)
       return std::nullopt;
+    // A scan (a masked triangular reduction) keeps the scan family: O(C) per line, not O(C^2).
+    if (g.getNumReductionLoops() > 0 && matchScan(g))
+      return std::nullopt;
     // A payload may capture constants and gather from the function's arguments (the kernel's
     // parameters), nothing else (a gather from a value computed in the function).
     llvm::SetVector<Value> captured;
@@ -168,6 +172,10 @@ std::optional<RowShape> matchRowProgram(func::FuncOp f) {
     for (auto [i, map] : llvm::enumerate(g.getIndexingMapsArray())) {
       Role r = roleOf(map, n, k, rowSpace);
       bool isInit = i >= g.getNumDpsInputs();
+      // A function argument read by a full-space op through any other map (a per-channel
+      // weight [C] at c of [N, C] rows of [H, W]) is loaded per element through that map.
+      if (r == Role::None && !isInit && !rowSpace && isa<BlockArgument>(g->getOperand(i)))
+        continue;
       if (r == Role::None)
         return std::nullopt;
       if (isInit) {
@@ -287,13 +295,12 @@ LogicalResult RowEmitter::validate() {
   Operation *anchor = task;
   vw = k.vectorWidth;
   // Vector accesses run along the last dimension; a chunk of vw columns stays inside it.
-  // Only buffers read or written along the row take vector accesses (full tensors, column
-  // vectors), not row vectors (a cross-entropy's i64 class indices).
+  // Only buffers read or written along the row may take vector accesses (full tensors, column
+  // vectors, arguments read through other maps), not row vectors (a cross-entropy's i64 class
+  // indices, read once per row).
   SmallVector<MemRefType> alongRow;
-  SmallVector<int64_t> fullShape(shape.rowDims.begin(), shape.rowDims.end());
-  fullShape.append(shape.colDims.begin(), shape.colDims.end());
   for (MemRefType t : params)
-    if (t.getShape() == ArrayRef<int64_t>(fullShape) ||
+    if (t.getShape() != ArrayRef<int64_t>(shape.rowDims) ||
         t.getShape() == ArrayRef<int64_t>(shape.colDims))
       alongRow.push_back(t);
   if (failed(checkVectorWidth(anchor, vw, shape.colDims.back(), alongRow,
@@ -404,7 +411,11 @@ void RowEmitter::clonePerLane(linalg::GenericOp g, Chunk &c, ArrayRef<Operation 
   SmallVector<SmallVector<Value>> operands;
   for (auto [i, in] : llvm::enumerate(g.getDpsInputs())) {
     Role r = roleOf(maps[i], n, colRank(), false);
-    if (r == Role::Full)
+    if (r == Role::None) { // a function argument through its own map (matchRowProgram)
+      ValueSource src{ValueSource::Kind::Buffer, cast<BlockArgument>(in).getArgNumber(), {}};
+      operands.push_back(loadLanes(*kb, src, maps[i], getElementTypeOrSelf(in.getType()),
+                                   ivsAt(c.col0), n - 1, vw));
+    } else if (r == Role::Full)
       operands.push_back(full(in, c));
     else if (r == Role::Col)
       operands.push_back(colLanes(in, c));

@@ -243,11 +243,14 @@ func.func @not_trailing(%x: tensor<8x4x8x16xf32>) -> tensor<8x4x8x16xf32> {
 
 // -----
 
-// Negative: a weight read at (d1, d3) is not a column vector of the [4, 8, 16] row, so the
-// normalization stays an elementwise task; the statistics before it are still a row group.
+// A weight read at (d1, d3) is no column vector of the [4, 8, 16] row, but an argument: it is
+// loaded through its map, and the whole LayerNorm is still one rows kernel.
 // CHECK-LABEL: func.func @ln_wcols
-// CHECK-COUNT-2: gpu.launch_func
-// CHECK:         tasks = [#evo.task<name = "ln_wcols_t0", family = rows, {{.*}}>, #evo.task<name = "ln_wcols_t1", family = elementwise,
+// CHECK-COUNT-1: gpu.launch_func
+// CHECK-NOT:     gpu.launch_func
+// CHECK:         tasks = [#evo.task<name = "ln_wcols_t0", family = rows,
+// CHECK:         gpu.func @ln_wcols_k0(%{{.*}}: memref<8x4x8x16xf32>, %[[W:[a-z0-9]+]]: memref<4x16xf32>,
+// CHECK:           memref.load %[[W]][%[[I1:.*]], %[[I3:.*]]] : memref<4x16xf32>
 #map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #map1 = affine_map<(d0, d1, d2, d3) -> (d0)>
 #map2 = affine_map<(d0) -> (d0)>
@@ -292,4 +295,64 @@ func.func @ln_wcols(%x: tensor<8x4x8x16xf32>, %w: tensor<4x16xf32>, %b: tensor<4
     linalg.yield %12 : f32
   } -> tensor<8x4x8x16xf32>
   return %7 : tensor<8x4x8x16xf32>
+}
+
+// -----
+
+// An argument read through another map (InstanceNorm's per-channel weight [C] at c, for rows of
+// [H, W] indexed by (n, c)) is loaded per element through its map: still one rows kernel.
+// CHECK-LABEL: func.func @inorm_affine
+// CHECK-COUNT-1: gpu.launch_func
+// CHECK-NOT:     gpu.launch_func
+// CHECK:         gpu.func @inorm_affine_k0(%[[X:[a-z0-9]+]]: memref<2x3x8x8xf32>, %[[W:[a-z0-9]+]]: memref<3xf32>, %{{.*}}: memref<2x3x8x8xf32>)
+// CHECK-SAME:      evo.family = #evo.family<rows>
+// CHECK:           scf.for
+// CHECK:           scf.for
+// CHECK:             memref.load %[[W]][%{{.*}}] : memref<3xf32>
+func.func @inorm_affine(%x: tensor<2x3x8x8xf32>, %w: tensor<3xf32>) -> tensor<2x3x8x8xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<2x3xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<2x3xf32>) -> tensor<2x3xf32>
+  %2 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%x : tensor<2x3x8x8xf32>) outs(%1 : tensor<2x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %7 = arith.addf %in, %out : f32
+    linalg.yield %7 : f32
+  } -> tensor<2x3xf32>
+  %5 = tensor.empty() : tensor<2x3x8x8xf32>
+  %6 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1)>, affine_map<(d0, d1, d2, d3) -> (d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x, %2, %w : tensor<2x3x8x8xf32>, tensor<2x3xf32>, tensor<3xf32>) outs(%5 : tensor<2x3x8x8xf32>) {
+  ^bb0(%in: f32, %s: f32, %ww: f32, %out: f32):
+    %7 = arith.subf %in, %s : f32
+    %8 = arith.mulf %7, %ww : f32
+    linalg.yield %8 : f32
+  } -> tensor<2x3x8x8xf32>
+  return %6 : tensor<2x3x8x8xf32>
+}
+
+// -----
+
+// Negative: a scan (a masked triangular reduction) followed by an elementwise op is no row
+// group: the scan keeps its O(C) family, the exp its own task.
+// CHECK-LABEL: func.func @scan_then_exp
+// CHECK:         tasks = [#evo.task<name = "scan_then_exp_t0", family = scan, {{.*}}>, #evo.task<name = "scan_then_exp_t1", family = elementwise,
+func.func @scan_then_exp(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x64xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : tensor<8x64xf32>) outs(%acc : tensor<8x64xf32>) {
+    ^bb0(%in: f32, %o: f32):
+      %j = linalg.index 1 : index
+      %k = linalg.index 2 : index
+      %keep = arith.cmpi ule, %k, %j : index
+      %v = arith.select %keep, %in, %zero : f32
+      %s = arith.addf %o, %v : f32
+      linalg.yield %s : f32
+  } -> tensor<8x64xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%r : tensor<8x64xf32>) outs(%e : tensor<8x64xf32>) {
+    ^bb0(%in: f32, %o: f32):
+      %z = math.exp %in : f32
+      linalg.yield %z : f32
+  } -> tensor<8x64xf32>
+  return %y : tensor<8x64xf32>
 }

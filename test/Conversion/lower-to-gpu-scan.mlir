@@ -296,8 +296,10 @@ func.func @cumsum_long(%x: tensor<2x131072xf32>) -> tensor<2x131072xf32> {
 // with j, a 0/1 mask under a max (max(x * 0, ...) is not max over the kept elements), and a
 // mask against a loop of another extent.
 
+// (Four of them read rows of the same [8, 64, 64] space and are one rows task: a row group,
+// docs/lowering.md "Row programs"; the fifth, against the other extent, is a reduction.)
 // CHECK-LABEL: func.func @not_scans
-// CHECK-COUNT-5: family = reduction
+// CHECK:         tasks = [#evo.task<name = "not_scans_t0", family = rows, {{.*}}>, #evo.task<name = "not_scans_t1", family = reduction,
 // CHECK-NOT:     family = scan
 func.func @not_scans(%x: tensor<8x64xf32>, %y: tensor<8x64x64xf32>, %w: tensor<8x32xf32>)
     -> (tensor<8x64xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<8x64xf32>) {
