@@ -202,7 +202,7 @@ FailureOr<MatmulPlan> planMatmul(const GenericTask &t, const ScheduleKnobs &k) {
   std::optional<GemmView> view = gemmView(op);
   if (!view || t.outputs.size() != 1)
     return op.emitError("tile_sizes need a contraction with M, N and K dimensions, or a "
-                        "convolution with unit strides and dilations");
+                        "convolution seen as an implicit GEMM (docs/lowering.md)");
   MatmulPlan pl;
   pl.mask = matchOutputMask(op);
   if (!t.allCombinersKnown() || (op.hasIndexSemantics() && !pl.mask))
