@@ -374,9 +374,9 @@ llvm::Expected<std::vector<TaskSearch::Outcome>> TaskSearch::pollLanes(double se
   std::vector<Outcome> out;
   unsigned busy = 0;
   for (unsigned i = 0; i < lanes.size(); ++i)
-    busy += (i ? lanes[i].session.get() : session.get())->pending() > 0;
+    busy += laneSession(i).pending() > 0;
   for (unsigned i = 0; i < lanes.size(); ++i) {
-    EvaluationSession *s = i ? lanes[i].session.get() : session.get();
+    EvaluationSession *s = &laneSession(i);
     // One lane: as before. Several: each busy one gets a share of the wait, the idle ones none.
     double wait = lanes.size() == 1 ? seconds : s->pending() ? seconds / std::max(1u, busy) : 0;
     auto done = s->poll(wait);
@@ -615,13 +615,13 @@ llvm::Error TaskSearch::takeCompiled() {
     if (!cj)
       return cj.takeError();
     // The lane with the fewest candidates waiting (ties taken in turn).
-    auto waiting = [&](unsigned i) { return (i ? lanes[i].session : session)->pending(); };
+    auto waiting = [&](unsigned i) { return laneSession(i).pending(); };
     unsigned n = lanes.size(), lane = (lastLane + 1) % n;
     for (unsigned s = 1; s < n; ++s)
       if (unsigned i = (lastLane + 1 + s) % n; waiting(i) < waiting(lane))
         lane = i;
     lastLane = lane;
-    size_t ticket = (lane ? lanes[lane].session : session)->submit(std::move(*cj));
+    size_t ticket = laneSession(lane).submit(std::move(*cj));
     submitted[{lane, ticket}] = {p.id, v};
   }
   return llvm::Error::success();

@@ -116,6 +116,8 @@ private:
   };
   llvm::Error startLanes(const llvm::json::Object &reference);
   size_t inFlight() const;
+  /// Lane i's worker session (lane 0's is `session`).
+  EvaluationSession &laneSession(unsigned i) { return i ? *lanes[i].session : *session; }
   std::string progressName() const;
   double rankTime(const CandidateRecord &c) const;
   llvm::Expected<std::vector<Outcome>> pollLanes(double seconds);
