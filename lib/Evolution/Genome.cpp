@@ -7,6 +7,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/bit.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -130,6 +131,36 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
       g.knobs.blockSize = s[1];
       g.knobs.vectorWidth = s[2];
       g.knobs.elementsPerThread = s[3];
+      seeds.push_back(g);
+    }
+    return seeds;
+  }
+  if (family == TaskFamily::Reduction) {
+    // Few outputs (a 0-d loss or norm, a handful of long rows) do not fill the GPU: the
+    // reduction is split over blocks, partials combined in a fixed order, aiming at 512-2048
+    // blocks in all. {block size, vector width, accumulators, blocks}. Many outputs: a warp or a
+    // block each, 128-bit loads. Seeds the task does not allow (a split that does not divide its
+    // reduction, a vector width its innermost dimension refuses) are skipped.
+    if (outputElements > 0 && outputElements <= 1024) {
+      const int64_t few[][4] = {{256, 4, 4, 1024}, {512, 4, 2, 1024}, {256, 4, 2, 2048},
+                                {1024, 4, 2, 512}, {256, 4, 4, 512},  {256, 1, 4, 1024}};
+      for (const auto &s : few) {
+        Genome g = baseline;
+        g.knobs.reduction = ReductionStrategy::Block;
+        g.knobs.blockSize = s[0];
+        g.knobs.vectorWidth = s[1];
+        g.knobs.accumulators = s[2];
+        g.knobs.split = std::clamp<int64_t>(
+            static_cast<int64_t>(llvm::bit_floor(static_cast<uint64_t>(s[3] / outputElements))), 1, 256);
+        seeds.push_back(g);
+      }
+    }
+    const int64_t many[][3] = {{1, 4, 2}, {2, 4, 2}, {1, 4, 4}, {1, 1, 4}};
+    for (const auto &s : many) {
+      Genome g = baseline;
+      g.knobs.reduction = s[0] == 1 ? ReductionStrategy::Warp : ReductionStrategy::Block;
+      g.knobs.vectorWidth = s[1];
+      g.knobs.accumulators = s[2];
       seeds.push_back(g);
     }
     return seeds;

@@ -719,6 +719,35 @@ func.func @col_sum_split(%x: tensor<4096x2048xf32>) -> tensor<2048xf32> {
 
 // -----
 
+// A 0-d sum split into 256 slices (a block each): one output, so the combine is one warp whose
+// lanes fold every 32nd partial in order and then each other (a fixed butterfly), not one
+// thread walking 256 partials.
+
+// CHECK-LABEL: func.func @sum_0d_split
+// CHECK:         gpu.launch_func @sum_0d_split_kernels::@sum_0d_split_k0 blocks in (%c1, %c256, %c1) threads in (%c256, %c1, %c1)
+// CHECK-NEXT:    gpu.launch_func @sum_0d_split_kernels::@sum_0d_split_k0_combine blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1)
+// CHECK:         gpu.func @sum_0d_split_k0_combine(%{{.*}}: memref<4096x8192xf32>, %[[Y:.*]]: memref<f32>, %[[PART:.*]]: memref<256x1xf32>)
+// CHECK:           %[[LANE:.*]] = arith.remui %{{.*}}, %c32
+// CHECK:           scf.for %[[S:.*]] = %[[LANE]] to %c256 step %c32
+// CHECK:             memref.load %[[PART]][%[[S]], %{{.*}}]
+// CHECK-COUNT-5:   gpu.shuffle xor
+// CHECK:           %[[FIRST:.*]] = arith.cmpi eq, %[[LANE]], %c0
+// CHECK:           scf.if %[[FIRST]]
+// CHECK:             memref.store %{{.*}}, %[[Y]][]
+func.func @sum_0d_split(%x: tensor<4096x8192xf32>) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<f32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %r = linalg.reduce ins(%x : tensor<4096x8192xf32>) outs(%acc : tensor<f32>) dimensions = [0, 1] {evo.knobs = {reduction = "block", vector_width = 4, accumulators = 4, split = 256}}
+    (%in: f32, %init: f32) {
+      %s = arith.addf %in, %init : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<f32>
+}
+
+// -----
+
 func.func @split_does_not_divide(%x: tensor<100x64xf32>) -> tensor<64xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<64xf32>

@@ -148,7 +148,7 @@ def Evo_Split : Evo_Knob<"split", "split", "split", "Int",
   }];
   let recorded = "f == TaskFamily::Reduction || "
                  # "(f == TaskFamily::Matmul && k.split != 1)";
-  let search = [[1], [2], [4], [8], [16], [32], [64]];
+  let search = [[1], [2], [4], [8], [16], [32], [64], [128], [256]];
 }
 
 def Evo_CacheRow : Evo_Knob<"cache_row", "cacheRow", "cache-row", "Bool",
