@@ -13,6 +13,11 @@
 //   * with cache_row, the values of each thread's part of the row are kept in registers across
 //     passes, so the inputs are read once and the outputs written once (the fast form); without
 //     it, every pass re-reads the inputs (each pass is an scf.for over the row).
+// With row_split S > 1, each row is cut into S slices, one per thread/warp/block (gridDim.y = S),
+// and the program runs as one kernel per pass: a reduction is computed by the kernel of its
+// level (the number of reductions its inputs depend on, in sequence) as one partial per slice in
+// a scratch buffer [S, rows]; every later kernel combines the S partials in slice order (the
+// same value in every kernel, no atomics); the last kernel writes each slice of the outputs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -267,8 +272,22 @@ private:
   unsigned colRank() const { return shape.colDims.size(); }
   /// Folds produce(chunk) (vw values each) over this thread's chunks of the row with
   /// `combineFn`, then across the threads of the row; the result is uniform.
-  Value reduceRow(Type acc, Value identity, llvm::function_ref<Value(Value, Value)> combineFn,
+  ///
+  /// With row_split, `level` is the reduction's pass: the kernel of that pass folds this slice
+  /// and writes its partial; later kernels combine the partials; earlier ones skip it (the
+  /// identity, never used).
+  Value reduceRow(unsigned level, Type acc, Value identity,
+                  llvm::function_ref<Value(Value, Value)> combineFn,
                   llvm::function_ref<SmallVector<Value>(Chunk &)> produce);
+  /// The first chunk of this thread (in its slice) and the end of its slice.
+  Value chunkBegin();
+  Value chunkEnd();
+  /// row_split: each reduction's pass and accumulator type (in the order of reduceRow calls),
+  /// and the pass of the kernel that writes the outputs.
+  void analyzePasses();
+  LogicalResult emitKernel(EmitContext &ctx, StringRef name, unsigned pass,
+                           ArrayRef<MemRefType> kernelParams, ArrayRef<MemRefType> workgroup,
+                           int64_t numRows);
   void forEachChunk(llvm::function_ref<void(Chunk &)> body);
   LogicalResult visit(Operation &op);
 
@@ -279,6 +298,14 @@ private:
   std::unique_ptr<KernelBuilder> kb;
   Location loc = UnknownLoc();
   int64_t width = 1, vw = 1, numChunks = 0;
+  /// row_split: slices per row, chunks per slice.
+  int64_t split = 1, sliceChunks = 0;
+  /// row_split: the reductions' passes and accumulator types, the last pass (the one that
+  /// writes), and the kernel being built: its pass, its slice, its slice's first chunk.
+  DenseMap<Operation *, unsigned> passOf;
+  SmallVector<Type> partialTypes;
+  unsigned lastPass = 0, pass = 0, nextPartial = 0;
+  Value slice, sliceBase, row;
   Value lane;
   SmallVector<Value> rowIdx;
   DenseMap<Value, Value> rows;
@@ -308,13 +335,21 @@ LogicalResult RowEmitter::validate() {
     return failure();
   width = groups.width();
   numChunks = shape.cols / vw;
+  split = k.rowSplit;
+  if (numChunks % split)
+    return task.emitError() << "row_split=" << split << " does not divide the " << numChunks
+                            << " chunks of vector_width=" << vw << " elements of the row ("
+                            << shape.cols << ")";
+  sliceChunks = numChunks / split;
   if (k.cacheRow) {
-    if (numChunks % width)
+    if (sliceChunks % width)
       return task.emitError() << "cache_row needs the row (" << shape.cols
+                              << (split > 1 ? ", per slice of row_split" : "")
+                              << (split > 1 ? "=" + std::to_string(split) : "")
                               << ") to be a multiple of vector_width x threads per row (" << vw
                               << " x " << width << ")";
-    if (numChunks / width * vw > 64)
-      return task.emitError() << "cache_row would keep " << numChunks / width * vw
+    if (sliceChunks / width * vw > 64)
+      return task.emitError() << "cache_row would keep " << sliceChunks / width * vw
                               << " elements per thread in registers (at most 64)";
   }
   return success();
@@ -447,15 +482,36 @@ void RowEmitter::forEachChunk(llvm::function_ref<void(Chunk &)> body) {
       body(c);
     return;
   }
-  kb->forLoop(lane, kb->idx(numChunks), width, {}, [&](Value chunk, ValueRange) {
+  kb->forLoop(chunkBegin(), chunkEnd(), width, {}, [&](Value chunk, ValueRange) {
     Chunk c{kb->mul(chunk, vw), {}};
     body(c);
     return SmallVector<Value>{};
   });
 }
 
-Value RowEmitter::reduceRow(Type acc, Value identity, function_ref<Value(Value, Value)> combineFn,
+Value RowEmitter::chunkBegin() { return split == 1 ? lane : kb->add(lane, sliceBase); }
+
+Value RowEmitter::chunkEnd() {
+  return split == 1 ? kb->idx(numChunks) : kb->add(sliceBase, sliceChunks);
+}
+
+Value RowEmitter::reduceRow(unsigned level, Type acc, Value identity,
+                            function_ref<Value(Value, Value)> combineFn,
                             function_ref<SmallVector<Value>(Chunk &)> produce) {
+  unsigned id = nextPartial++;
+  Value partials = split > 1 ? kb->param(params.size() + id) : Value();
+  if (split > 1 && level > pass)
+    return identity; // a later kernel's reduction: nothing this kernel computes uses it
+  if (split > 1 && level < pass) {
+    // An earlier kernel's partials, combined in slice order: the same value in every kernel.
+    return kb
+        ->forLoop(kb->idx(0), kb->idx(split), 1, {identity},
+                  [&](Value s, ValueRange total) {
+                    Value x = memref::LoadOp::create(kb->b, partials, ValueRange{s, row});
+                    return SmallVector<Value>{combineFn(total[0], x)};
+                  })
+        .front();
+  }
   Value partial;
   if (k.cacheRow) {
     // vw independent chains over the cached chunks, then folded.
@@ -473,7 +529,7 @@ Value RowEmitter::reduceRow(Type acc, Value identity, function_ref<Value(Value, 
     // A long row walked by one thread (the naive l2norm: 65535 columns) accumulates in blocks:
     // a two-level sum (blockedForLoop).
     SmallVector<Value> chains = blockedForLoop(
-        *kb, lane, kb->idx(numChunks), width, ceilDiv(numChunks, width), init,
+        *kb, chunkBegin(), chunkEnd(), width, ceilDiv(sliceChunks, width), init,
         [&](unsigned, Value a, Value b) { return combineFn(a, b); },
         [&](Value chunk, ValueRange carried) {
           Chunk c{kb->mul(chunk, vw), {}};
@@ -488,9 +544,20 @@ Value RowEmitter::reduceRow(Type acc, Value identity, function_ref<Value(Value, 
       partial = combineFn(partial, chains[l]);
   }
   // Each block reduction gets its own shared buffer: no reuse hazards between passes.
-  return groups.reduce(
+  Value total = groups.reduce(
       *kb, partial, [&] { return kb->workgroup(nextSmem++); }, [&] { return identity; },
       combineFn);
+  if (split == 1)
+    return total;
+  // This kernel's reduction: the slice's partial, for the later kernels.
+  auto store = [&] {
+    memref::StoreOp::create(kb->b, total, partials, ValueRange{slice, row});
+  };
+  if (groups.strategy == ReductionStrategy::Thread)
+    store();
+  else
+    kb->ifThen(kb->eq(lane, 0), store);
+  return identity;
 }
 
 LogicalResult RowEmitter::visit(Operation &op) {
@@ -501,8 +568,10 @@ LogicalResult RowEmitter::visit(Operation &op) {
     Value zero = kb->constant(FloatAttr::get(ct, 0.0));
     auto maxFn = [&](Value a, Value b) -> Value { return arith::MaximumFOp::create(kb->b, a, b); };
     auto addFn = [&](Value a, Value b) -> Value { return arith::AddFOp::create(kb->b, a, b); };
-    Value max = reduceRow(ct, negInf, maxFn, [&](Chunk &c) { return full(s.getInput(), c); });
-    Value sum = reduceRow(ct, zero, addFn, [&](Chunk &c) {
+    unsigned level = passOf.lookup(s);
+    Value max =
+        reduceRow(level, ct, negInf, maxFn, [&](Chunk &c) { return full(s.getInput(), c); });
+    Value sum = reduceRow(level + 1, ct, zero, addFn, [&](Chunk &c) {
       SmallVector<Value> es;
       for (Value x : full(s.getInput(), c))
         es.push_back(math::ExpOp::create(kb->b, arith::SubFOp::create(kb->b, castTo(kb->b, loc, x, ct), max)));
@@ -551,7 +620,7 @@ LogicalResult RowEmitter::visit(Operation &op) {
     Type acc = accumulatorType(elt);
     Value identity = combinerIdentity(kb->b, loc, comb, acc);
     auto fn = [&](Value a, Value b) { return combine(kb->b, loc, comb, a, b); };
-    Value total = reduceRow(acc, identity, fn, [&](Chunk &c) {
+    Value total = reduceRow(passOf.lookup(g), acc, identity, fn, [&](Chunk &c) {
       SmallVector<Value> xs;
       clonePerLane(g, c, {comb}, [&](IRMapping &map) {
         xs.push_back(map.lookupOrDefault(comb->getOperand(valueOperand)));
@@ -562,6 +631,45 @@ LogicalResult RowEmitter::visit(Operation &op) {
     rows[g.getResult(o)] = castTo(kb->b, loc, fn(init, total), elt);
   }
   return success();
+}
+
+void RowEmitter::analyzePasses() {
+  // The pass of a value: how many reductions must be complete before it can be computed (0 for
+  // arguments and constants). A reduction is folded in the pass of its inputs and its result
+  // belongs to the next; softmax's max and sum are two reductions in sequence.
+  DenseMap<Value, unsigned> level;
+  auto levelOf = [&](ValueRange vs) {
+    unsigned l = 0;
+    for (Value v : vs)
+      l = std::max(l, level.lookup(v));
+    return l;
+  };
+  for (Operation &op : task.getBody().front().without_terminator()) {
+    if (auto s = dyn_cast<linalg::SoftmaxOp>(op)) {
+      unsigned l = levelOf(s.getInput());
+      passOf[s] = l;
+      Type ct = accumulatorType(getElementTypeOrSelf(s.getInput().getType()));
+      partialTypes.append({ct, ct});
+      level[s->getResult(0)] = l + 2;
+      lastPass = std::max(lastPass, l + 2);
+      continue;
+    }
+    auto g = dyn_cast<linalg::GenericOp>(op);
+    if (!g || g.getNumReductionLoops() == 0) {
+      unsigned l = levelOf(op.getOperands());
+      for (Value r : op.getResults())
+        level[r] = l;
+      continue;
+    }
+    unsigned l = levelOf(g.getDpsInputs());
+    passOf[g] = l;
+    unsigned inits = levelOf(g.getDpsInits());
+    for (Value r : g.getResults()) {
+      partialTypes.push_back(accumulatorType(getElementTypeOrSelf(r.getType())));
+      level[r] = std::max(l + 1, inits);
+    }
+    lastPass = std::max(lastPass, l + 1);
+  }
 }
 
 FailureOr<LoweredTask> RowEmitter::emit(EmitContext &ctx) {
@@ -596,22 +704,72 @@ FailureOr<LoweredTask> RowEmitter::emit(EmitContext &ctx) {
         workgroup.push_back(workgroupBuffer(task.getContext(), bs / 32, acc));
     }
   numSmem = workgroup.size();
-  kb = std::make_unique<KernelBuilder>(ctx.module, ctx.kernelName, params, workgroup,
+
+  // row_split: one scratch buffer of partials [S, rows] per reduction, after the task's buffers.
+  SmallVector<MemRefType> kernelParams(params.begin(), params.end());
+  SmallVector<BufferDesc> scratch;
+  if (split > 1) {
+    analyzePasses();
+    int64_t bytes = 0;
+    for (Type t : partialTypes) {
+      kernelParams.push_back(MemRefType::get({split, numRows}, t));
+      scratch.push_back({"", BufferRole::Scratch, kernelParams.back()});
+      bytes += split * numRows * (t.getIntOrFloatBitWidth() / 8);
+    }
+    if (bytes > (int64_t(256) << 20))
+      return task.emitError() << "row_split=" << split << " would need " << bytes
+                              << " bytes of partials (at most 256 MiB)";
+  }
+  SmallVector<std::string> names;
+  for (unsigned kp = 0; kp <= (split > 1 ? lastPass : 0); ++kp) {
+    names.push_back(kp == 0 ? ctx.kernelName : ctx.kernelName + "_s" + std::to_string(kp));
+    if (failed(emitKernel(ctx, names.back(), kp, kernelParams, workgroup, numRows)))
+      return failure();
+  }
+  LoweredTask lowered =
+      singleKernel(TaskFamily::Rows, ctx, {grid, split, 1}, {bs, 1, 1}, kernelParams.size());
+  lowered.scratch = scratch;
+  for (StringRef name : ArrayRef(names).drop_front()) {
+    KernelLaunch launch = lowered.launches.front();
+    launch.kernel = name.str();
+    lowered.launches.push_back(launch);
+  }
+  return lowered;
+}
+
+LogicalResult RowEmitter::emitKernel(EmitContext &ctx, StringRef name, unsigned kernelPass,
+                                     ArrayRef<MemRefType> kernelParams,
+                                     ArrayRef<MemRefType> workgroup, int64_t numRows) {
+  // Fresh per-kernel state: nothing computed in one kernel is visible in the next.
+  pass = kernelPass;
+  rows.clear();
+  softmaxStats.clear();
+  cached.clear();
+  nextSmem = 0;
+  nextPartial = 0;
+  const int64_t bs = k.blockSize;
+  int64_t rowsPerBlock = groups.pointsPerBlock();
+  kb = std::make_unique<KernelBuilder>(ctx.module, name, kernelParams, workgroup,
                                        std::array<int64_t, 3>{bs, 1, 1}, loc);
   Value tid = kb->threadId(), bid = kb->blockId();
-  Value row;
   std::tie(row, lane) = groups.pointAndLane(*kb, tid, bid);
+  if (split > 1) {
+    slice = kb->blockId(gpu::Dimension::y);
+    sliceBase = kb->mul(slice, sliceChunks);
+  }
+  // Only the last kernel writes the outputs (row_split: the others fold their pass's partials).
+  bool writes = split == 1 || pass == lastPass;
   LogicalResult status = success();
   auto body = [&] {
     rowIdx = kb->delinearize(row, shape.rowDims);
     preamble = kb->idx(0).getDefiningOp();
     if (k.cacheRow)
-      for (int64_t c = 0; c < numChunks / width; ++c)
-        cached.push_back({kb->mul(kb->add(lane, c * width), vw), {}});
+      for (int64_t c = 0; c < sliceChunks / width; ++c)
+        cached.push_back({kb->mul(kb->add(chunkBegin(), c * width), vw), {}});
     for (Operation &op : task.getBody().front().without_terminator())
       if (failed(visit(op)))
         status = failure();
-    if (failed(status))
+    if (failed(status) || !writes)
       return;
     auto ret = cast<func::ReturnOp>(task.getBody().front().getTerminator());
     unsigned numArgs = task.getNumArguments();
@@ -625,7 +783,11 @@ FailureOr<LoweredTask> RowEmitter::emit(EmitContext &ctx) {
         });
       } else {
         Value y = rowValue(v);
-        kb->ifThen(kb->eq(lane, 0), [&] {
+        // One thread per row writes it: lane 0 (of slice 0).
+        Value first = kb->eq(lane, 0);
+        if (split > 1)
+          first = arith::AndIOp::create(kb->b, first, kb->eq(slice, 0));
+        kb->ifThen(first, [&] {
           memref::StoreOp::create(kb->b, y, kb->param(param),
                                   shape.rowDims.empty() ? ValueRange() : ValueRange(rowIdx));
         });
@@ -638,10 +800,7 @@ FailureOr<LoweredTask> RowEmitter::emit(EmitContext &ctx) {
   else
     kb->ifThen(kb->lt(row, numRows), body);
   kb->finish();
-  if (failed(status))
-    return failure();
-
-  return singleKernel(TaskFamily::Rows, ctx, {grid, 1, 1}, {bs, 1, 1}, params.size());
+  return status;
 }
 
 FailureOr<LoweredTask> emitRows(func::FuncOp task, const RowShape &shape,

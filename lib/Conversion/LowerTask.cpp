@@ -33,6 +33,16 @@ static TaskFamily familyOf(linalg::LinalgOp op) {
   return TaskFamily::Reduction;
 }
 
+std::optional<std::pair<int64_t, int64_t>> rowProgramExtent(func::FuncOp task) {
+  std::optional<RowShape> shape = matchRowProgram(task);
+  if (!shape)
+    return std::nullopt;
+  int64_t rows = 1;
+  for (int64_t d : shape->rowDims)
+    rows *= d;
+  return std::make_pair(rows, shape->cols);
+}
+
 FailureOr<TaskFamily> classifyTask(func::FuncOp task) {
   if (matchRowProgram(task))
     return TaskFamily::Rows;
@@ -137,7 +147,7 @@ FailureOr<LoweredTask> lowerTask(func::FuncOp task, const ScheduleKnobs &knobs,
     // block per row, as for long reductions (naiveLongReduction): one thread walking millions
     // of elements several times would take seconds.
     ScheduleKnobs used = knobs;
-    if (naiveReductionKnobs(used) && !used.cacheRow && rows->cols > 65536)
+    if (naiveReductionKnobs(used) && !used.cacheRow && used.rowSplit == 1 && rows->cols > 65536)
       used.reduction = ReductionStrategy::Block;
     FailureOr<LoweredTask> lowered = emitRows(*copy, *rows, used, ctx);
     if (failed(lowered))

@@ -50,6 +50,10 @@ struct LoweredTask {
 /// The family a task func's compute op belongs to, or a diagnostic if it is not supported.
 mlir::FailureOr<TaskFamily> classifyTask(mlir::func::FuncOp task);
 
+/// For a task func of the rows family (a row program): its number of rows and their length in
+/// elements, e.g. for seeding row_split; nullopt for other tasks.
+std::optional<std::pair<int64_t, int64_t>> rowProgramExtent(mlir::func::FuncOp task);
+
 /// Lowers a task func (exactly one compute op plus constants/empties/fills feeding it) into
 /// kernels appended to `module` and named `<kernelPrefix><n>`. Diagnostics go to the compute op.
 mlir::FailureOr<LoweredTask> lowerTask(mlir::func::FuncOp task, const ScheduleKnobs &knobs,

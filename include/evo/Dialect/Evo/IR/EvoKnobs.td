@@ -158,6 +158,19 @@ def Evo_CacheRow : Evo_Knob<"cache_row", "cacheRow", "cache-row", "Bool",
   let search = [[0], [1]];
 }
 
+def Evo_RowSplit : Evo_Knob<"row_split", "rowSplit", "row-split", "Int",
+    "Row programs: slices of each row, each reduced by its own thread/warp/block into partials "
+    "that later kernels combine in order (one kernel per pass over the row; power of 2, at most "
+    "256; 1: one kernel)"> {
+  let cppDefault = "1";
+  let check = [{
+    if (!isPowerOf2(k.rowSplit) || k.rowSplit > 256)
+      return emitError() << "row_split must be a power of 2 in [1, 256], got " << k.rowSplit;
+  }];
+  let recorded = "f == TaskFamily::Rows && k.rowSplit != 1";
+  let search = [[1], [2], [4], [8], [16], [32], [64]];
+}
+
 def Evo_Prefetch : Evo_Knob<"prefetch", "prefetch", "prefetch", "Bool",
     "Tiled matmul: load the next K tile into registers while computing the current one"> {
   let cppDefault = "false";
@@ -201,7 +214,7 @@ def Evo_Persistent : Evo_Knob<"persistent", "persistent", "persistent", "Int",
 /// Every knob, in the order #evo.knobs prints them.
 defvar Evo_AllKnobs = [Evo_BlockSize, Evo_ElementsPerThread, Evo_VectorWidth, Evo_Reduction,
                        Evo_Accumulators, Evo_TileSizes, Evo_ThreadTile, Evo_TransposeTile,
-                       Evo_Split, Evo_CacheRow, Evo_Prefetch, Evo_Wgmma, Evo_Stages,
+                       Evo_Split, Evo_CacheRow, Evo_RowSplit, Evo_Prefetch, Evo_Wgmma, Evo_Stages,
                        Evo_Persistent];
 
 /// The knob set of each family: what the mutators change, in the order they draw from.
@@ -218,7 +231,8 @@ defvar Evo_FamilyKnobSets = [
   Evo_FamilyKnobs<"Matmul", [Evo_TileSizes, Evo_ThreadTile, Evo_BlockSize, Evo_Accumulators,
                              Evo_VectorWidth, Evo_Prefetch, Evo_Wgmma, Evo_Stages,
                              Evo_Persistent, Evo_Reduction, Evo_Split]>,
-  Evo_FamilyKnobs<"Rows", [Evo_BlockSize, Evo_VectorWidth, Evo_Reduction, Evo_CacheRow]>,
+  Evo_FamilyKnobs<"Rows", [Evo_BlockSize, Evo_VectorWidth, Evo_Reduction, Evo_CacheRow,
+                           Evo_RowSplit]>,
   Evo_FamilyKnobs<"Scan", [Evo_Reduction, Evo_VectorWidth, Evo_BlockSize,
                            Evo_ElementsPerThread]>
 ];
