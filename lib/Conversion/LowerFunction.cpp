@@ -4,6 +4,7 @@
 #include "TaskAnalysis.h"
 #include "evo/Dialect/Evo/IR/InputChecks.h"
 #include "evo/Conversion/LowerToGPU.h"
+#include "evo/Conversion/TuningDB.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Passes.h"
@@ -17,10 +18,12 @@
 #include "mlir/Transforms/Passes.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #define DEBUG_TYPE "evo-lower-to-gpu"
 
 using namespace mlir;
+namespace json = llvm::json;
 
 namespace evo {
 
@@ -167,6 +170,8 @@ private:
   /// keyed by their first op, with the values they define that are used after them.
   void formRowGroups();
   std::optional<SmallVector<Value>> rowGroupOutputs(ArrayRef<Operation *> group);
+  /// The tuning record that applies to `task`, with a remark saying so (or why not).
+  const TuningRecord *tuningRecordFor(func::FuncOp task);
   LogicalResult addTask(func::FuncOp task, const ScheduleKnobs &knobs,
                         ArrayRef<Value> operands, ValueRange results, gpu::GPUModuleOp kernels);
   bool isRowProgram();
@@ -416,6 +421,61 @@ bool FunctionLowering::isRowProgram() {
   return !r.wasInterrupted();
 }
 
+const TuningRecord *FunctionLowering::tuningRecordFor(func::FuncOp task) {
+  if (!options.tuningDb)
+    return nullptr;
+  TuningApplyStats dummy;
+  TuningApplyStats &stats = options.tuningStats ? *options.tuningStats : dummy;
+  ++stats.tasks;
+  TaskSignature sig = taskSignature(task);
+  Location loc = task.getLoc();
+  const TuningRecord *r = options.tuningDb->lookup(sig.hash, options.tuningChip);
+  if (!r) {
+    std::vector<const TuningRecord *> others =
+        options.tuningDb->otherChips(sig.hash, options.tuningChip);
+    if (!others.empty()) {
+      ++stats.otherChip;
+      std::string chips;
+      for (const TuningRecord *o : others)
+        chips += (chips.empty() ? "" : ", ") + o->chip;
+      emitRemark(loc) << "evo-lower-to-gpu: tuning-db: " << task.getSymName()
+                      << " has records only for " << chips << ", not tuning-chip="
+                      << options.tuningChip << ": not applied (the task keeps its knobs)";
+    }
+    return nullptr;
+  }
+  // The family the lowering gives the task must be the record's (another evo-opt may classify
+  // it differently); the classification's own diagnostics come again from lowerTask.
+  FailureOr<TaskFamily> family = failure();
+  {
+    ScopedDiagnosticHandler quiet(task.getContext(), [](Diagnostic &) { return success(); });
+    family = classifyTask(task);
+  }
+  if (succeeded(family) && *family != r->family) {
+    ++stats.otherFamily;
+    emitWarning(loc) << "evo-lower-to-gpu: tuning-db: " << task.getSymName() << " is a "
+                     << stringifyTaskFamily(*family) << " task but its record "
+                     << r->signature.substr(0, 12) << " is for the " << stringifyTaskFamily(r->family)
+                     << " family: not applied (the task keeps its knobs)";
+    return nullptr;
+  }
+  ++stats.applied;
+  std::string knobsText;
+  llvm::raw_string_ostream os(knobsText);
+  os << json::Value(json::Object(r->knobsJson));
+  InFlightDiagnostic remark = emitRemark(loc);
+  remark << "evo-lower-to-gpu: tuning-db: " << task.getSymName() << " ("
+         << stringifyTaskFamily(r->family) << ") takes the knobs of record "
+         << r->signature.substr(0, 12) << " for " << r->chip;
+  if (std::isfinite(r->speedup()))
+    remark << llvm::formatv(" ({0:f2}x over its baseline)", r->speedup()).str();
+  remark << ": " << knobsText;
+  if (r->kind == "ir")
+    remark << "; the record's winner is more than knobs (" << (r->op.empty() ? "IR" : r->op)
+           << "): its kernel IR is not applied, only the knobs it was built on";
+  return r;
+}
+
 LogicalResult FunctionLowering::addTask(func::FuncOp task,
                                         const ScheduleKnobs &knobs, ArrayRef<Value> operands,
                                         ValueRange results, gpu::GPUModuleOp kernels) {
@@ -432,7 +492,19 @@ LogicalResult FunctionLowering::addTask(func::FuncOp task,
     desc.buffers.push_back(bufferFor(r, BufferRole::Scratch, ("tmp" + Twine(numScratch++)).str()));
 
   std::string kernelName = (plan.funcName + "_k" + Twine(kernelIndex++)).str();
-  FailureOr<LoweredTask> lowered = lowerTask(task, knobs, kernels, kernelName);
+  // A tuning record for this task replaces its knobs here, after the split: which ops form the
+  // task never depends on the database.
+  const TuningRecord *record = tuningRecordFor(task);
+  std::optional<ScopedDiagnosticHandler> recordNote;
+  if (record)
+    recordNote.emplace(task.getContext(), [&, record](Diagnostic &diag) {
+      if (diag.getSeverity() == DiagnosticSeverity::Error)
+        diag.attachNote() << "with the knobs of tuning record " << record->signature.substr(0, 12)
+                          << " of '" << options.tuningDbName << "' for " << task.getSymName();
+      return failure(); // passed on to the next handler
+    });
+  FailureOr<LoweredTask> lowered =
+      lowerTask(task, record ? record->knobs : knobs, kernels, kernelName);
   if (failed(lowered))
     return failure();
   for (BufferDesc s : lowered->scratch) {

@@ -4,6 +4,7 @@
 #include "evo/Conversion/FrontEnds.h"
 #include "evo/Conversion/LowerToGPU.h"
 #include "evo/Conversion/Passes.h"
+#include "evo/Conversion/TuningDB.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -131,6 +132,25 @@ void EvoLowerToGPUPass::runOnOperation() {
         return emitError(module.getLoc()) << "evo-lower-to-gpu: invalid option: ";
       })))
     return signalPassFailure();
+  // tuning-db: read and validated as a whole before anything is lowered (an untrusted file).
+  std::optional<evo::TuningDb> db;
+  evo::TuningApplyStats tuningStats;
+  if (!tuningDb.empty()) {
+    evo::TuningDbError error;
+    db = evo::TuningDb::load(tuningDb, error);
+    if (!db) {
+      Location at = error.line
+                        ? Location(FileLineColLoc::get(&getContext(), tuningDb, error.line,
+                                                       error.column))
+                        : module.getLoc();
+      emitError(at) << "evo-lower-to-gpu: tuning-db '" << tuningDb << "': " << error.message;
+      return signalPassFailure();
+    }
+    options.tuningDb = &*db;
+    options.tuningChip = tuningChip;
+    options.tuningDbName = tuningDb;
+    options.tuningStats = &tuningStats;
+  }
 
   bool failedAny = false;
   // 1. Front-ends: functions holding TOSA ops become linalg on tensors.
@@ -165,5 +185,13 @@ void EvoLowerToGPUPass::runOnOperation() {
       failedAny = true;
   }
   if (failedAny)
-    signalPassFailure();
+    return signalPassFailure();
+  if (db)
+    emitRemark(module.getLoc()) << "evo-lower-to-gpu: tuning-db '" << tuningDb << "': "
+                                << tuningStats.applied << " of " << tuningStats.tasks
+                                << " tasks lowered with a record for " << tuningChip << " ("
+                                << db->records().size() << " records in the file; "
+                                << tuningStats.otherChip << " tasks with records only for other "
+                                << "chips, " << tuningStats.otherFamily
+                                << " with a record of another family)";
 }

@@ -16,6 +16,7 @@
 #include "evo/Evaluation/TargetGpu.h"
 #include "evo/Evolution/Finalists.h"
 #include "evo/Evolution/Passes.h"
+#include "evo/Evolution/TuningExport.h"
 #include "evo/Runtime/CudaDriver.h"
 #include "evo/Target/Chips.h"
 #include "evo/Target/Manifest.h"
@@ -161,6 +162,7 @@ private:
   void remarkTask(gpu::GPUModuleOp gm, const evo::TaskDesc &desc, const evo::TaskResult &r,
                   int device, ArrayRef<int> alsoOn);
   LogicalResult finish();
+  LogicalResult exportTuning();
 
   EvoEvolvePass &p;
   ModuleOp module;
@@ -779,6 +781,24 @@ LogicalResult EvolveDriver::finish() {
     evo::remarkLLMTotals(module.getLoc(), *llmRun->client);
   if (llvm::Error e = evo::writeReports(store, p.runDir))
     return emitError(module.getLoc()) << "evo-evolve: " << llvm::toString(std::move(e));
+  return paused ? success() : exportTuning();
+}
+
+/// The run's winners as tuning records: RUN_DIR/tuning.json, and added to tuning-db-out.
+LogicalResult EvolveDriver::exportTuning() {
+  llvm::Expected<evo::TuningDb> db = evo::exportTuningDb(*opened.store, ctx);
+  if (!db)
+    return emitError(module.getLoc()) << "evo-evolve: " << llvm::toString(db.takeError());
+  std::string own = (llvm::Twine(p.runDir) + "/" + evo::kTuningDbFileName).str();
+  if (llvm::Error e = db->write(own))
+    return emitError(module.getLoc())
+           << "evo-evolve: cannot write '" << own << "': " << llvm::toString(std::move(e));
+  if (p.tuningDbOut.empty())
+    return success();
+  if (llvm::Error e = evo::addToTuningDb(p.tuningDbOut, *db, evo::TuningDb::Prefer::Fastest))
+    return emitError(module.getLoc()) << "evo-evolve: tuning-db-out: " << llvm::toString(std::move(e));
+  emitRemark(module.getLoc()) << "evo-evolve: " << db->records().size()
+                              << " tuning records added to '" << p.tuningDbOut << "'";
   return success();
 }
 

@@ -15,6 +15,7 @@
 #include "evo/Evolution/ReplyCheck.h"
 #include "evo/Evolution/RunMerge.h"
 #include "evo/Evolution/RunStore.h"
+#include "evo/Evolution/TuningExport.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "evo/Pipelines/Pipelines.h"
 #include "evo/Target/Manifest.h"
@@ -25,6 +26,7 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "evo/LLM/Mailbox.h"
 #include "evo/LLM/Prompt.h"
@@ -324,6 +326,135 @@ static int mergeMain(int argc, char **argv) {
   return 0;
 }
 
+/// `evo-opt tuning-merge OUT DB... [--prefer=fastest|newest]`: tuning databases joined into
+/// OUT (written atomically), one record per signature and chip: the fastest (default) or the
+/// newest (docs/evolution.md, "Tuning records").
+static int tuningMergeMain(int argc, char **argv) {
+  evo::TuningDb::Prefer prefer = evo::TuningDb::Prefer::Fastest;
+  std::string out;
+  std::vector<std::string> inputs;
+  for (int i = 2; i < argc; ++i) {
+    llvm::StringRef arg(argv[i]);
+    if (arg == "--prefer=fastest") {
+      prefer = evo::TuningDb::Prefer::Fastest;
+    } else if (arg == "--prefer=newest") {
+      prefer = evo::TuningDb::Prefer::Newest;
+    } else if (arg.starts_with("-")) {
+      llvm::errs() << "evo-opt tuning-merge: unknown option '" << arg << "'\n";
+      return 2;
+    } else if (out.empty()) {
+      out = arg.str();
+    } else {
+      inputs.push_back(arg.str());
+    }
+  }
+  if (out.empty() || inputs.empty()) {
+    llvm::errs() << "usage: evo-opt tuning-merge OUT DB... [--prefer=fastest|newest]\n";
+    return 2;
+  }
+  evo::TuningDb merged;
+  size_t read = 0;
+  for (const std::string &in : inputs) {
+    evo::TuningDbError e;
+    std::optional<evo::TuningDb> db = evo::TuningDb::load(in, e);
+    if (!db) {
+      llvm::errs() << "evo-opt tuning-merge: " << evo::describe(in, e) << "\n";
+      return 1;
+    }
+    for (const evo::TuningRecord &r : db->records())
+      merged.add(r, prefer);
+    read += db->records().size();
+  }
+  if (llvm::Error e = merged.write(out)) {
+    llvm::errs() << "evo-opt tuning-merge: cannot write '" << out
+                 << "': " << llvm::toString(std::move(e)) << "\n";
+    return 1;
+  }
+  llvm::outs() << llvm::formatv("tuning-merge: {0} records from {1} databases -> {2}: {3} "
+                                "records\n",
+                                read, inputs.size(), out, merged.records().size());
+  return 0;
+}
+
+/// `evo-opt tuning-export RUN_DIR [OUT]`: a stored run's winners as a tuning database (default
+/// RUN_DIR/tuning.json), without a GPU.
+static int tuningExportMain(int argc, char **argv) {
+  if (argc < 3 || argc > 4) {
+    llvm::errs() << "usage: evo-opt tuning-export RUN_DIR [OUT]\n";
+    return 2;
+  }
+  llvm::Expected<std::unique_ptr<evo::RunStore>> store = evo::RunStore::open(argv[2], false);
+  if (!store) {
+    llvm::errs() << "evo-opt tuning-export: " << llvm::toString(store.takeError()) << "\n";
+    return 1;
+  }
+  mlir::DialectRegistry registry;
+  registerDialects(registry);
+  mlir::MLIRContext ctx(registry);
+  llvm::Expected<evo::TuningDb> db = evo::exportTuningDb(**store, &ctx);
+  if (!db) {
+    llvm::errs() << "evo-opt tuning-export: " << llvm::toString(db.takeError()) << "\n";
+    return 1;
+  }
+  std::string out = argc == 4 ? std::string(argv[3])
+                              : (llvm::Twine(argv[2]) + "/" + evo::kTuningDbFileName).str();
+  if (llvm::Error e = db->write(out)) {
+    llvm::errs() << "evo-opt tuning-export: cannot write '" << out
+                 << "': " << llvm::toString(std::move(e)) << "\n";
+    return 1;
+  }
+  llvm::outs() << "tuning-export: " << db->records().size() << " records -> " << out << "\n";
+  return 0;
+}
+
+/// `evo-opt tuning-template LOWERED.mlir [OUT] [--chip=sm_90]`: a tuning database with one
+/// record per task of a module evo-lower-to-gpu lowered (its current knobs), to edit by hand
+/// and apply with tuning-db= (docs/evolution.md, "Tuning records").
+static int tuningTemplateMain(int argc, char **argv) {
+  std::string chip = "sm_90", in, out = "-";
+  int positional = 0;
+  for (int i = 2; i < argc; ++i) {
+    llvm::StringRef arg(argv[i]);
+    if (arg.consume_front("--chip=")) {
+      chip = arg.str();
+    } else if (arg.starts_with("-") && arg != "-") {
+      llvm::errs() << "evo-opt tuning-template: unknown option '" << arg << "'\n";
+      return 2;
+    } else if (positional++ == 0) {
+      in = arg.str();
+    } else {
+      out = arg.str();
+    }
+  }
+  if (in.empty() || positional > 2) {
+    llvm::errs() << "usage: evo-opt tuning-template LOWERED.mlir [OUT] [--chip=sm_90]\n";
+    return 2;
+  }
+  mlir::DialectRegistry registry;
+  registerDialects(registry);
+  mlir::MLIRContext ctx(registry);
+  llvm::SourceMgr sources;
+  mlir::SourceMgrDiagnosticHandler diagnostics(sources, &ctx);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(in, sources, mlir::ParserConfig(&ctx));
+  if (!module)
+    return 1;
+  mlir::FailureOr<evo::TuningDb> db = evo::tuningTemplate(*module, chip);
+  if (mlir::failed(db))
+    return 1;
+  if (db->records().empty()) {
+    llvm::errs() << "evo-opt tuning-template: '" << in
+                 << "' has no lowered tasks (run evo-lower-to-gpu first)\n";
+    return 1;
+  }
+  if (llvm::Error e = db->write(out)) {
+    llvm::errs() << "evo-opt tuning-template: cannot write '" << out
+                 << "': " << llvm::toString(std::move(e)) << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 /// `evo-opt llm-relay DIR --llm=SPEC [options]`: answers a mailbox's pending prompts
 /// (docs/llm.md, "Mailbox").
 static int relayMain(int argc, char **argv) {
@@ -558,6 +689,12 @@ static int dispatch(int argc, char **argv) {
     return reportMain(argc, argv);
   if (argc > 1 && llvm::StringRef(argv[1]) == "runs-merge")
     return mergeMain(argc, argv);
+  if (argc > 1 && llvm::StringRef(argv[1]) == "tuning-merge")
+    return tuningMergeMain(argc, argv);
+  if (argc > 1 && llvm::StringRef(argv[1]) == "tuning-template")
+    return tuningTemplateMain(argc, argv);
+  if (argc > 1 && llvm::StringRef(argv[1]) == "tuning-export")
+    return tuningExportMain(argc, argv);
   if (argc > 1 && llvm::StringRef(argv[1]) == "llm-relay")
     return relayMain(argc, argv);
   if (argc > 1 && llvm::StringRef(argv[1]) == "llm-prompt")

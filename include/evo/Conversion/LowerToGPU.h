@@ -60,9 +60,22 @@ mlir::FailureOr<LoweredTask> lowerTask(mlir::func::FuncOp task, const ScheduleKn
                                        mlir::gpu::GPUModuleOp module,
                                        llvm::StringRef kernelPrefix);
 
+class TuningDb;
+
+/// What applying a tuning database did, over the functions of one pass run (its summary).
+struct TuningApplyStats {
+  unsigned tasks = 0, applied = 0, otherChip = 0, otherFamily = 0;
+};
+
 struct LowerOptions {
   ScheduleKnobs knobs;
   bool fuseElementwise = true;
+  /// tuning-db=: a task whose signature has a record for `tuningChip` is lowered with the
+  /// record's knobs instead of `knobs` and its ops' `evo.knobs`; the task split is unchanged
+  /// (TuningDB.h). `tuningDbName` names the file in remarks; `tuningStats` counts.
+  const TuningDb *tuningDb = nullptr;
+  std::string tuningChip, tuningDbName;
+  TuningApplyStats *tuningStats = nullptr;
 };
 
 /// Lowers `func` in place: on success the module holds a `gpu.module @<name>_kernels` carrying the

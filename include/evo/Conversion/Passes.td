@@ -61,6 +61,12 @@ def EvoLowerToGPUPass : Pass<"evo-lower-to-gpu", "mlir::ModuleOp"> {
     Option<"requireKernels", "require-kernels", "bool", /*default=*/"false",
            "A module with nothing to lower (and no kernels) is an error instead of a warning "
            "(--evo-pipeline sets it: it would emit nothing)">,
+    Option<"tuningDb", "tuning-db", "std::string", /*default=*/"\"\"",
+           "A tuning database (JSON, written by evo-evolve as RUN_DIR/tuning.json): each task "
+           "whose signature (its source after the task split, names normalized) has a record "
+           "for tuning-chip is lowered with the record's knobs; the task split is unchanged">,
+    Option<"tuningChip", "tuning-chip", "std::string", /*default=*/"\"sm_90\"",
+           "The chip whose tuning records apply (evo-evolve's chip= of the run that made them)">,
   ]);
 }
 

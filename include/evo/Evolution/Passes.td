@@ -51,6 +51,10 @@ def EvoEvolvePass : Pass<"evo-evolve", "mlir::ModuleOp"> {
            "re-verification of the emitted module always draws fresh inputs">,
     Option<"runDir", "run-dir", "std::string", /*default=*/"\"evo-run\"",
            "Directory of the run store, reports and work files">,
+    Option<"tuningDbOut", "tuning-db-out", "std::string", /*default=*/"\"\"",
+           "Also add the run's tuning records (RUN_DIR/tuning.json) to this tuning database, "
+           "created if missing; per signature and chip the faster record is kept. Apply with "
+           "--evo-lower-to-gpu=tuning-db=FILE">,
     Option<"resume", "resume", "bool", /*default=*/"false", "Continue the run in run-dir">,
     Option<"forceResume", "force-resume", "bool", /*default=*/"false",
            "Resume even if the input or the configuration changed">,
