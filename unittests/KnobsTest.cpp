@@ -252,6 +252,8 @@ TEST_F(KnobsTest, KnobsAttrOverlaysExactlyTheKnobsItSets) {
       text += want[0] ? "true" : "false";
     else if (kind == "Strategy")
       text += stringifyReductionStrategy(static_cast<ReductionStrategy>(want[0])).str();
+    else if (kind == "F32Matmul")
+      text += "\"" + stringifyF32Matmul(static_cast<F32Matmul>(want[0])).str() + "\"";
     else if (kind == "List")
       text += "[" + llvm::join(llvm::map_range(want, [](int64_t v) { return std::to_string(v); }),
                                ", ") +

@@ -1,6 +1,7 @@
 //===- RooflineTest.cpp - the floor and the cost of a task --------------------===//
 
 #include "evo/Evaluation/Roofline.h"
+#include "evo/Evaluation/Verifier.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -100,6 +101,72 @@ TEST(RooflineTest, ComputeFloorUsesTheFastestApplicableUnit) {
   RooflineVerdict v = judge(cost, h200(), 200);
   EXPECT_DOUBLE_EQ(v.floorMs, 1000.0 / (kTensorCoreHeadroom * 10));
   EXPECT_DOUBLE_EQ(v.fractionOfPeak, 0.5); // reported against the measured mma.sync rate
+}
+
+TEST(RooflineTest, Tf32ContractionsReportAgainstTheTf32Rate) {
+  // An f32 contraction of 5e13 flops with f32-matmul=tf32: the floor stays on the f16 tensor-core
+  // bound (TF32 runs at half that rate, so an honest TF32 kernel is never below it); the fraction
+  // of peak is against the derived TF32 rate, half the measured f16 one (250 TFLOP/s here).
+  TaskCost cost;
+  cost.readBytes = cost.bytes = 1e6;
+  cost.flops = 5e13;
+  cost.contraction = true;
+  RooflineVerdict ieee = judge(cost, h200(), 200);
+  cost.f32Matmul = F32Matmul::TF32;
+  RooflineVerdict tf32 = judge(cost, h200(), 200); // 250 TFLOP/s achieved
+  EXPECT_DOUBLE_EQ(h200().tf32TFlops(), 250);
+  EXPECT_DOUBLE_EQ(tf32.floorMs, ieee.floorMs);
+  EXPECT_FALSE(tf32.belowFloor);
+  EXPECT_DOUBLE_EQ(ieee.fractionOfPeak, 5.0); // against FP32: meaningless for a TF32 kernel
+  EXPECT_DOUBLE_EQ(tf32.fractionOfPeak, 1.0);
+  // A kernel at the TF32 peak is above the floor by the tensor-core headroom and the f16/TF32
+  // ratio: never rejected.
+  EXPECT_GE(h200().tf32TFlops() * 2 * kTensorCoreHeadroom, tensorCoreBoundTFlops(h200()));
+  // 3xTF32: three tensor-core products per f32 product, a third of the TF32 rate.
+  cost.f32Matmul = F32Matmul::TF32x3;
+  EXPECT_DOUBLE_EQ(judge(cost, h200(), 600).fractionOfPeak, 1.0);
+}
+
+TEST(F32MatmulTest, ToleranceFollowsThePlansMode) {
+  // share/evo-opt/tolerances.json, "f32_matmul": looser for TF32 than for 3xTF32, both looser
+  // than f32's own, which an IEEE plan keeps.
+  const double f32 = defaultTolerances().at("f32");
+  EXPECT_EQ(f32MatmulTolerance(F32Matmul::Ieee), f32);
+  EXPECT_EQ(f32MatmulTolerance(F32Matmul::TF32), 8e-3);
+  EXPECT_EQ(f32MatmulTolerance(F32Matmul::TF32x3), 2e-4);
+
+  MLIRContext ctx;
+  ctx.loadDialect<EvoDialect>();
+  auto task = [&](F32Matmul mode) {
+    ScheduleKnobs k;
+    k.f32Matmul = mode;
+    TaskDesc t;
+    t.family = TaskFamily::Matmul;
+    t.knobs = k.toAttr(&ctx, TaskFamily::Matmul);
+    return t;
+  };
+  LaunchPlan plan;
+  plan.tasks.push_back(task(F32Matmul::Ieee));
+  EXPECT_EQ(planF32Matmul(plan), F32Matmul::Ieee);
+  std::map<std::string, double> rtol = defaultTolerances();
+  applyF32MatmulTolerance(plan, rtol);
+  EXPECT_EQ(rtol, defaultTolerances()); // never loosened without the opt-in
+
+  plan.tasks.push_back(task(F32Matmul::TF32x3));
+  EXPECT_EQ(planF32Matmul(plan), F32Matmul::TF32x3);
+  applyF32MatmulTolerance(plan, rtol);
+  EXPECT_EQ(rtol.at("f32"), 2e-4);
+  EXPECT_EQ(rtol.at("f16"), defaultTolerances().at("f16"));
+  EXPECT_EQ(rtol.at("bf16"), defaultTolerances().at("bf16"));
+
+  // The least accurate task decides; a larger tolerance given by the user stays.
+  plan.tasks.push_back(task(F32Matmul::TF32));
+  EXPECT_EQ(planF32Matmul(plan), F32Matmul::TF32);
+  applyF32MatmulTolerance(plan, rtol);
+  EXPECT_EQ(rtol.at("f32"), 8e-3);
+  rtol["f32"] = 0.05;
+  applyF32MatmulTolerance(plan, rtol);
+  EXPECT_EQ(rtol.at("f32"), 0.05);
 }
 
 namespace {

@@ -40,9 +40,12 @@ namespace evo {
 
 namespace {
 
-/// Bytes of one 128-byte swizzled row: 64 f16/bf16 elements.
+/// Bytes of one 128-byte swizzled row: 64 f16/bf16 elements (the K tile), or 32 f32 ones.
 constexpr int64_t kRow = 128;
+/// The K tile of 16-bit operands; MN-major B tiles (16-bit only) are chunks of 64 x kBK.
 constexpr int64_t kBK = 64;
+/// Bytes of K one wgmma consumes: k16 of f16/bf16, k8 of tf32.
+constexpr int64_t kStepBytes = 32;
 
 /// Whether the payload is `out + ext(a) * ext(b)` (the extensions optional), with a and b the
 /// two inputs in either order.
@@ -123,6 +126,13 @@ struct WgmmaPlan {
   SmallVector<unsigned> batch;         // at most one
   Type eltA, outElt;
   bool bKMajor = false;                // B[n][k] (else B[k][n], read transposed)
+  /// f32 operands: TF32 (wgmma .tf32 on the operands as they are) or 3xTF32 (each operand
+  /// split in shared memory into a TF32 part and a remainder, three products); else Ieee.
+  F32Matmul f32Mode = F32Matmul::Ieee;
+  /// The K tile in elements: one 128-byte row (64 f16/bf16, 32 f32).
+  int64_t bk = kBK;
+  /// Bytes TMA writes per stage (A's and B's tiles); a 3xTF32 stage holds their remainders too.
+  int64_t loadBytes = 0;
   int64_t M = 0, N = 0, K = 0, B = 1;
   int64_t stageBytes = 0, smem = 0;
   TensorMapDesc mapA, mapB;
@@ -132,10 +142,10 @@ struct WgmmaPlan {
   /// channels innermost. A's tile for filter tap (r, s) is the image box at (p0 + r, q0 + s).
   struct Conv {
     unsigned img = 0, p = 0, q = 0; // loop dimensions of the output's image, rows and columns
-    int64_t images = 0, P = 0, Q = 0, R = 0, S = 0, C = 0, TH = 0, TW = 0;
+    int64_t images = 0, P = 0, Q = 0, R = 0, S = 0, C = 0, TH = 0, TW = 0, bk = kBK;
     int64_t tilesP() const { return ceilDiv(P, TH); }
     int64_t tilesQ() const { return ceilDiv(Q, TW); }
-    int64_t cTiles() const { return ceilDiv(C, kBK); }
+    int64_t cTiles() const { return ceilDiv(C, bk); }
   };
   std::optional<Conv> conv;
   /// Blocks of a persistent grid (0: one block per tile).
@@ -145,7 +155,10 @@ struct WgmmaPlan {
     return conv ? conv->images * conv->tilesP() * conv->tilesQ() : ceilDiv(M, BM);
   }
   int64_t tilesN() const { return ceilDiv(N, BN); }
-  int64_t kTiles() const { return conv ? conv->R * conv->S * conv->cTiles() : ceilDiv(K, kBK); }
+  int64_t kTiles() const { return conv ? conv->R * conv->S * conv->cTiles() : ceilDiv(K, bk); }
+  bool split3() const { return f32Mode == F32Matmul::TF32x3; }
+  /// Bytes from a tile's operand to its 3xTF32 remainder (the same swizzled layout).
+  int64_t remainderOffset() const { return loadBytes; }
   /// Output tiles, all batches together.
   int64_t tiles() const { return tilesM() * tilesN() * B; }
   /// Blocks launched: one per tile, or the persistent grid (never more than the tiles).
@@ -185,16 +198,28 @@ LogicalResult checkCommon(const GenericTask &t, const ScheduleKnobs &k, unsigned
   Type eltB = t.params[pl.pb].getElementType();
   // The contraction's own result type (an epilogue may store another one: storeOutput).
   pl.outElt = t.resultElementType(0);
-  if (pl.eltA != eltB || !(pl.eltA.isF16() || pl.eltA.isBF16()))
-    return bad() << "needs f16 or bf16 operands of one type, got " << pl.eltA << " and " << eltB;
+  if (pl.eltA.isF32() && eltB.isF32()) {
+    // f32 stays f32 unless the user opted in: tensor cores multiply TF32 (10-bit mantissa).
+    if (k.f32Matmul == F32Matmul::Ieee)
+      return bad() << "f32 operands reach tensor cores only as TF32: pass f32-matmul=tf32 or "
+                      "f32-matmul=3xtf32 (evo-lower-to-gpu, or the op's evo.knobs) to allow it; "
+                      "the default keeps f32 contractions in FP32";
+    pl.f32Mode = k.f32Matmul;
+  } else if (pl.eltA != eltB || !(pl.eltA.isF16() || pl.eltA.isBF16())) {
+    return bad() << "needs f16 or bf16 operands of one type (or f32 ones with f32-matmul=tf32 or "
+                    "3xtf32), got "
+                 << pl.eltA << " and " << eltB;
+  }
+  pl.bk = kRow / (pl.eltA.getIntOrFloatBitWidth() / 8);
   if (!(pl.outElt.isF32() || pl.outElt.isF16() || pl.outElt.isBF16()))
     return bad() << "needs an f32, f16 or bf16 result, got " << pl.outElt;
   if (pl.BM != 64 && pl.BM != 128)
     return bad() << "the M tile must be 64 or 128 (one consumer warpgroup per 64 rows)";
   if (pl.BN < 64 || pl.BN > 256 || pl.BN % 64)
     return bad() << "the N tile must be 64, 128, 192 or 256";
-  if (k.tileSizes[2] != kBK)
-    return bad() << "the K tile must be 64 (one 128-byte swizzled row)";
+  if (k.tileSizes[2] != pl.bk)
+    return bad() << "the K tile must be " << pl.bk << " (one 128-byte swizzled row of "
+                 << pl.eltA << ")";
   if (!t.params[pl.pa].getLayout().isIdentity() || !t.params[pl.pb].getLayout().isIdentity() ||
       !t.params[pl.pc].getLayout().isIdentity())
     return bad() << "needs row-major buffers";
@@ -204,12 +229,27 @@ LogicalResult checkCommon(const GenericTask &t, const ScheduleKnobs &k, unsigned
 /// Shared memory: 1024 bytes of slack (swizzled tiles start on a 1024-byte boundary), the
 /// stages, then the full and empty barriers.
 LogicalResult layOutStages(const GenericTask &t, const ScheduleKnobs &k, WgmmaPlan &pl) {
-  pl.stageBytes = (pl.BM + pl.BN) * kRow;
+  pl.loadBytes = (pl.BM + pl.BN) * kRow;
+  // 3xTF32: the remainders after the operands, same layout (offset a multiple of 1024 bytes, so
+  // the 128-byte swizzle, a function of the address, is the same).
+  pl.stageBytes = pl.split3() ? 2 * pl.loadBytes : pl.loadBytes;
   pl.smem = 1024 + pl.S * pl.stageBytes + 2 * pl.S * 8;
   if (pl.smem > 232448)
     return badKnobs(t, k) << "stages=" << pl.S << " needs " << pl.smem
                           << " bytes of shared memory (limit 232448)";
   return success();
+}
+
+/// TF32 wgmma reads both operands K-major from shared memory (PTX ISA, wgmma.mma_async: the
+/// transpose of A or B exists for 16-bit types only), so B must be K-contiguous.
+LogicalResult checkTf32Layout(const GenericTask &t, const ScheduleKnobs &k, const WgmmaPlan &pl) {
+  if (pl.f32Mode == F32Matmul::Ieee || pl.bKMajor)
+    return success();
+  return badKnobs(t, k) << "f32-matmul=" << stringifyF32Matmul(pl.f32Mode)
+                        << " needs B K-contiguous ([batch][n][k], x @ W^T as nn.Linear stores W; "
+                           "a convolution's filter FHWC): TF32 wgmma reads both operands "
+                           "K-major and cannot transpose B [k][n]; transpose B first, or keep "
+                           "this contraction on the SIMT schedules (wgmma=0)";
 }
 
 /// The loop dimension `e` is, if it is one.
@@ -285,7 +325,7 @@ FailureOr<WgmmaPlan> planConv(const GenericTask &t, const ScheduleKnobs &k) {
   for (unsigned d : {n, p, q, f})
     if (op.getIteratorTypesArray()[d] != utils::IteratorType::parallel)
       return notOne();
-  if (failed(checkCommon(t, k, img, 1 - img, pl)))
+  if (failed(checkCommon(t, k, img, 1 - img, pl)) || failed(checkTf32Layout(t, k, pl)))
     return failure();
 
   WgmmaPlan::Conv cv;
@@ -298,14 +338,16 @@ FailureOr<WgmmaPlan> planConv(const GenericTask &t, const ScheduleKnobs &k) {
   cv.R = t.loopSizes[*r];
   cv.S = t.loopSizes[*s];
   cv.C = t.loopSizes[*c];
+  cv.bk = pl.bk;
   const int64_t F = t.loopSizes[f];
   ArrayRef<int64_t> x = t.params[pl.pa].getShape();
   if (x.size() != 4 || x[1] != cv.P + cv.R - 1 || x[2] != cv.Q + cv.S - 1)
     return bad() << "needs an image of exactly the output's extent plus the filter's";
-  if (cv.C % 8 || (!pl.bKMajor && F % 8))
+  const int64_t rowAlign = 16 / (pl.eltA.getIntOrFloatBitWidth() / 8);
+  if (cv.C % rowAlign || (!pl.bKMajor && F % rowAlign))
     return bad() << "TMA needs rows of a multiple of 16 bytes (input channels"
-                 << (pl.bKMajor ? "" : " and output channels") << " a multiple of 8), got C="
-                 << cv.C << " F=" << F;
+                 << (pl.bKMajor ? "" : " and output channels") << " a multiple of " << rowAlign
+                 << "), got C=" << cv.C << " F=" << F;
   // The pixel rectangle: TW a power of two from 8 up, the one that wastes the fewest rows and
   // columns at the image's edges (the wider on a tie: longer TMA rows).
   int64_t bestWaste = -1;
@@ -332,10 +374,10 @@ FailureOr<WgmmaPlan> planConv(const GenericTask &t, const ScheduleKnobs &k) {
   // one dimension (channels past C read zeros, never the next tap's).
   const int64_t e = pl.eltA.getIntOrFloatBitWidth() / 8, C = cv.C, H = x[1], W = x[2];
   pl.mapA = TensorMapDesc{pl.pa, {C, W, H, cv.images}, {C * e, W * C * e, H * W * C * e},
-                          {kBK, cv.TW, cv.TH, 1}, 128};
+                          {pl.bk, cv.TW, cv.TH, 1}, 128};
   const int64_t taps = cv.R * cv.S;
   pl.mapB = pl.bKMajor ? TensorMapDesc{pl.pb, {C, taps, F}, {C * e, taps * C * e},
-                                       {kBK, 1, pl.BN}, 128}
+                                       {pl.bk, 1, pl.BN}, 128}
                        : TensorMapDesc{pl.pb, {F, C, taps}, {F * e, C * F * e}, {64, kBK, 1}, 128};
   return pl;
 }
@@ -375,15 +417,18 @@ FailureOr<WgmmaPlan> planWgmma(const GenericTask &t, const ScheduleKnobs &k) {
   pl.bKMajor = expect(maps[ib], {pl.nD, pl.kD});
   if (!pl.bKMajor && !expect(maps[ib], {pl.kD, pl.nD}))
     return bad() << "needs B laid out [batch][k][n] or [batch][n][k]";
+  if (failed(checkTf32Layout(t, k, pl)))
+    return failure();
   if (!expect(maps[2], {pl.mD, pl.nD}))
     return bad() << "needs C laid out [batch][m][n]";
   const int64_t M = pl.M = t.loopSizes[pl.mD], N = pl.N = t.loopSizes[pl.nD],
                 K = pl.K = t.loopSizes[pl.kD];
   pl.B = pl.batch.empty() ? 1 : t.loopSizes[pl.batch[0]];
   // TMA: global strides are multiples of 16 bytes (8 elements).
-  if (K % 8 || (!pl.bKMajor && N % 8))
+  const int64_t rowAlign = 16 / (pl.eltA.getIntOrFloatBitWidth() / 8);
+  if (K % rowAlign || (!pl.bKMajor && N % rowAlign))
     return bad() << "TMA needs rows of a multiple of 16 bytes (K" << (pl.bKMajor ? "" : " and N")
-                 << " a multiple of 8), got M=" << M << " N=" << N << " K=" << K;
+                 << " a multiple of " << rowAlign << "), got M=" << M << " N=" << N << " K=" << K;
   if (!pl.persistent && pl.tilesM() > 65535)
     return bad() << pl.tilesM() << " row tiles exceed the grid's y limit (persistent=N lifts it)";
   if (!pl.persistent && pl.B > 65535)
@@ -393,8 +438,8 @@ FailureOr<WgmmaPlan> planWgmma(const GenericTask &t, const ScheduleKnobs &k) {
 
   // Tensor maps, innermost dimension first.
   const int64_t elemBytes = pl.eltA.getIntOrFloatBitWidth() / 8;
-  pl.mapA = TensorMapDesc{pl.pa, {K, M}, {K * elemBytes}, {kBK, BM}, 128};
-  pl.mapB = pl.bKMajor ? TensorMapDesc{pl.pb, {K, N}, {K * elemBytes}, {kBK, BN}, 128}
+  pl.mapA = TensorMapDesc{pl.pa, {K, M}, {K * elemBytes}, {pl.bk, BM}, 128};
+  pl.mapB = pl.bKMajor ? TensorMapDesc{pl.pb, {K, N}, {K * elemBytes}, {pl.bk, BN}, 128}
                        : TensorMapDesc{pl.pb, {N, K}, {N * elemBytes}, {64, kBK}, 128};
   if (!pl.batch.empty()) {
     pl.mapA.dims.push_back(pl.B);
@@ -443,6 +488,7 @@ private:
   /// tile j's are j * kTiles: stage and phase continue from tile to tile).
   void forEachTile(function_ref<void(Value j)> body);
   Value mainLoop(Value w, Value j);
+  void splitStage(Value s);
   void storeTile(Value acc, Value w);
   void storeElements(SmallVector<Value> ivs, Value col, ArrayRef<Value> values);
 
@@ -531,7 +577,7 @@ void WgmmaKernel::produce() {
         Value parity = arith::AndIOp::create(b, arith::SubIOp::create(b, round, p.c32(1)), p.c32(1));
         NVVM::MBarrierTryWaitParityOp::create(b, empty(s), parity, p.c32(1000000));
       });
-      NVVM::MBarrierArriveExpectTxOp::create(b, Type(), full(s), p.c32(pl.stageBytes),
+      NVVM::MBarrierArriveExpectTxOp::create(b, Type(), full(s), p.c32(pl.loadBytes),
                                              NVVM::MemScopeKind::CTA, false, Value());
       auto load = [&](Value dst, Value tmap, SmallVector<Value> c) {
         NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
@@ -541,7 +587,7 @@ void WgmmaKernel::produce() {
       if (const auto &cv = pl.conv) {
         // K tile kt: filter tap (r, s) = divmod(kt / cTiles, S), channels from c0.
         Value tap = kb.div(kt, cv->cTiles());
-        Value c0 = p.to32(kb.mul(kb.rem(kt, cv->cTiles()), kBK));
+        Value c0 = p.to32(kb.mul(kb.rem(kt, cv->cTiles()), pl.bk));
         Value r = kb.div(tap, cv->S), sTap = kb.rem(tap, cv->S);
         load(stageA(s), tmapA,
              {c0, p.to32(kb.add(q0, sTap)), p.to32(kb.add(p0, r)), p.to32(image)});
@@ -554,7 +600,7 @@ void WgmmaKernel::produce() {
         }
         return {};
       }
-      Value k0 = p.to32(kb.mul(kt, kBK));
+      Value k0 = p.to32(kb.mul(kt, pl.bk));
       auto coords = [&](Value inner, Value outer) {
         SmallVector<Value> c{inner, outer};
         if (!pl.batch.empty())
@@ -574,14 +620,59 @@ void WgmmaKernel::produce() {
   });
 }
 
-/// Consumer `w` (an i64), the block's tile j: four wgmma per K tile on its 64 rows of A, one
-/// group in flight; every buffer it read is released by the end.
+/// 3xTF32: the consumers split stage `s`'s operands in place, each f32 x into its TF32 part
+/// big = x with the 13 low mantissa bits cleared (exactly a TF32 value, whatever wgmma does
+/// with the bits it ignores) and the remainder x - big (exact in f32, below 2^-10 |x|), which
+/// goes to the same offset of the remainder tiles (the same swizzled layout). Non-finite x keep
+/// x as big and a remainder of 0. Then the writes are made visible to wgmma (the async proxy)
+/// and every consumer waits for all of them (named barrier 1, consumers only).
+void WgmmaKernel::splitStage(Value s) {
+  const int64_t consumerThreads = 128 * pl.consumers();
+  auto v4i32 = VectorType::get({4}, b.getI32Type());
+  auto v4f32 = VectorType::get({4}, b.getF32Type());
+  auto splat = [&](uint32_t c) -> Value {
+    return arith::ConstantOp::create(b, DenseElementsAttr::get(v4i32, APInt(32, c)));
+  };
+  Value ctid = arith::SubIOp::create(b, tid, kb.idx(128));
+  // (BM + BN) * 8 chunks of 16 bytes, a whole number per consumer thread.
+  kb.forLoop(ctid, kb.idx(pl.loadBytes / 16), consumerThreads, {},
+             [&](Value i, ValueRange) -> SmallVector<Value> {
+               Value addr = p.add(stageA(s), p.mul(p.to64(i), 16));
+               Value ptr = p.shared(addr);
+               Value x = LLVM::LoadOp::create(b, v4i32, ptr, /*alignment=*/16);
+               Value big = arith::AndIOp::create(b, x, splat(0xFFFFE000u));
+               Value diff = arith::SubFOp::create(b, arith::BitcastOp::create(b, v4f32, x),
+                                                  arith::BitcastOp::create(b, v4f32, big));
+               Value exponent = arith::AndIOp::create(b, x, splat(0x7F800000u));
+               Value finite = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, exponent,
+                                                    splat(0x7F800000u));
+               Value rem = arith::SelectOp::create(
+                   b, finite, arith::BitcastOp::create(b, v4i32, diff), splat(0));
+               LLVM::StoreOp::create(b, big, ptr, /*alignment=*/16);
+               LLVM::StoreOp::create(b, rem, p.shared(p.add(addr, pl.remainderOffset())),
+                                     /*alignment=*/16);
+               return {};
+             });
+  NVVM::FenceProxyOp::create(
+      b, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+      NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+  NVVM::BarrierOp::create(b, TypeRange{}, p.c32(1), p.c32(consumerThreads),
+                          NVVM::BarrierReductionAttr(), Value());
+}
+
+/// Consumer `w` (an i64), the block's tile j: four K steps per K tile on its 64 rows of A (one
+/// wgmma each, three for 3xTF32), one group in flight; every buffer it read is released by
+/// the end.
 Value WgmmaKernel::mainLoop(Value w, Value j) {
   MLIRContext *mctx = b.getContext();
   const int64_t S = pl.S, BN = pl.BN;
   auto accType = LLVM::LLVMStructType::getLiteral(mctx, SmallVector<Type>(BN / 2, b.getF32Type()));
   Value init = LLVM::ZeroOp::create(b, accType);
-  auto wgType = pl.eltA.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
+  auto wgType = pl.f32Mode != F32Matmul::Ieee ? NVVM::WGMMATypes::tf32
+                : pl.eltA.isF16()             ? NVVM::WGMMATypes::f16
+                                              : NVVM::WGMMATypes::bf16;
+  // K per wgmma: 32 bytes of it (k16 of f16/bf16, k8 of tf32).
+  const int64_t kStep = kStepBytes / (pl.eltA.getIntOrFloatBitWidth() / 8);
   Value base = kb.mul(j, pl.kTiles());
   SmallVector<Value> accs = kb.forLoop(
       zero, kb.idx(pl.kTiles()), 1, {init}, [&](Value kt, ValueRange cur) -> SmallVector<Value> {
@@ -589,16 +680,14 @@ Value WgmmaKernel::mainLoop(Value w, Value j) {
         Value s = p.to64(kb.rem(it, S));
         Value parity = arith::AndIOp::create(b, p.to32(kb.div(it, S)), p.c32(1));
         NVVM::MBarrierTryWaitParityOp::create(b, full(s), parity, p.c32(1000000));
+        if (pl.split3())
+          splitStage(s);
         NVVM::WgmmaFenceAlignedOp::create(b);
         Value acc = cur[0];
         Value aBase = p.add(stageA(s), arith::MulIOp::create(b, w, p.c64(64 * kRow)));
-        for (int64_t kk = 0; kk < kBK / 16; ++kk) {
-          Value descA = p.descriptor(p.add(aBase, kk * 32), 16, 1024);
-          Value descB = pl.bKMajor
-                            ? p.descriptor(p.add(stageB(s), kk * 32), 16, 1024)
-                            : p.descriptor(p.add(stageB(s), kk * 16 * kRow), kBK * kRow, 1024);
+        auto mma = [&](Value descA, Value descB) {
           acc = NVVM::WgmmaMmaAsyncOp::create(
-              b, accType, acc, descA, descB, NVVM::MMAShapeAttr::get(mctx, 64, BN, 16),
+              b, accType, acc, descA, descB, NVVM::MMAShapeAttr::get(mctx, 64, BN, kStep),
               NVVM::WGMMATypesAttr::get(mctx, wgType), NVVM::WGMMATypesAttr::get(mctx, wgType),
               NVVM::WGMMATypesAttr::get(mctx, NVVM::WGMMATypes::f32),
               NVVM::WGMMAScaleOutAttr::get(mctx, NVVM::WGMMAScaleOut::one),
@@ -608,6 +697,23 @@ Value WgmmaKernel::mainLoop(Value w, Value j) {
               NVVM::MMALayoutAttr::get(mctx, pl.bKMajor ? NVVM::MMALayout::col
                                                         : NVVM::MMALayout::row),
               NVVM::MMAIntOverflowAttr());
+        };
+        for (int64_t kk = 0; kk < kRow / kStepBytes; ++kk) {
+          Value aAddr = p.add(aBase, kk * kStepBytes);
+          Value bAddr = pl.bKMajor ? p.add(stageB(s), kk * kStepBytes)
+                                   : p.add(stageB(s), kk * 16 * kRow);
+          auto descB = [&](Value addr) {
+            return pl.bKMajor ? p.descriptor(addr, 16, 1024)
+                              : p.descriptor(addr, kBK * kRow, 1024);
+          };
+          if (pl.split3()) {
+            // The two cross products of the remainders first (the smaller terms), then the
+            // TF32 parts'; small x small (below 2^-20 |ab|) is left out.
+            const int64_t r = pl.remainderOffset();
+            mma(p.descriptor(p.add(aAddr, r), 16, 1024), descB(bAddr));
+            mma(p.descriptor(aAddr, 16, 1024), descB(p.add(bAddr, r)));
+          }
+          mma(p.descriptor(aAddr, 16, 1024), descB(bAddr));
         }
         NVVM::WgmmaGroupSyncAlignedOp::create(b);
         // One group stays in flight: the previous tile's group is done, so its buffer may be

@@ -199,6 +199,12 @@ FailureOr<LoweredTask> lowerTask(func::FuncOp task, const ScheduleKnobs &knobs,
       lowered = emitReduction(*t, used, ctx);
       break;
     case TaskFamily::Matmul:
+      // f32-matmul is a contract on contractions of f32 operands: others neither use nor
+      // record it (the verifier's tolerance follows the recorded knob).
+      if (!llvm::all_of(generic.getDpsInputs(), [](Value v) {
+            return getElementTypeOrSelf(v.getType()).isF32();
+          }))
+        used.f32Matmul = F32Matmul::Ieee;
       if (used.tileSizes.empty()) {
         // Without tiles a contraction is a reduction over K per output: with the default knobs
         // the naive schedule (one thread, or for operands contiguous along K one warp, per

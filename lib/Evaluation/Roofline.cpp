@@ -96,8 +96,21 @@ static double readShare(Value v) {
   return share;
 }
 
+F32Matmul planF32Matmul(const LaunchPlan &plan) {
+  auto error = [](F32Matmul m) {
+    return m == F32Matmul::Ieee ? 0 : m == F32Matmul::TF32x3 ? 1 : 2;
+  };
+  F32Matmul worst = F32Matmul::Ieee;
+  for (const TaskDesc &t : plan.tasks)
+    if (t.knobs)
+      if (std::optional<F32Matmul> m = t.knobs.getF32Matmul(); m && error(*m) > error(worst))
+        worst = *m;
+  return worst;
+}
+
 TaskCost estimateCost(func::FuncOp func, const LaunchPlan &plan) {
   TaskCost cost;
+  cost.f32Matmul = planF32Matmul(plan);
   unsigned input = 0;
   for (const BufferDesc &b : plan.buffers) {
     if (b.role == BufferRole::Input) {
@@ -294,11 +307,18 @@ RooflineVerdict judge(const TaskCost &cost, const Ceilings &c, double medianMs, 
   v.writeMs =
       c.writeGBps > 0 ? std::max(0.0, cost.writeBytes - c.l2Bytes) / (c.writeGBps * 1e6) : 0;
   // Arithmetic: the fastest unit that could run it. Tensor cores for any contraction (f16/bf16,
-  // or TF32 for f32, which runs at most at the f16 rate): tensorCoreBoundTFlops, from wgmma's
-  // measured rate where there is one and from mma.sync's with headroom; packed half2 math for
-  // f16/bf16 payloads. Fractions of peak are against the fastest measured unit.
+  // or TF32 for f32 with f32-matmul, which runs at half the f16 rate, so an honest TF32 kernel
+  // is never below this floor): tensorCoreBoundTFlops, from wgmma's measured rate where there
+  // is one and from mma.sync's with headroom; packed half2 math for f16/bf16 payloads.
+  // Fractions of peak are against the fastest measured unit.
   double reportPeak =
       std::max(c.fp32TFlops, cost.halfPrecisionContraction ? c.tensorCoreTFlops() : 0.0);
+  // f32 contractions on TF32 tensor cores (f32-matmul): against the TF32 rate, a third of it
+  // for 3xTF32 (three tensor-core products per f32 one).
+  if (cost.f32Matmul == F32Matmul::TF32)
+    reportPeak = std::max(reportPeak, c.tf32TFlops());
+  else if (cost.f32Matmul == F32Matmul::TF32x3)
+    reportPeak = std::max(reportPeak, c.tf32TFlops() / 3);
   double boundPeak = reportPeak;
   if (cost.contraction || cost.halfPrecisionContraction)
     boundPeak = std::max(boundPeak, tensorCoreBoundTFlops(c));

@@ -205,11 +205,16 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
                                    {128, 128, 4, 0},   {128, 128, 4, 132}, {128, 128, 6, 0},
                                    {128, 64, 6, 0},    {128, 64, 4, 264}, {128, 64, 6, 132},
                                    {64, 128, 6, 0}};
+  // f32 operands with f32-matmul=tf32 or 3xtf32 (an opt-in the baseline records): the same
+  // tiles with a K tile of 32 (one 128-byte row of f32); a 3xTF32 stage also holds the operands'
+  // remainders (twice the bytes), so it gets half the stages (at least 2).
+  const bool tf32 = baseline.knobs.f32Matmul != F32Matmul::Ieee;
+  const bool split3 = baseline.knobs.f32Matmul == F32Matmul::TF32x3;
   for (const auto &s : tensorCore) {
     Genome g = baseline;
-    g.knobs.tileSizes = {s[0], s[1], 64};
+    g.knobs.tileSizes = {s[0], s[1], tf32 ? 32 : 64};
     g.knobs.wgmma = true;
-    g.knobs.stages = s[2];
+    g.knobs.stages = split3 ? std::max<int64_t>(2, s[2] / 2) : s[2];
     g.knobs.persistent = s[3];
     seeds.push_back(g);
   }

@@ -2,13 +2,14 @@
 
 // RUN: evo-opt %s -split-input-file -verify-diagnostics -evo-lower-to-gpu="tile-sizes=128,128,64 wgmma=1 stages=4"
 
-// f32 operands have no wgmma schedule here (TF32 would change the numbers).
+// f32 operands have no wgmma schedule by default (TF32 would change the numbers): only with
+// f32-matmul=tf32 or 3xtf32 (lower-to-gpu-f32-matmul.mlir).
 
 func.func @matmul_f32(%a: tensor<256x512xf32>, %b: tensor<512x384xf32>) -> tensor<256x384xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<256x384xf32>
   %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<256x384xf32>) -> tensor<256x384xf32>
-  // expected-error @+1 {{wgmma with tile_sizes=128,128,64: needs f16 or bf16 operands of one type, got 'f32' and 'f32'}}
+  // expected-error @+1 {{wgmma with tile_sizes=128,128,64: f32 operands reach tensor cores only as TF32: pass f32-matmul=tf32 or f32-matmul=3xtf32}}
   %c = linalg.matmul ins(%a, %b : tensor<256x512xf32>, tensor<512x384xf32>) outs(%acc : tensor<256x384xf32>) -> tensor<256x384xf32>
   return %c : tensor<256x384xf32>
 }
@@ -32,7 +33,7 @@ func.func @bad_tile(%a: tensor<256x512xf16>, %b: tensor<512x384xf16>) -> tensor<
   %zero = arith.constant 0.0 : f16
   %e = tensor.empty() : tensor<256x384xf16>
   %acc = linalg.fill ins(%zero : f16) outs(%e : tensor<256x384xf16>) -> tensor<256x384xf16>
-  // expected-error @+1 {{wgmma with tile_sizes=128,128,32: the K tile must be 64 (one 128-byte swizzled row)}}
+  // expected-error @+1 {{wgmma with tile_sizes=128,128,32: the K tile must be 64 (one 128-byte swizzled row of 'f16')}}
   %c = linalg.matmul {evo.knobs = {tile_sizes = [128, 128, 32]}} ins(%a, %b : tensor<256x512xf16>, tensor<512x384xf16>) outs(%acc : tensor<256x384xf16>) -> tensor<256x384xf16>
   return %c : tensor<256x384xf16>
 }

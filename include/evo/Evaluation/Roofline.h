@@ -35,7 +35,14 @@ struct TaskCost {
   bool contraction = false;
   /// Some payload computes in f16/bf16 (packed half2 math runs at twice the FP32 rate).
   bool halfPrecisionMath = false;
+  /// The plan's f32 contractions may run on TF32 tensor cores (f32-matmul=tf32 or 3xtf32,
+  /// planF32Matmul): fractions of peak are then against the TF32 rate (Ceilings::tf32TFlops).
+  F32Matmul f32Matmul = F32Matmul::Ieee;
 };
+
+/// The least accurate f32-matmul mode the plan's tasks record (Ieee when none does):
+/// TF32 before 3xTF32 before IEEE.
+F32Matmul planF32Matmul(const LaunchPlan &plan);
 
 /// Counts the work of `func` (the function on tensors, as written by the user).
 TaskCost estimateCost(mlir::func::FuncOp func, const LaunchPlan &plan);
@@ -59,6 +66,11 @@ struct Ceilings {
   double wgmmaTFlops() const { return std::max({0.0, f16WgmmaTFlops, bf16WgmmaTFlops}); }
   /// The fastest measured f16/bf16 tensor-core rate: max(mma.sync, wgmma f16, wgmma bf16).
   double tensorCoreTFlops() const { return std::max(f16MmaTFlops, wgmmaTFlops()); }
+  /// The dense TF32 tensor-core rate, derived, not measured: half the measured f16/bf16 rate
+  /// (Hopper and Ampere run TF32 at half their f16 rate: H100/H200 SXM 495 against 989
+  /// TFLOP/s dense). Only fractions of peak use it; the floor of every contraction stays on
+  /// tensorCoreBoundTFlops, the f16 rate with headroom, at least twice this.
+  double tf32TFlops() const { return tensorCoreTFlops() / 2; }
 };
 /// {"device", "uuid", "copy_gbps", "read_gbps", "write_gbps", "l2_bytes", "fp32_tflops",
 /// "f16_mma_tflops", "f16_wgmma_tflops", "bf16_wgmma_tflops", "wgmma_status", "from_cache"}:

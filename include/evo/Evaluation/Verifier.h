@@ -35,6 +35,13 @@ namespace evo {
 /// (embedded at build time; scripts read the same file).
 const std::map<std::string, double> &defaultTolerances();
 
+/// The rtol of the f32 outputs of a function whose f32 contractions run with `mode`
+/// (share/evo-opt/tolerances.json, "f32_matmul"; Ieee: rtol.f32 itself).
+double f32MatmulTolerance(F32Matmul mode);
+/// Raises `rtol["f32"]` to the tolerance of the plan's f32-matmul mode (never lowers it; an
+/// Ieee plan leaves the table as it is).
+void applyF32MatmulTolerance(const LaunchPlan &plan, std::map<std::string, double> &rtol);
+
 /// Applies "kind=rtol,kind=rtol" (e.g. "f32=2e-4,bf16=2e-2") to `table`; unknown kinds and
 /// malformed or negative numbers are errors.
 llvm::Error parseTolerances(llvm::StringRef spec, std::map<std::string, double> &table);

@@ -32,6 +32,9 @@ struct EvoPipelineOptions : public mlir::PassPipelineOptions<EvoPipelineOptions>
   Option<ReductionStrategy> cpp{*this, arg, llvm::cl::desc(doc),                                  \
                                 llvm::cl::init(ScheduleKnobs().cpp),                              \
                                 EVO_REDUCTION_STRATEGY_CL_VALUES};
+#define EVO_PIPELINE_OPTION_F32Matmul(cpp, arg, doc)                                              \
+  Option<F32Matmul> cpp{*this, arg, llvm::cl::desc(doc), llvm::cl::init(ScheduleKnobs().cpp),     \
+                        EVO_F32_MATMUL_CL_VALUES};
 #define EVO_PIPELINE_OPTION_List(cpp, arg, doc) ListOption<int64_t> cpp{*this, arg, llvm::cl::desc(doc)};
 #define EVO_PIPELINE_KNOB_OPTION(name, cpp, kind, arg, doc) EVO_PIPELINE_OPTION_##kind(cpp, arg, doc)
   EVO_KNOB_LIST(EVO_PIPELINE_KNOB_OPTION)

@@ -27,6 +27,10 @@ void printKnobParameter(AsmPrinter &printer, std::optional<bool> v) {
 void printKnobParameter(AsmPrinter &printer, std::optional<ReductionStrategy> v) {
   printer << stringifyReductionStrategy(*v);
 }
+void printKnobParameter(AsmPrinter &printer, std::optional<F32Matmul> v) {
+  // "3xtf32" is no keyword (it starts with a digit): printed as a string, which parses back.
+  printer.printKeywordOrString(stringifyF32Matmul(*v));
+}
 
 } // namespace evo::detail
 
@@ -294,6 +298,7 @@ Attribute KnobsAttr::parse(AsmParser &p, Type) {
   using KnobInt = std::optional<int64_t>;
   using KnobBool = std::optional<bool>;
   using KnobStrategy = std::optional<ReductionStrategy>;
+  using KnobF32Matmul = std::optional<F32Matmul>;
   using KnobList = SmallVector<int64_t>;
 #define EVO_KNOB_VAR(name, cpp, kind, arg, doc) Knob##kind name;
   EVO_KNOB_LIST(EVO_KNOB_VAR)

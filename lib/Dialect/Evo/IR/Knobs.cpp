@@ -81,6 +81,18 @@ struct ValueReader {
     out = *v;
     return true;
   }
+  bool read(Attribute a, F32Matmul &out) {
+    if (auto e = dyn_cast<F32MatmulAttr>(a)) {
+      out = e.getValue();
+      return true;
+    }
+    auto s = dyn_cast<StringAttr>(a);
+    std::optional<F32Matmul> v = s ? symbolizeF32Matmul(s.getValue()) : std::nullopt;
+    if (!v)
+      return fail("knob '" + key + "' must be \"ieee\", \"tf32\" or \"3xtf32\"");
+    out = *v;
+    return true;
+  }
   bool read(Attribute a, KnobList &out) {
     out.clear();
     if (auto dense = dyn_cast<DenseI64ArrayAttr>(a)) {
@@ -120,6 +132,14 @@ struct ValueReader {
     std::optional<ReductionStrategy> r = s ? symbolizeReductionStrategy(*s) : std::nullopt;
     if (!r)
       return fail("knob '" + key + "' must be \"thread\", \"warp\" or \"block\"");
+    out = *r;
+    return true;
+  }
+  bool read(const json::Value &v, F32Matmul &out) {
+    std::optional<StringRef> s = v.getAsString();
+    std::optional<F32Matmul> r = s ? symbolizeF32Matmul(*s) : std::nullopt;
+    if (!r)
+      return fail("knob '" + key + "' must be \"ieee\", \"tf32\" or \"3xtf32\"");
     out = *r;
     return true;
   }
@@ -193,6 +213,7 @@ namespace detail {
 json::Value knobJson(int64_t v) { return v; }
 json::Value knobJson(bool v) { return static_cast<int64_t>(v); }
 json::Value knobJson(ReductionStrategy v) { return stringifyReductionStrategy(v); }
+json::Value knobJson(F32Matmul v) { return stringifyF32Matmul(v); }
 json::Value knobJson(ArrayRef<int64_t> v) {
   return json::Array(llvm::map_range(v, [](int64_t x) { return json::Value(x); }));
 }
@@ -224,12 +245,14 @@ bool ScheduleKnobs::operator==(const ScheduleKnobs &o) const {
 static KnobList asList(int64_t v) { return {v}; }
 static KnobList asList(bool v) { return {static_cast<int64_t>(v)}; }
 static KnobList asList(ReductionStrategy v) { return {static_cast<int64_t>(v)}; }
+static KnobList asList(F32Matmul v) { return {static_cast<int64_t>(v)}; }
 static KnobList asList(const KnobList &v) { return v; }
 static void fromList(int64_t &f, ArrayRef<int64_t> v) { f = v.front(); }
 static void fromList(bool &f, ArrayRef<int64_t> v) { f = v.front() != 0; }
 static void fromList(ReductionStrategy &f, ArrayRef<int64_t> v) {
   f = static_cast<ReductionStrategy>(v.front());
 }
+static void fromList(F32Matmul &f, ArrayRef<int64_t> v) { f = static_cast<F32Matmul>(v.front()); }
 static void fromList(KnobList &f, ArrayRef<int64_t> v) { f.assign(v.begin(), v.end()); }
 
 KnobList getKnobValue(const ScheduleKnobs &k, KnobId id) {

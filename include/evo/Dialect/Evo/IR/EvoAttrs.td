@@ -38,6 +38,7 @@ class Evo_KnobParameter<Evo_Knob k> : OptionalParameter<
     !cond(!eq(k.knobKind, "Int") : "std::optional<int64_t>",
           !eq(k.knobKind, "Bool") : "std::optional<bool>",
           !eq(k.knobKind, "Strategy") : "std::optional<::evo::ReductionStrategy>",
+          !eq(k.knobKind, "F32Matmul") : "std::optional<::evo::F32Matmul>",
           true : "::llvm::ArrayRef<int64_t>"), k.doc> {
   let allocator = !if(!eq(k.knobKind, "List"), "$_dst = $_allocator.copyInto($_self);", ?);
   let cppStorageType = !if(!eq(k.knobKind, "List"), "::llvm::SmallVector<int64_t>", cppType);

@@ -37,6 +37,22 @@ def Evo_ReductionStrategyAttr : EnumAttr<Evo_Dialect, Evo_ReductionStrategy, "re
   let assemblyFormat = "`<` $value `>`";
 }
 
+/// How f32 contractions may use tensor cores (docs/lowering.md, "f32 on tensor cores"): `ieee`
+/// (the default) keeps every f32 multiply-add in FP32; `tf32` lets the wgmma schedule multiply
+/// operands truncated to TF32 (10-bit mantissa); `3xtf32` splits each operand into a TF32 part
+/// and a TF32 remainder and adds three products (near-f32 accuracy). The verifier's tolerance
+/// follows the mode (share/evo-opt/tolerances.json, "f32_matmul").
+def Evo_F32Matmul : I32EnumAttr<"F32Matmul", "f32 contractions on tensor cores", [
+    I32EnumAttrCase<"Ieee", 0, "ieee">,
+    I32EnumAttrCase<"TF32", 1, "tf32">,
+    I32EnumAttrCase<"TF32x3", 2, "3xtf32">]> {
+  let cppNamespace = "::evo";
+  let genSpecializedAttr = 0;
+}
+def Evo_F32MatmulAttr : EnumAttr<Evo_Dialect, Evo_F32Matmul, "f32_matmul"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 /// What a buffer of a launch plan is to the host. A tensor map is a 128-byte TMA descriptor
 /// (CUtensorMap) the host encodes over another buffer of the plan (#evo.tensor_map).
 def Evo_BufferRole : I32EnumAttr<"BufferRole", "role of a plan buffer", [

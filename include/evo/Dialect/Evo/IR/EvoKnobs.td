@@ -14,7 +14,8 @@
 include "evo/Dialect/Evo/IR/EvoEnums.td"
 include "mlir/Pass/PassBase.td"
 
-/// kind: Int (int64_t), Bool, Strategy (ReductionStrategy) or List (a short list of int64_t).
+/// kind: Int (int64_t), Bool, Strategy (ReductionStrategy), F32Matmul (F32Matmul) or List (a
+/// short list of int64_t).
 class Evo_Knob<string knobName, string cppName, string optionArg, string kind, string summary> {
   string name = knobName;   // key in #evo.knobs, `evo.knobs` dictionaries and JSON
   string cpp = cppName;     // ScheduleKnobs member and pass-option member
@@ -211,11 +212,25 @@ def Evo_Persistent : Evo_Knob<"persistent", "persistent", "persistent", "Int",
   let search = [[0], [132], [264]];
 }
 
+def Evo_F32MatmulKnob : Evo_Knob<"f32_matmul", "f32Matmul", "f32-matmul", "F32Matmul",
+    "f32 contractions: 'ieee' (default: FP32 only), 'tf32' (the wgmma schedule may multiply "
+    "TF32-truncated operands) or '3xtf32' (wgmma on a TF32 split of each operand, three "
+    "products: near-f32 accuracy); the verifier's tolerance follows (docs/lowering.md)"> {
+  let cppDefault = "F32Matmul::Ieee";
+  // A precision contract the user opts into, not a schedule choice: recorded on every kernel of
+  // an f32 contraction lowered with it (LowerTask.cpp resets it for other operand types), so
+  // evo-evolve's genomes inherit it and evo-verify picks the tolerance; never searched (it is in
+  // no family's knob set below).
+  let recorded = "f == TaskFamily::Matmul && k.f32Matmul != F32Matmul::Ieee";
+  // Its values, for the knob tests: no family's set lists it, so no mutator proposes them.
+  let search = [[0], [1], [2]];
+}
+
 /// Every knob, in the order #evo.knobs prints them.
 defvar Evo_AllKnobs = [Evo_BlockSize, Evo_ElementsPerThread, Evo_VectorWidth, Evo_Reduction,
                        Evo_Accumulators, Evo_TileSizes, Evo_ThreadTile, Evo_TransposeTile,
                        Evo_Split, Evo_CacheRow, Evo_RowSplit, Evo_Prefetch, Evo_Wgmma, Evo_Stages,
-                       Evo_Persistent];
+                       Evo_Persistent, Evo_F32MatmulKnob];
 
 /// The knob set of each family: what the mutators change, in the order they draw from.
 class Evo_FamilyKnobs<string familyCase, list<Evo_Knob> familyKnobs> {
@@ -248,13 +263,17 @@ defvar Evo_KnobPassOptions = !foreach(k, Evo_AllKnobs,
           !eq(k.knobKind, "Strategy") :
               Option<k.cpp, k.arg, "::evo::ReductionStrategy", "::evo::" # k.cppDefault, k.doc,
                      Evo_ClValues<Evo_ReductionStrategy>.values>,
+          !eq(k.knobKind, "F32Matmul") :
+              Option<k.cpp, k.arg, "::evo::F32Matmul", "::evo::" # k.cppDefault, k.doc,
+                     Evo_ClValues<Evo_F32Matmul>.values>,
           true : ListOption<k.cpp, k.arg, "int64_t", k.doc>));
 
 /// `EVO_KNOB_LIST(X)`: X(name, cppMember, Kind, "option-arg", "summary") for every knob.
 defvar Evo_KnobListMacro = "#define EVO_KNOB_LIST(X) \\\n" # !interleave(!foreach(k, Evo_AllKnobs,
     "  X(" # k.name # ", " # k.cpp # ", " # k.knobKind # ", \"" # k.arg # "\", \"" # k.doc #
     "\")"), " \\\n") # "\n" #
-    "#define EVO_REDUCTION_STRATEGY_CL_VALUES " # Evo_ClValues<Evo_ReductionStrategy>.values # "\n";
+    "#define EVO_REDUCTION_STRATEGY_CL_VALUES " # Evo_ClValues<Evo_ReductionStrategy>.values # "\n" #
+    "#define EVO_F32_MATMUL_CL_VALUES " # Evo_ClValues<Evo_F32Matmul>.values # "\n";
 
 /// The C++ bodies of the functions Knobs.h declares.
 defvar Evo_KnobFunctions =

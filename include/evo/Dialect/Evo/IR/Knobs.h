@@ -25,6 +25,7 @@ using KnobList = llvm::SmallVector<int64_t, 3>;
 #define EVO_KNOB_TYPE_Int int64_t
 #define EVO_KNOB_TYPE_Bool bool
 #define EVO_KNOB_TYPE_Strategy ReductionStrategy
+#define EVO_KNOB_TYPE_F32Matmul F32Matmul
 #define EVO_KNOB_TYPE_List KnobList
 
 /// One id per knob, named like the knob.
@@ -142,6 +143,7 @@ inline void overlayKnob(KnobList &field, llvm::ArrayRef<int64_t> v) {
 llvm::json::Value knobJson(int64_t v);
 llvm::json::Value knobJson(bool v);
 llvm::json::Value knobJson(ReductionStrategy v);
+llvm::json::Value knobJson(F32Matmul v);
 llvm::json::Value knobJson(llvm::ArrayRef<int64_t> v);
 template <typename T>
 void knobToJson(llvm::json::Object &o, llvm::StringRef name, const std::optional<T> &v) {
@@ -158,6 +160,7 @@ inline void knobToJson(llvm::json::Object &o, llvm::StringRef name, llvm::ArrayR
 void printKnobParameter(mlir::AsmPrinter &printer, std::optional<int64_t> v);
 void printKnobParameter(mlir::AsmPrinter &printer, std::optional<bool> v);
 void printKnobParameter(mlir::AsmPrinter &printer, std::optional<ReductionStrategy> v);
+void printKnobParameter(mlir::AsmPrinter &printer, std::optional<F32Matmul> v);
 } // namespace detail
 
 } // namespace evo
