@@ -231,6 +231,50 @@ TEST(GenomeTest, TiledSeedsLowerOnIrregularAndLongKMatmuls) {
   }
 }
 
+TEST(GenomeTest, ReductionsWithFewOutputsAreSeededWithSplitsThatLower) {
+  // A 0-d sum (one output) does not fill the GPU with a block per output: its first seeds split
+  // the reduction over blocks (256 slices for one output, fewer for more outputs), and each
+  // legal one lowers to the partials' kernel plus the combine. Many outputs get no splits.
+  const char *sum0d = R"mlir(func.func @s_t0(%x: tensor<1024x4096xf32>) -> tensor<f32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<f32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %r = linalg.reduce ins(%x : tensor<1024x4096xf32>) outs(%f : tensor<f32>) dimensions = [0, 1]
+    (%in: f32, %init: f32) {
+      %s = arith.addf %in, %init : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<f32>
+})mlir";
+  std::vector<Genome> one = seedGenomes(Genome(), TaskFamily::Reduction, 1);
+  ASSERT_FALSE(one.empty());
+  EXPECT_EQ(one.front().knobs.reduction, ReductionStrategy::Block);
+  EXPECT_EQ(one.front().knobs.split, 256);
+  std::vector<Genome> sixteen = seedGenomes(Genome(), TaskFamily::Reduction, 16);
+  EXPECT_EQ(sixteen.front().knobs.split, 64);
+  std::vector<Genome> many = seedGenomes(Genome(), TaskFamily::Reduction, 65536);
+  ASSERT_FALSE(many.empty());
+  EXPECT_TRUE(llvm::none_of(many, [](const Genome &g) { return g.knobs.split > 1; }));
+  EXPECT_TRUE(llvm::any_of(many, [](const Genome &g) {
+    return g.knobs.reduction == ReductionStrategy::Warp && g.knobs.vectorWidth == 4;
+  }));
+
+  MLIRContext ctx(registry());
+  OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(sum0d, &ctx);
+  ASSERT_TRUE(m);
+  LegalityCache legal(*m->getOps<func::FuncOp>().begin(), TaskFamily::Reduction);
+  PTXOptions ptx;
+  unsigned split = 0;
+  for (const Genome &g : one) {
+    ASSERT_TRUE(legal.isLegal(g)) << g.key(TaskFamily::Reduction);
+    CompiledVariant v = compileVariant(registry(), sum0d, TaskFamily::Reduction, g, ptx, "");
+    ASSERT_TRUE(v.ok) << g.key(TaskFamily::Reduction) << "\n" << v.diagnostics;
+    EXPECT_EQ(v.launches.size(), g.knobs.split > 1 ? 2u : 1u) << g.key(TaskFamily::Reduction);
+    split += g.knobs.split > 1;
+  }
+  EXPECT_EQ(split, 6u);
+}
+
 TEST(GenomeTest, ScansAreSeededWithParallelScansThatLower) {
   // A warp or a block per line with 128-bit loads comes first; every seed legal for a row
   // cumsum of 16 x 512 f32 lowers (8 x f32 is not: 32-byte accesses), and most are legal.

@@ -801,3 +801,84 @@ TEST(PackedValues, RoundTripsEveryDoubleAndRefusesMalformedText) {
   for (const char *bad : {"A", "AAAA", "AAAAAAAA8D8", "AAAAAAAA8D8*", "AAAAAAAA8D=8", "AA=A"})
     EXPECT_FALSE(evo::packed::unpackF64(bad).has_value()) << bad;
 }
+
+TEST(VerifierTest, TheOracleArbitratesElementsOffTheReference) {
+  // tanh over 4096 x f32. The worker lists a few elements where a candidate is off the
+  // reference (WorkerProtocol.h, "disputed"); the oracle recomputes them on that trial's inputs.
+  MLIRContext ctx;
+  load(ctx);
+  OwningOpRef<ModuleOp> m;
+  LaunchPlan plan = unary(ctx, m, "math.tanh", "f32");
+  VerifyOptions opts;
+  opts.trials = 3;
+  opts.seed = 11;
+  auto v = FunctionVerifier::create(plan, &ctx, UnknownLoc::get(&ctx), opts);
+  ASSERT_TRUE(succeeded(v));
+  auto truth = [&](unsigned trial, uint64_t i) {
+    return std::tanh(generatedValue((*v)->getTrialInputs()[trial].fills[0], i));
+  };
+  auto disputed = [&](std::vector<std::tuple<int64_t, int64_t, double, double>> items) {
+    CandidateOutcome o;
+    o.id = "#1";
+    o.verdict = Verdict::Invalid;
+    o.reason = "2 of 4096 elements of 'result0' differ from the validated reference";
+    json::Array list;
+    for (auto [t, i, got, ref] : items)
+      list.push_back(json::Object{{"trial", t}, {"output", 0}, {"index", i}, {"got", got}, {"ref", ref}});
+    o.result = json::Object{{"verdict", "invalid"}, {"reason", o.reason}, {"disputed", std::move(list)}};
+    return o;
+  };
+  const double off = 1e-2;
+
+  // The candidate is right and the reference is off at both elements (trials 1 and 2): valid,
+  // with what was arbitrated on record.
+  CandidateOutcome right = disputed({{1, 17, truth(1, 17), truth(1, 17) + off},
+                                     {2, 4000, truth(2, 4000), truth(2, 4000) - off}});
+  (*v)->arbitrate(right);
+  EXPECT_EQ(right.verdict, Verdict::Valid) << right.reason;
+  EXPECT_EQ(right.reason, "");
+  EXPECT_EQ(right.result.getString("verdict"), llvm::StringRef("valid"));
+  ASSERT_TRUE(right.result.getObject("arbitrated"));
+  EXPECT_EQ(right.result.getObject("arbitrated")->getInteger("elements"), 2);
+
+  // Both off the oracle, the candidate no further than the reference: valid (the reference is
+  // the less accurate of two evaluations of an ill-conditioned point).
+  CandidateOutcome noWorse = disputed({{1, 5, truth(1, 5) - off / 2, truth(1, 5) + off}});
+  (*v)->arbitrate(noWorse);
+  EXPECT_EQ(noWorse.verdict, Verdict::Valid) << noWorse.reason;
+
+  // Wrong at one of them (the reference is right there): invalid, and the reason gives the
+  // oracle's value.
+  CandidateOutcome wrong = disputed({{1, 17, truth(1, 17), truth(1, 17) + off},
+                                     {1, 18, truth(1, 18) + off, truth(1, 18)}});
+  (*v)->arbitrate(wrong);
+  EXPECT_EQ(wrong.verdict, Verdict::Invalid);
+  EXPECT_NE(wrong.reason.find("'result0'[18]"), std::string::npos) << wrong.reason;
+  EXPECT_NE(wrong.reason.find("the oracle says"), std::string::npos) << wrong.reason;
+  EXPECT_EQ(wrong.result.getString("verdict"), llvm::StringRef("invalid"));
+
+  // Lists the worker never makes leave the verdict as it is: an index or trial out of range, a
+  // non-finite value, a missing field, an outcome that was not invalid.
+  for (auto bad : {disputed({{1, 4096, 0.0, 1.0}}), disputed({{3, 1, truth(1, 1), 0.0}}),
+                   disputed({{-1, 1, 0.0, 0.0}}), disputed({{1, 1, NAN, 0.0}})}) {
+    std::string before = bad.reason;
+    (*v)->arbitrate(bad);
+    EXPECT_EQ(bad.verdict, Verdict::Invalid);
+    EXPECT_EQ(bad.reason, before);
+  }
+  CandidateOutcome missing = disputed({{1, 1, truth(1, 1), 0.0}});
+  (*missing.result.getArray("disputed"))[0].getAsObject()->erase("ref");
+  (*v)->arbitrate(missing);
+  EXPECT_EQ(missing.verdict, Verdict::Invalid);
+  CandidateOutcome crashed = disputed({{1, 1, truth(1, 1), 0.0}});
+  crashed.verdict = Verdict::Crashed;
+  (*v)->arbitrate(crashed);
+  EXPECT_EQ(crashed.verdict, Verdict::Crashed);
+  // Without a list, nothing happens.
+  CandidateOutcome plain;
+  plain.verdict = Verdict::Invalid;
+  plain.reason = "wrong";
+  (*v)->arbitrate(plain);
+  EXPECT_EQ(plain.verdict, Verdict::Invalid);
+  EXPECT_EQ(plain.reason, "wrong");
+}

@@ -382,8 +382,10 @@ llvm::Expected<std::vector<TaskSearch::Outcome>> TaskSearch::pollLanes(double se
     auto done = s->poll(wait);
     if (!done)
       return done.takeError();
-    for (auto &[ticket, outcome] : *done)
+    for (auto &[ticket, outcome] : *done) {
+      verifier->arbitrate(outcome); // every lane runs the same trials
       out.push_back({i, ticket, std::move(outcome)});
+    }
   }
   return out;
 }

@@ -189,8 +189,10 @@ __global__ void evo_sum_squares(const void *p, uint64_t n, int kind, double *sum
 ///   stats[3] max |o - r| over finite pairs (double bits)
 ///   stats[4] sum (o - r)^2 over finite pairs (double)
 ///   stats[5] sum r^2 over finite r (double)
+///   stats[6] failing elements listed so far; stats[7 .. 7+cap) their indices (in no order; the
+///            first `cap` to fail): the elements the oracle may arbitrate
 __global__ void evo_compare(const void *out, const void *ref, uint64_t n, int kind, double rtol,
-                            double atol, unsigned long long *stats) {
+                            double atol, unsigned long long *stats, unsigned long long cap) {
   uint64_t poison = poisonBits(kind);
   unsigned long long fails = 0, poisoned = 0;
   double maxErr = 0, sq = 0, refSq = 0;
@@ -205,6 +207,9 @@ __global__ void evo_compare(const void *out, const void *ref, uint64_t n, int ki
     if (c.bad) {
       ++fails;
       atomicMin(&stats[2], static_cast<unsigned long long>(i));
+      unsigned long long slot = atomicAdd(&stats[6], 1ull);
+      if (slot < cap)
+        stats[7 + slot] = i;
     }
   }
   if (fails)

@@ -712,6 +712,9 @@ struct Evaluator {
   std::vector<OutputSet> refOutputs;
   /// Per output, the largest distance from the oracle's samples in the last checkRun.
   std::vector<double> lastSampleAbsErr;
+  /// This candidate's elements off the reference, for the oracle (see dispute()).
+  json disputes = json::array();
+  std::string firstDispute;
   /// The reference's outputs on the two timing input sets: every checked timed launch is
   /// compared with those of its set.
   TimingRef timingRef;
@@ -1160,7 +1163,8 @@ struct Evaluator {
   /// found. `where` names the inputs in messages ("trial 2", "timing inputs"). `ref`: the
   /// reference's outputs on the same inputs (every element compared), or null.
   void checkRun(const Trial &trial, const std::string &where, const OutputSet *ref,
-                const std::vector<uint64_t> &inputSums, json &out, int set = 0) {
+                const std::vector<uint64_t> &inputSums, json &out, int set = 0,
+                int trialIndex = -1) {
     checkIntegrity(inputSums, set);
     size_t outIndex = 0;
     for (size_t i = 0; i < req.buffers.size(); ++i) {
@@ -1215,11 +1219,12 @@ struct Evaluator {
         checkReferenceIntact(*ref);
         double slack = outIndex < ref->slack.size() ? ref->slack[outIndex] : 0;
         double atol = rtol * ref->rms[outIndex] + slack;
-        Counters stats(6);
-        check(D->cuMemsetD8Async(stats.buf.ptr(), 0, 48, gStream), "cuMemsetD8Async");
+        Counters stats(7 + P::kMaxDisputed);
+        check(D->cuMemsetD8Async(stats.buf.ptr(), 0, stats.buf.bytes, gStream), "cuMemsetD8Async");
         check(D->cuMemsetD8Async(stats.buf.ptr() + 16, 0xFF, 8, gStream), "cuMemsetD8Async");
         launchHelper(H.compare, gridFor(s.elements), 256, buffers[i]->ptr(), r.ptr(), s.elements,
-                     static_cast<int>(s.kind), rtol, atol, stats.buf.ptr());
+                     static_cast<int>(s.kind), rtol, atol, stats.buf.ptr(),
+                     static_cast<unsigned long long>(P::kMaxDisputed));
         std::vector<uint64_t> v = stats.read();
         double relL2 = v[5] ? std::sqrt(bitsToDouble(v[4]) / bitsToDouble(v[5])) : 0;
         out["rel_l2_err"] = relL2;
@@ -1229,10 +1234,13 @@ struct Evaluator {
           uint64_t first = v[2];
           uint64_t got = gather(i, {first})[0];
           uint64_t want = gatherAt(r.ptr(), s.kind, {first})[0];
-          throw Invalid(std::to_string(v[0]) + " of " + std::to_string(s.elements) +
-                        " elements of '" + s.name + "' differ from the validated reference; first '" +
-                        s.name + "'[" + std::to_string(first) + "] = " + show(got, s.kind) +
-                        ", expected " + fmt(decode(want, s.kind)) + " (" + where + ")");
+          std::string message =
+              std::to_string(v[0]) + " of " + std::to_string(s.elements) + " elements of '" +
+              s.name + "' differ from the validated reference; first '" + s.name + "'[" +
+              std::to_string(first) + "] = " + show(got, s.kind) + ", expected " +
+              fmt(decode(want, s.kind)) + " (" + where + ")";
+          if (!dispute(trialIndex, outIndex, i, r, v, message))
+            throw Invalid(message);
         }
       } else if (samplesFinite && set != 1 && (counts[1] || counts[2])) {
         // (Set B has no oracle samples: nothing says its outputs must be finite.)
@@ -1242,6 +1250,33 @@ struct Evaluator {
       }
       ++outIndex;
     }
+  }
+
+  /// A few finite elements of output `i` (ordinal `outIndex`) off the reference on trial
+  /// `trialIndex`, all listed by evo_compare (`v`): recorded for the oracle to arbitrate (the
+  /// verdict stays invalid unless evo-opt's oracle sides with the candidate at every one).
+  /// False when they cannot be arbitrated (too many, not a trial, not finite).
+  bool dispute(int trialIndex, size_t outIndex, size_t i, const DeviceBuffer &r,
+               const std::vector<uint64_t> &v, const std::string &message) {
+    if (trialIndex < 0 || v[0] > P::kMaxDisputed || v[6] != v[0])
+      return false;
+    const BufferSpec &s = req.buffers[i];
+    std::vector<uint64_t> idx(v.begin() + 7, v.begin() + 7 + v[0]);
+    std::sort(idx.begin(), idx.end());
+    std::vector<uint64_t> got = gather(i, idx), want = gatherAt(r.ptr(), s.kind, idx);
+    json listed = json::array();
+    for (size_t j = 0; j < idx.size(); ++j) {
+      double g = decode(got[j], s.kind), w = decode(want[j], s.kind);
+      if (!std::isfinite(g) || !std::isfinite(w))
+        return false;
+      listed.push_back({{P::kTrial, trialIndex}, {P::kOutput, outIndex}, {P::kIndex, idx[j]},
+                        {P::kGot, g}, {P::kRef, w}});
+    }
+    for (json &d : listed)
+      disputes.push_back(std::move(d));
+    if (firstDispute.empty())
+      firstDispute = message;
+    return true;
   }
 
   /// Copies the outputs now in the buffers.
@@ -1536,6 +1571,8 @@ struct Evaluator {
       return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
     };
     CUmodule module = nullptr;
+    disputes = json::array();
+    firstDispute.clear();
     try {
       setCandidateScratch(c);
       Functions fns = loadCandidate(c, module);
@@ -1551,7 +1588,7 @@ struct Evaluator {
         const OutputSet *ref = !c.reference && t < refOutputs.size() && !refOutputs[t].empty()
                                    ? &refOutputs[t]
                                    : nullptr;
-        checkRun(tr, trialName(t), ref, inputChecksums[t], trialOut);
+        checkRun(tr, trialName(t), ref, inputChecksums[t], trialOut, 0, static_cast<int>(t));
         if (c.reference) {
           if (refOutputs.size() <= t)
             refOutputs.resize(t + 1);
@@ -1587,6 +1624,11 @@ struct Evaluator {
       }
       result[P::kVerdict] = P::kVerdictValid;
       result[P::kReason] = "";
+      if (!disputes.empty()) {
+        result[P::kVerdict] = P::kVerdictInvalid;
+        result[P::kReason] = firstDispute;
+        result[P::kDisputed] = std::move(disputes);
+      }
     } catch (const Invalid &e) {
       result[P::kVerdict] = P::kVerdictInvalid;
       result[P::kReason] = e.what();

@@ -164,6 +164,15 @@ public:
   /// The request sent to workers (without candidates), for inspection and tests.
   const llvm::json::Object &getRequestTemplate() const { return requestTemplate; }
 
+  /// A candidate the worker found off the reference at a few elements of a trial (its result's
+  /// "disputed" list, WorkerProtocol.h) and at nothing else: the oracle computes those elements
+  /// on that trial's inputs, and the candidate is valid if at every one it is within the
+  /// tolerance of the oracle or no further from it than the reference. A long chain of f32 ops
+  /// (a transformer layer) can be ill-conditioned enough on a trial's inputs that two correct
+  /// f32 evaluations differ there (docs/verification.md, "Disputed elements"). Otherwise the
+  /// verdict stays invalid, with the oracle's value in the reason. Other outcomes are unchanged.
+  void arbitrate(CandidateOutcome &outcome) const;
+
 private:
   FunctionVerifier() = default;
   LaunchPlan plan;
@@ -175,6 +184,13 @@ private:
   TrialInputs timingInputs;
   llvm::json::Object requestTemplate;
   uint64_t numChecked = 0;
+  /// For arbitrate(): the oracle, which buffer feeds each argument, each output's name and
+  /// tolerance, and the RMS of the oracle's samples per trial and output (the worker's atol basis).
+  std::unique_ptr<Oracle> oracle;
+  llvm::SmallVector<unsigned> inputBuffers;
+  std::vector<std::string> outputNames;
+  std::vector<double> outputRtol;
+  std::vector<std::vector<double>> sampleRms;
 };
 
 /// Which elements of a tensor of `numElements` to check: all of them, or the first and last 32

@@ -129,6 +129,19 @@ inline constexpr const char kL2Bytes[] = "l2_bytes";
 inline constexpr const char kVerdictValid[] = "valid";
 inline constexpr const char kVerdictInvalid[] = "invalid";
 
+// result.disputed: a candidate whose only failure on the trials is a few output elements
+// (at most kMaxDisputed per output and trial) off the reference's is reported invalid with the
+// list [{trial, output (ordinal among the outputs), index, got, ref}], so that evo-opt's oracle
+// can say which of the two is right there (FunctionVerifier::arbitrate).
+inline constexpr const char kDisputed[] = "disputed";
+inline constexpr const char kArbitrated[] = "arbitrated";
+inline constexpr const char kTrial[] = "trial";
+inline constexpr const char kOutput[] = "output";
+inline constexpr const char kIndex[] = "index";
+inline constexpr const char kGot[] = "got";
+inline constexpr const char kRef[] = "ref";
+inline constexpr unsigned kMaxDisputed = 64;
+
 // result: wall time of the candidate's whole evaluation and of its timing phase (ms)
 inline constexpr const char kEvalMs[] = "eval_ms";
 inline constexpr const char kTimingWallMs[] = "timing_wall_ms";
