@@ -181,9 +181,12 @@ LogicalResult finalCheck(gpu::GPUModuleOp gm, ArrayRef<SplicedTask> tasks,
     return emitError(gm.getLoc()) << "evo-evolve: the evolved kernels of '" << plan->funcName
                                   << "' failed the final re-verification ("
                                   << stringifyVerdict(r->verdict) << ": " << r->reason
-                                  << ") although every task's kernels pass alone: the tasks are "
-                                     "wired together wrongly (a bug of evo-evolve); nothing is "
-                                     "written";
+                                  << ") although every task's kernels pass alone: either the "
+                                     "tasks are wired together wrongly (a bug of evo-evolve) or "
+                                     "the function is too ill-conditioned on that trial's inputs "
+                                     "for f32 (more elements off the naive kernels' results than "
+                                     "the oracle arbitrates; declare realistic input ranges with "
+                                     "evo.range, docs/verification.md); nothing is written";
   return reportCulprits(gm, *culprits, s.store);
 }
 
