@@ -1,4 +1,4 @@
-//===- EmitWgmma.cpp - f16/bf16 matmuls on Hopper tensor cores (wgmma + TMA) ----===//
+//===- EmitWgmma.cpp - f16/bf16 (and TF32) matmuls on Hopper tensor cores ------===//
 //
 // A warp-specialized kernel: block (bx, by, bz) computes a BM x BN tile of C for batch bz with
 // 1 + BM/64 warpgroups of 128 threads.
@@ -23,6 +23,11 @@
 // 64 K-rows x 128 bytes, K-major as BN rows of 128 bytes. Descriptors (PTX ISA, "matrix
 // descriptor"): start address >> 4, leading byte offset (MN-major: the stride between 64-wide
 // chunks), stride byte offset (8 rows of 128 bytes = 1024), swizzle mode 1 = 128 bytes.
+//
+// f32 operands, only with f32_matmul = tf32 or 3xtf32 (f32 stays f32 by default): the same kernel
+// with 32 f32 elements per 128-byte row (K tile 32) and wgmma .tf32 k8 (32 bytes of K, as k16 of
+// f16); TF32 wgmma has no transpose, so B must be K-major. 3xtf32 doubles each stage: after TMA's
+// A and B tiles come their remainders (splitStage), and each K step is three wgmma.
 //
 //===----------------------------------------------------------------------===//
 

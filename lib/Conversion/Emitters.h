@@ -48,7 +48,7 @@ std::optional<GemmView> convolutionGemmView(mlir::linalg::LinalgOp op);
 mlir::FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &task, const ScheduleKnobs &knobs,
                                              EmitContext &ctx);
 /// f16/bf16 contractions with tile sizes and wgmma: Hopper tensor cores fed by TMA
-/// (EmitWgmma.cpp).
+/// (EmitWgmma.cpp); f32 ones too with f32_matmul = tf32 or 3xtf32.
 mlir::FailureOr<LoweredTask> emitWgmmaMatmul(const GenericTask &task, const ScheduleKnobs &knobs,
                                              EmitContext &ctx);
 mlir::FailureOr<LoweredTask> emitSoftmax(const SoftmaxTask &task, const ScheduleKnobs &knobs,

@@ -182,7 +182,7 @@ def Evo_Prefetch : Evo_Knob<"prefetch", "prefetch", "prefetch", "Bool",
 def Evo_Wgmma : Evo_Knob<"wgmma", "wgmma", "wgmma", "Bool",
     "Tiled f16/bf16 matmul on Hopper tensor cores: wgmma fed by TMA through a pipeline of "
     "`stages` shared-memory buffers (tile_sizes M in {64, 128}, N in {64, 128, 192, 256}, "
-    "K = 64; needs chip=sm_90a)"> {
+    "K = 64; needs chip=sm_90a); f32 operands only with f32_matmul = tf32 or 3xtf32 (K = 32)"> {
   let cppDefault = "false";
   let recorded = "f == TaskFamily::Matmul && !k.tileSizes.empty() && k.wgmma";
   let search = [[0], [1]];
