@@ -252,7 +252,7 @@ TEST_F(TuningDBTest, LoadReadsOnlyRegularFilesOfBoundedSize) {
 
 TEST_F(TuningDBTest, AddToDatabaseMergesAndNeverOverwritesABadFile) {
   std::string dir = tempDir();
-  std::string path = dir + "/all.json";
+  std::string path = dir + "/new/all.json"; // its directory is created
   TuningDb a, b;
   a.add(record(kSig1, "sm_90", 2.0, "2026-11-01T00:00:00.000Z", 64), TuningDb::Prefer::Fastest);
   b.add(record(kSig1, "sm_90", 1.0, "2026-12-01T00:00:00.000Z", 512), TuningDb::Prefer::Fastest);
@@ -267,7 +267,8 @@ TEST_F(TuningDBTest, AddToDatabaseMergesAndNeverOverwritesABadFile) {
   // Nothing but the database is left in the directory (no temporary, no lock file).
   std::error_code ec;
   unsigned entries = 0;
-  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec))
+  for (llvm::sys::fs::directory_iterator it(dir + "/new", ec), end; it != end && !ec;
+       it.increment(ec))
     ++entries;
   EXPECT_EQ(entries, 1u);
 

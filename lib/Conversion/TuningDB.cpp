@@ -404,6 +404,11 @@ json::Value TuningDb::toJson() const {
 }
 
 llvm::Error TuningDb::write(StringRef path) const {
+  // Like -o and output-dir, the file's directory is created when missing.
+  StringRef parent = llvm::sys::path::parent_path(path);
+  if (!parent.empty() && path != "-")
+    if (std::error_code ec = llvm::sys::fs::create_directories(parent))
+      return llvm::createStringError(ec, "cannot create '" + parent + "': " + ec.message());
   json::Value v = toJson();
   return llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
     os << llvm::formatv("{0:2}", v) << "\n";
@@ -459,6 +464,8 @@ llvm::Error addToTuningDb(StringRef path, const TuningDb &records, TuningDb::Pre
   llvm::sys::path::remove_filename(dir);
   if (dir.empty())
     dir = ".";
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return err("cannot create '" + dir + "': " + ec.message());
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0)
     return err("cannot open the directory of '" + path + "': " + std::strerror(errno));

@@ -20,6 +20,8 @@ void buildEvoPipeline(OpPassManager &pm, const EvoPipelineOptions &options) {
   EVO_PIPELINE_PASS_OPTIONS(EVO_PIPELINE_COPY)
 #undef EVO_PIPELINE_COPY
   detail::copyOption(emit.chips, options.chips);
+  // Tuning records apply for the chip the PTX is for.
+  lower.tuningChip = options.chip;
   // A module with nothing to lower would emit nothing: an error here, not a warning.
   lower.requireKernels = true;
 

@@ -26,6 +26,14 @@
 // RUN: %python %S/Inputs/tuning_db.py signatures %t/template.json > %t/plain.sigs
 // RUN: diff %t/plain.sigs %t/tuned.sigs
 //
+// --evo-pipeline forwards tuning-db and applies the records of its own chip.
+// RUN: evo-opt %s --evo-pipeline="tuning-db=%t/db.json output-dir=%t/pipe ptxas=none" -o %t/pipe.mlir 2>&1 | FileCheck %s --check-prefix=PIPE
+// RUN: FileCheck %s --input-file=%t/pipe/mlp.json --check-prefix=PIPE-MANIFEST
+// RUN: evo-opt %s --evo-pipeline="tuning-db=%t/db.json output-dir=%t/pipe80 ptxas=none chip=sm_80" -o %t/pipe80.mlir 2>&1 | FileCheck %s --check-prefix=PIPE80
+// PIPE: 2 of 3 tasks lowered with a record for sm_90
+// PIPE-MANIFEST: "block_size": 128
+// PIPE80: 0 of 3 tasks lowered with a record for sm_80 (2 records in the file; 2 tasks with records only for other chips
+//
 // A record for another chip is not applied (a remark says so) unless tuning-chip names it.
 // RUN: %python %S/Inputs/tuning_db.py edit %t/db.json %t/sm80.json 'mlp_t1.chip="sm_80"'
 // RUN: evo-opt %s --evo-lower-to-gpu=tuning-db=%t/sm80.json -o %t/sm80.mlir 2>&1 | FileCheck %s --check-prefix=CHIP

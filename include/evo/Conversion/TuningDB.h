@@ -105,7 +105,8 @@ public:
 
   /// The database as JSON: `format` and `records` (sorted by signature, then chip).
   llvm::json::Value toJson() const;
-  /// Writes it atomically (a temporary file renamed into place: a reader never sees half).
+  /// Writes it atomically (a temporary file renamed into place: a reader never sees half),
+  /// creating its directory when missing; "-" is stdout.
   llvm::Error write(llvm::StringRef path) const;
 
 private:
@@ -117,7 +118,7 @@ private:
 /// times. Its errors are diagnostics at the gpu.module.
 mlir::FailureOr<TuningDb> tuningTemplate(mlir::ModuleOp module, llvm::StringRef chip);
 
-/// Adds `records` to the database at `path` (created if missing; an existing file must be a
+/// Adds `records` to the database at `path` (created with its directory if missing; an existing file must be a
 /// valid database), keeping per signature and chip the record `prefer` says, and writes it back
 /// atomically. Writers of one file are serialized by a lock on its directory.
 llvm::Error addToTuningDb(llvm::StringRef path, const TuningDb &records, TuningDb::Prefer prefer);
