@@ -212,6 +212,8 @@ TEST_F(TuningDBTest, MalformedDatabasesAreRefusedWithWhere) {
   refuse(with("knobs", json::Object{{"bogus", 1}}), "knobs:");
   refuse(with("knobs", json::Object{{"tile_sizes", json::Array{1, 2, 3, 4, 5, 6}}}), "knobs:");
   refuse(with("knobs", json::Object{{"reduction", "sideways"}}), "knobs:");
+  refuse(with("knobs", json::Object{{"tile_sizes", json::Array{128, 128, 64}}, {"wgmma", 1}}),
+         "knobs: wgmma needs chip sm_90a, the record is for sm_90");
   refuse(with("best_ms", -1), "best_ms: not a positive number");
   refuse(with("best_ms", "fast"), "best_ms: not a positive number");
   refuse(with("run", 3), "run: not an object");

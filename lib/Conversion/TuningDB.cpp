@@ -123,6 +123,10 @@ public:
     std::string why;
     if (failed(r.knobs.mergeJson(*knobs, &why)))
       return fail("knobs", why);
+    // What the lowering cannot check (it does not know the chip): evo-evolve proposes wgmma
+    // only for sm_90a, the one chip that has it; a record elsewhere would give PTX that fails.
+    if (r.knobs.wgmma && r.chip != "sm_90a")
+      return fail("knobs", "wgmma needs chip sm_90a, the record is for " + r.chip);
     for (auto [key, field] : {std::pair<StringRef, std::string *>{"features", &r.features},
                               {"ops", &r.ops},
                               {"type", &r.type},
