@@ -723,8 +723,9 @@ FunctionVerifier::create(const LaunchPlan &plan, MLIRContext *ctx, Location loc,
   v->inputBuffers = layout->inputBuffers;
   for (unsigned r = 0; r < outputBuffers.size(); ++r) {
     v->outputNames.push_back(plan.buffers[outputBuffers[r]].name);
-    auto rt = options.rtol.find(elementKindName(layout->kinds[outputBuffers[r]]).str());
-    v->outputRtol.push_back(rt == options.rtol.end() ? 0 : rt->second);
+    // v->options: with the f32-matmul mode's tolerance (the worker's, too).
+    auto rt = v->options.rtol.find(elementKindName(layout->kinds[outputBuffers[r]]).str());
+    v->outputRtol.push_back(rt == v->options.rtol.end() ? 0 : rt->second);
   }
   for (const Values &e : expected) {
     std::vector<double> rms;
