@@ -306,6 +306,100 @@ TEST(GenomeTest, ScansAreSeededWithParallelScansThatLower) {
                                              "elements_per_thread"}));
 }
 
+TEST(GenomeTest, FewLongRowsAreSeededWithRowSplitsThatLower) {
+  // A LayerNorm over 16 rows of 65536 gives a block per row only 16 blocks: its seeds split each
+  // row over 16 and 32 blocks (rows x slices from 256, about 2 and 4 per SM of 132), and every
+  // one lowers to three kernels (the sum's partials, the centered squares' partials, the
+  // output). Many rows, or short ones, get no seeds.
+  const char *ln = R"mlir(func.func @ln_t0(%x: tensor<16x65536xf32>) -> tensor<16x65536xf32> {
+  %z = arith.constant 0.0 : f32
+  %n = arith.constant 1.52587890625e-05 : f32
+  %er = tensor.empty() : tensor<16xf32>
+  %acc = linalg.fill ins(%z : f32) outs(%er : tensor<16xf32>) -> tensor<16xf32>
+  %sum = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<16x65536xf32>) outs(%acc : tensor<16xf32>) {
+  ^bb0(%in: f32, %a: f32):
+    %s = arith.addf %in, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<16xf32>
+  %e = tensor.empty() : tensor<16x65536xf32>
+  %c = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : tensor<16x65536xf32>, tensor<16xf32>) outs(%e : tensor<16x65536xf32>) {
+  ^bb0(%v: f32, %s: f32, %o: f32):
+    %m = arith.mulf %s, %n : f32
+    %d = arith.subf %v, %m : f32
+    linalg.yield %d : f32
+  } -> tensor<16x65536xf32>
+  %sq = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%c : tensor<16x65536xf32>) outs(%acc : tensor<16xf32>) {
+  ^bb0(%in: f32, %a: f32):
+    %p = arith.mulf %in, %in : f32
+    %s = arith.addf %p, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<16xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %sq : tensor<16x65536xf32>, tensor<16xf32>) outs(%e : tensor<16x65536xf32>) {
+  ^bb0(%v: f32, %q: f32, %o: f32):
+    %var = arith.mulf %q, %n : f32
+    %r = math.rsqrt %var : f32
+    %t = arith.mulf %v, %r : f32
+    linalg.yield %t : f32
+  } -> tensor<16x65536xf32>
+  return %y : tensor<16x65536xf32>
+})mlir";
+  MLIRContext ctx(registry());
+  OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(ln, &ctx);
+  ASSERT_TRUE(m);
+  func::FuncOp task = *m->getOps<func::FuncOp>().begin();
+  FailureOr<TaskFamily> family = classifyTask(task);
+  ASSERT_TRUE(succeeded(family));
+  EXPECT_EQ(*family, TaskFamily::Rows);
+  std::optional<std::pair<int64_t, int64_t>> extent = rowProgramExtent(task);
+  ASSERT_TRUE(extent);
+  EXPECT_EQ(*extent, (std::pair<int64_t, int64_t>{16, 65536}));
+  std::vector<Genome> seeds =
+      seedGenomes(Genome(), TaskFamily::Rows, 16 * 65536, 0, extent->first, extent->second);
+  ASSERT_FALSE(seeds.empty());
+  EXPECT_EQ(seeds.front().knobs.rowSplit, 16);
+  EXPECT_EQ(seeds.front().knobs.reduction, ReductionStrategy::Block);
+  EXPECT_TRUE(llvm::any_of(seeds, [](const Genome &g) { return g.knobs.rowSplit == 32; }));
+  EXPECT_TRUE(llvm::all_of(seeds, [](const Genome &g) { return g.knobs.rowSplit > 1; }));
+  EXPECT_TRUE(seedGenomes(Genome(), TaskFamily::Rows, 0, 0, 4096, 65536).empty());
+  EXPECT_TRUE(seedGenomes(Genome(), TaskFamily::Rows, 0, 0, 16, 1024).empty());
+  EXPECT_TRUE(seedGenomes(Genome(), TaskFamily::Rows).empty());
+  // 128 rows (a GroupNorm's groups): 2 and 4 slices.
+  EXPECT_EQ(seedGenomes(Genome(), TaskFamily::Rows, 0, 0, 128, 1 << 21).front().knobs.rowSplit, 2);
+
+  // Every seed but one is legal (32 slices of 512 chunks leave no whole chunk in registers for
+  // each of 1024 threads: cache_row is refused), and each lowers to three launches.
+  LegalityCache legal(task, TaskFamily::Rows);
+  PTXOptions ptx;
+  unsigned legalSeeds = 0;
+  for (const Genome &g : seeds) {
+    if (!legal.isLegal(g))
+      continue;
+    ++legalSeeds;
+    CompiledVariant v = compileVariant(registry(), ln, TaskFamily::Rows, g, ptx, "");
+    ASSERT_TRUE(v.ok) << g.key(TaskFamily::Rows) << "\n" << v.diagnostics;
+    EXPECT_EQ(v.launches.size(), 3u) << g.key(TaskFamily::Rows);
+  }
+  EXPECT_EQ(legalSeeds, seeds.size() - 1);
+  // cache_row counts the registers of a slice: 2 slices of 32768 over 256 threads would keep
+  // 128 elements per thread, which is illegal (not lowered some other way).
+  Genome cached = seeds.front();
+  cached.knobs.rowSplit = 2;
+  cached.knobs.blockSize = 256;
+  cached.knobs.cacheRow = true;
+  EXPECT_FALSE(legal.isLegal(cached));
+  cached.knobs.rowSplit = 16;
+  EXPECT_TRUE(legal.isLegal(cached));
+  // The mutators draw row_split for row programs.
+  std::vector<std::string> names;
+  for (const KnobDimension &d : knobDimensions(TaskFamily::Rows))
+    names.push_back(d.name);
+  EXPECT_TRUE(llvm::is_contained(names, "row_split"));
+}
+
 TEST(GenomeTest, UnrollingChangesTheLoopsOfAKernel) {
   MLIRContext ctx(registry());
   PTXOptions ptx;

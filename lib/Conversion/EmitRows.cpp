@@ -92,6 +92,21 @@ std::optional<OpKind> kindOf(linalg::GenericOp g, ArrayRef<int64_t> full, unsign
   return std::nullopt;
 }
 
+/// Whether `v` is a function argument read through views (a GroupNorm's expand_shape of its
+/// input into groups): static reshapes, slices and casts, no pads.
+bool isArgumentView(Value v, Block &body) {
+  Operation *def = v.getDefiningOp();
+  if (!def || !isViewOp(def))
+    return false;
+  for (; def && isViewOp(def); v = def->getOperand(0), def = v.getDefiningOp())
+    if (isa<tensor::PadOp>(def) ||
+        !cast<RankedTensorType>(def->getOperand(0).getType()).hasStaticShape() ||
+        !cast<RankedTensorType>(def->getResult(0).getType()).hasStaticShape())
+      return false;
+  auto arg = dyn_cast<BlockArgument>(v);
+  return arg && arg.getOwner() == &body;
+}
+
 /// The number of trailing reduction loops of `g` when all its reduction loops trail its parallel
 /// ones (0 otherwise).
 unsigned trailingReductions(linalg::GenericOp g) {
@@ -118,6 +133,12 @@ std::optional<RowShape> matchRowProgram(func::FuncOp f) {
   for (Operation &op : body.without_terminator()) {
     if (isCheapProducer(&op))
       continue;
+    // Views of arguments are read through (as full tensors); views of computed values are not.
+    if (isViewOp(&op)) {
+      if (!isArgumentView(op.getResult(0), body))
+        return std::nullopt;
+      continue;
+    }
     ++compute;
     if (auto s = dyn_cast<linalg::SoftmaxOp>(op)) {
       auto t = cast<RankedTensorType>(s.getInput().getType());
@@ -149,7 +170,7 @@ std::optional<RowShape> matchRowProgram(func::FuncOp f) {
   if (k > 1 && k >= n)
     return std::nullopt;
   for (Operation &op : body.without_terminator()) {
-    if (isCheapProducer(&op))
+    if (isCheapProducer(&op) || isViewOp(&op))
       continue;
     if (auto s = dyn_cast<linalg::SoftmaxOp>(op)) {
       auto t = cast<RankedTensorType>(s.getInput().getType());
@@ -177,6 +198,12 @@ std::optional<RowShape> matchRowProgram(func::FuncOp f) {
     for (auto [i, map] : llvm::enumerate(g.getIndexingMapsArray())) {
       Role r = roleOf(map, n, k, rowSpace);
       bool isInit = i >= g.getNumDpsInputs();
+      // An argument read through views is a full tensor, read element by element.
+      if (isArgumentView(g->getOperand(i), body)) {
+        if (r != Role::Full || isInit)
+          return std::nullopt;
+        continue;
+      }
       // A function argument read by a full-space op through any other map (a per-channel
       // weight [C] at c of [N, C] rows of [H, W]) is loaded per element through that map.
       if (r == Role::None && !isInit && !rowSpace && isa<BlockArgument>(g->getOperand(i)))
@@ -213,6 +240,8 @@ std::optional<RowShape> matchRowProgram(func::FuncOp f) {
     }
   }
   for (Value r : body.getTerminator()->getOperands()) {
+    if (r.getDefiningOp() && isViewOp(r.getDefiningOp()))
+      return std::nullopt;
     auto t = cast<RankedTensorType>(r.getType());
     if (t.getShape() != ArrayRef<int64_t>(*full) &&
         t.getShape() != ArrayRef<int64_t>(*full).drop_back(k))
@@ -416,6 +445,11 @@ SmallVector<Value> RowEmitter::full(Value v, Chunk &c) {
     ValueSource src{ValueSource::Kind::Buffer, arg.getArgNumber(), {}};
     lanes = loadLanes(*kb, src, AffineMap::getMultiDimIdentityMap(n, task.getContext()), elt,
                       ivsAt(c.col0), n - 1, vw);
+  } else if (v.getDefiningOp() && isViewOp(v.getDefiningOp())) {
+    // An argument through views (isArgumentView): one load per lane, through the views' maps.
+    lanes = loadLanes(*kb, resolveValueSource(v, task),
+                      AffineMap::getMultiDimIdentityMap(n, task.getContext()), elt, ivsAt(c.col0),
+                      n - 1, vw);
   } else if (auto s = v.getDefiningOp<linalg::SoftmaxOp>()) {
     auto [max, inv] = softmaxStats.lookup(s);
     Type ct = max.getType();

@@ -283,6 +283,8 @@ static ValueSource resolve(Value v, func::FuncOp task) {
   return src;
 }
 
+ValueSource resolveValueSource(Value v, func::FuncOp task) { return resolve(v, task); }
+
 static bool isUnresolved(const ValueSource &s) {
   return s.kind == ValueSource::Kind::None && s.buffer == ~0u;
 }

@@ -109,6 +109,9 @@ bool isCheapProducer(mlir::Operation *op);
 /// each task that reads one clones it, and its kernel reads the view's source through it
 /// (ValueSource::view). A view that is returned is copied by a generic first.
 bool isViewOp(mlir::Operation *op);
+/// The buffer (possibly through views), constant or scalar behind a value that a kernel of
+/// `task` reads, as loadLanes takes it; Kind::None with buffer ~0u when it is none of them.
+ValueSource resolveValueSource(mlir::Value v, mlir::func::FuncOp task);
 /// Emits a diagnostic at `op` (one of the view ops' kinds) if it is not a view evo can read
 /// through: dynamic shapes, offsets or pads, a padding value that is not a constant.
 mlir::LogicalResult checkViewOp(mlir::Operation *op);

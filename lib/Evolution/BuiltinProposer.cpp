@@ -24,8 +24,10 @@ BuiltinProposer::BuiltinProposer(TaskSearch &search, bool withSeeds)
   for (mlir::Type t : search.taskFunc().getResultTypes())
     if (auto s = mlir::dyn_cast<mlir::ShapedType>(t); s && s.hasStaticShape())
       outputs += s.getNumElements();
+  std::pair<int64_t, int64_t> rows =
+      rowProgramExtent(search.taskFunc()).value_or(std::pair<int64_t, int64_t>{0, 0});
   for (Genome &g : seedGenomes(search.baselineGenome(), search.task().family, outputs,
-                               depthwiseWindow(search.taskFunc())))
+                               depthwiseWindow(search.taskFunc()), rows.first, rows.second))
     seeds.push_back(std::move(g));
 }
 

@@ -115,8 +115,35 @@ int64_t depthwiseWindow(func::FuncOp task) {
 }
 
 std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
-                                int64_t outputElements, int64_t depthwiseWindow) {
+                                int64_t outputElements, int64_t depthwiseWindow, int64_t rows,
+                                int64_t rowLength) {
   std::vector<Genome> seeds;
+  if (family == TaskFamily::Rows) {
+    // Few long rows (a LayerNorm over [C, H, W]: 16 rows of 4 M) give a block per row only as
+    // many blocks as rows: each row is split over S blocks, the powers of 2 that give about 2
+    // and 4 blocks per SM of an H100/H200 SXM (132 SMs; rows x S from 256), each with 128-bit
+    // loads and 256 to 1024 threads (cache_row where a slice fits in registers); the illegal
+    // ones (4 not dividing the row's last dimension, cache_row past 64 elements per thread)
+    // are skipped.
+    constexpr int64_t kSMs = 132;
+    if (rows > 0 && rows < 2 * kSMs && rowLength >= 16384) {
+      int64_t s0 = 1;
+      while (rows * s0 < 256 && s0 < 128)
+        s0 *= 2;
+      const int64_t shapes[][2] = {{512, 0}, {1024, 0}, {256, 0}, {1024, 1}};
+      for (int64_t s : {s0, std::min<int64_t>(2 * s0, 256)})
+        for (const auto &b : shapes) {
+          Genome g = baseline;
+          g.knobs.reduction = ReductionStrategy::Block;
+          g.knobs.blockSize = b[0];
+          g.knobs.vectorWidth = 4;
+          g.knobs.cacheRow = b[1];
+          g.knobs.rowSplit = s;
+          seeds.push_back(g);
+        }
+    }
+    return seeds;
+  }
   if (family == TaskFamily::Scan) {
     // {strategy, block size, vector width, elements per thread}: a warp per line for many short
     // lines, a block per line for few long ones, 128-bit loads where the scanned axis is
