@@ -253,6 +253,76 @@ func.func @moments(%x: tensor<32x2048xf32>) -> (tensor<32x2048xf32>, tensor<32xf
 
 // -----
 
+// A GroupNorm as torch-mlir writes it: the input expand_shape'd into groups (read through the
+// view, element by element: no vector loads of it), rows = the 4 groups of 4 x 16 x 16; the
+// affine after the collapse_shape is an elementwise task of its own.
+
+// CHECK-LABEL: func.func @groupnorm
+// CHECK:         gpu.launch_func @groupnorm_kernels::@groupnorm_k0 blocks in (%c4, %c4, %c1)
+// CHECK:         gpu.launch_func @groupnorm_kernels::@groupnorm_k0_s1 blocks in (%c4, %c4, %c1)
+// CHECK:         gpu.launch_func @groupnorm_kernels::@groupnorm_k0_s2 blocks in (%c4, %c4, %c1)
+// CHECK:         gpu.launch_func @groupnorm_kernels::@groupnorm_k1
+// CHECK-NOT:     gpu.launch_func
+// CHECK:         gpu.func @groupnorm_k0(%[[X:.*]]: memref<2x8x16x16xf32>, %{{.*}}: memref<2x2x4x16x16xf32>, %{{.*}}: memref<4x4xf32>, %{{.*}}: memref<4x4xf32>)
+// CHECK-SAME:      evo.family = #evo.family<rows>
+// CHECK-NOT:       vector.load %[[X]]
+// CHECK:           memref.load %[[X]]
+// CHECK-NOT:       vector.load %[[X]]
+// CHECK:           gpu.return
+// CHECK:         gpu.func @groupnorm_k1
+// CHECK-SAME:      evo.family = #evo.family<elementwise>
+#g5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+#g2 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1)>
+#gv = affine_map<(d0, d1) -> (d0, d1)>
+#g4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#gc = affine_map<(d0, d1, d2, d3) -> (d1)>
+func.func @groupnorm(%arg0: tensor<2x8x16x16xf32>, %arg1: tensor<8xf32>, %arg2: tensor<8xf32>) -> tensor<2x8x16x16xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %cst_0 = arith.constant 1024.0 : f32
+  %cst_1 = arith.constant 9.99999974E-6 : f32
+  %expanded = tensor.expand_shape %arg0 [[0], [1, 2], [3], [4]] output_shape [2, 2, 4, 16, 16] : tensor<2x8x16x16xf32> into tensor<2x2x4x16x16xf32>
+  %0 = tensor.empty() : tensor<2x2xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<2x2xf32>) -> tensor<2x2xf32>
+  %2 = linalg.generic {indexing_maps = [#g5, #g2], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%expanded : tensor<2x2x4x16x16xf32>) outs(%1 : tensor<2x2xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %9 = arith.addf %in, %out : f32
+    linalg.yield %9 : f32
+  } -> tensor<2x2xf32>
+  %3 = linalg.generic {indexing_maps = [#gv, #gv], iterator_types = ["parallel", "parallel"]} ins(%2 : tensor<2x2xf32>) outs(%0 : tensor<2x2xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %9 = arith.divf %in, %cst_0 : f32
+    linalg.yield %9 : f32
+  } -> tensor<2x2xf32>
+  %4 = linalg.generic {indexing_maps = [#g5, #g2, #g2], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%expanded, %3 : tensor<2x2x4x16x16xf32>, tensor<2x2xf32>) outs(%1 : tensor<2x2xf32>) {
+  ^bb0(%in: f32, %in_2: f32, %out: f32):
+    %9 = arith.subf %in, %in_2 : f32
+    %10 = arith.mulf %9, %9 : f32
+    %11 = arith.addf %10, %out : f32
+    linalg.yield %11 : f32
+  } -> tensor<2x2xf32>
+  %5 = tensor.empty() : tensor<2x2x4x16x16xf32>
+  %6 = linalg.generic {indexing_maps = [#g5, #g2, #g2, #g5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%expanded, %3, %4 : tensor<2x2x4x16x16xf32>, tensor<2x2xf32>, tensor<2x2xf32>) outs(%5 : tensor<2x2x4x16x16xf32>) {
+  ^bb0(%in: f32, %in_2: f32, %in_3: f32, %out: f32):
+    %9 = arith.subf %in, %in_2 : f32
+    %10 = arith.divf %in_3, %cst_0 : f32
+    %11 = arith.addf %10, %cst_1 : f32
+    %12 = math.rsqrt %11 : f32
+    %13 = arith.mulf %9, %12 : f32
+    linalg.yield %13 : f32
+  } -> tensor<2x2x4x16x16xf32>
+  %collapsed = tensor.collapse_shape %6 [[0], [1, 2], [3], [4]] : tensor<2x2x4x16x16xf32> into tensor<2x8x16x16xf32>
+  %7 = tensor.empty() : tensor<2x8x16x16xf32>
+  %8 = linalg.generic {indexing_maps = [#g4, #gc, #gc, #g4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%collapsed, %arg1, %arg2 : tensor<2x8x16x16xf32>, tensor<8xf32>, tensor<8xf32>) outs(%7 : tensor<2x8x16x16xf32>) {
+  ^bb0(%in: f32, %in_2: f32, %in_3: f32, %out: f32):
+    %9 = arith.mulf %in, %in_2 : f32
+    %10 = arith.addf %9, %in_3 : f32
+    linalg.yield %10 : f32
+  } -> tensor<2x8x16x16xf32>
+  return %8 : tensor<2x8x16x16xf32>
+}
+
+// -----
+
 // Refusals: the slices must split the row's vector chunks evenly (100 columns are 25 chunks
 // of 4: not 4 slices, not 2).
 
