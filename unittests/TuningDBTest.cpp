@@ -182,6 +182,9 @@ TEST_F(TuningDBTest, MalformedDatabasesAreRefusedWithWhere) {
   };
   refuse("{\"format\": \"evo-tuning-db/1\",\n \"records\": [,]}", "not JSON", 2);
   refuse("[]", "top level is not an object");
+  // Deep nesting is refused before the (recursive) JSON parser sees it.
+  refuse(std::string(1000000, '[') + std::string(1000000, ']'), "nested more than 64 levels", 1);
+  refuse("{\"format\": \"[[[[\", \"records\": []}", "'format' must be"); // brackets in strings
   refuse("{\"format\": \"other\", \"records\": []}", "'format' must be");
   refuse("{\"format\": \"evo-tuning-db/1\"}", "'records' is missing");
   std::string good = llvm::formatv("{0}", json::Value(record(kSig1, "sm_90", 1, "x").toJson())).str();

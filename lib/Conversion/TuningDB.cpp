@@ -255,7 +255,41 @@ void locateParseError(StringRef message, TuningDbError &error) {
 // The database
 //===----------------------------------------------------------------------===//
 
+/// Where the text's brackets first nest deeper than `limit` (outside strings), if they do:
+/// llvm::json's parser recurses once per level, and a hostile file could nest millions deep.
+static std::optional<std::pair<unsigned, unsigned>> tooDeep(StringRef text, unsigned limit) {
+  unsigned line = 1, depth = 0;
+  size_t lineStart = 0;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\n') {
+      ++line;
+      lineStart = i + 1;
+    }
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > limit)
+        return std::make_pair(line, static_cast<unsigned>(i - lineStart + 1));
+    } else if ((c == '}' || c == ']') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<TuningDb> TuningDb::parse(StringRef text, TuningDbError &error) {
+  // A record nests 4 deep (the file, records, a record, its knobs' lists); 64 is plenty.
+  if (std::optional<std::pair<unsigned, unsigned>> at = tooDeep(text, 64)) {
+    error = {"nested more than 64 levels deep", at->first, at->second};
+    return std::nullopt;
+  }
   llvm::Expected<json::Value> v = json::parse(text);
   if (!v) {
     error.message = "not JSON: " + llvm::toString(v.takeError());
