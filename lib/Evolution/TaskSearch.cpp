@@ -115,7 +115,13 @@ double TaskSearch::elapsed() const {
 }
 
 bool TaskSearch::timeUp() const {
-  return !opts.replay && opts.timeBudgetSeconds > 0 && elapsed() > opts.timeBudgetSeconds;
+  if (opts.replay || opts.timeBudgetSeconds <= 0 || elapsed() <= opts.timeBudgetSeconds)
+    return false;
+  // A spent budget still lets the first generation (the family's seeds come first) be proposed:
+  // a bounded overrun, so that a small task searched after a big one that overran the run's
+  // budget is not left at its naive baseline (a 0-d mean after a rows task: 0.52 ms naive,
+  // seeds reach ~0.01 ms; docs/bench.md).
+  return created >= std::min(budget, std::max(1u, opts.samples));
 }
 
 std::shared_future<CompiledVariant> TaskSearch::startCompile(const Genome &g) {

@@ -21,7 +21,8 @@
 // RUN: evo-opt %s --evo-lower-to-gpu --evo-evolve="worker=%evo_fake_worker run-dir=%t/keep max-candidates=4 quiet=true keep-work=true" -o %t/keep.mlir 2>&1 | FileCheck %s --check-prefix=QUIET
 // RUN: ls %t/keep/work/row_sum_t0 | FileCheck %s --check-prefix=KEPT
 //
-// A spent run budget: every task still gets its baseline measured and kept, none searches.
+// A spent run budget: every task still gets its baseline measured and kept, and its first
+// generation (samples=4 candidates: the seeds first), no more.
 // RUN: evo-opt %s --evo-lower-to-gpu --evo-evolve="worker=%evo_fake_worker run-dir=%t/budget max-candidates=40 quiet=true run-time-budget=0.000001" -o %t/budget.mlir 2>&1 | FileCheck %s --check-prefix=BUDGET
 // RUN: not evo-opt %s --evo-lower-to-gpu --evo-evolve="worker=%evo_fake_worker run-dir=%t/bad run-time-budget=-1" -o %t/bad.mlir 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not evo-opt %s --evo-lower-to-gpu --evo-evolve="worker=%evo_fake_worker run-dir=%t/bad time-budget=inf" -o %t/bad.mlir 2>&1 | FileCheck %s --check-prefix=INF
@@ -43,8 +44,8 @@
 // KEPT: {{^}}1.{{cubin|ptx}}{{$}}
 // KEPT: worker-{{[0-9-]+}}.log
 
-// BUDGET: remark: evo-evolve: row_sum_t0: {{[0-9.]+}} ms -> {{[0-9.]+}} ms (1.00x), 0 candidates evaluated, 0 valid
-// BUDGET: remark: evo-evolve: relu_t0: {{[0-9.]+}} ms -> {{[0-9.]+}} ms (1.00x), 0 candidates evaluated, 0 valid
+// BUDGET: remark: evo-evolve: row_sum_t0: {{[0-9.]+}} ms -> {{[0-9.]+}} ms ({{[0-9.]+}}x), {{[1-4]}} candidates evaluated, {{[1-4]}} valid
+// BUDGET: remark: evo-evolve: relu_t0: {{[0-9.]+}} ms -> {{[0-9.]+}} ms ({{[0-9.]+}}x), {{[1-4]}} candidates evaluated, {{[1-4]}} valid
 
 // NEGATIVE: error: evo-evolve: run-time-budget must be a number of seconds >= 0 (0: no limit), got -1
 // INF: error: evo-evolve: time-budget must be a number of seconds >= 0 (0: no limit), got {{inf|INF}}
