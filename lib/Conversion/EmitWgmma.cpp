@@ -821,6 +821,14 @@ FailureOr<LoweredTask> emitWgmmaMatmul(const GenericTask &t, const ScheduleKnobs
   FailureOr<WgmmaPlan> pl = planWgmma(t, k);
   if (failed(pl))
     return failure();
+  // Refused after the plan's own checks (their diagnostics stay the same), until the cause of
+  // its wrong results is found.
+  if (pl->split3())
+    return linalg::GenericOp(t.op).emitError()
+           << "f32-matmul=3xtf32 is disabled: on an H200 its kernel gave wrong elements "
+              "(K = 16384, 1 to 2 of 27200, not in every run: test/Evaluation/verify-f32-matmul.mlir, "
+              "2026-12-01) and the cause is not found yet; f32-matmul=tf32 (verified) or the "
+              "default f32 work";
   auto mapType = MemRefType::get({128}, IntegerType::get(t.op->getContext(), 8));
   SmallVector<MemRefType> params(t.params.begin(), t.params.end());
   const unsigned paramMapA = params.size(), paramMapB = params.size() + 1;

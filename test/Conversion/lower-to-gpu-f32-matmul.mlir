@@ -10,19 +10,17 @@
 // The naive baseline records the opt-in (evo-evolve's genomes inherit it, evo-verify reads it).
 // RUN: evo-opt %s -split-input-file -evo-lower-to-gpu="f32-matmul=tf32" | FileCheck %s --check-prefix=NAIVE
 // RUN: evo-opt %s -split-input-file -evo-lower-to-gpu="f32-matmul=tf32 tile-sizes=128,128,32 wgmma=1 stages=4" | FileCheck %s --check-prefix=TF32
-// RUN: evo-opt %s -split-input-file -evo-lower-to-gpu="f32-matmul=3xtf32 tile-sizes=128,128,32 wgmma=1 stages=3" | FileCheck %s --check-prefix=X3
-// ptxas accepts both for sm_90a.
+// 3xtf32 is refused (its kernel gave wrong elements on the H200, cause not found yet).
+// RUN: not evo-opt %s -split-input-file -evo-lower-to-gpu="f32-matmul=3xtf32 tile-sizes=128,128,32 wgmma=1 stages=3" 2>&1 | FileCheck %s --check-prefix=X3
+// ptxas accepts tf32 for sm_90a.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %if ptxas %{ evo-opt %s -split-input-file -evo-lower-to-gpu="f32-matmul=tf32 tile-sizes=128,128,32 wgmma=1 stages=4" -evo-emit-ptx="output-dir=%t/tf32 chip=sm_90a" -o /dev/null %}
 // RUN: %if ptxas %{ FileCheck %s --input-file=%t/tf32/linear_f32.ptx --check-prefix=PTX-TF32 %}
 // RUN: %if ptxas %{ FileCheck %s --input-file=%t/tf32/bmm_nt_f32.ptx --check-prefix=PTX-BMM %}
 // RUN: %if ptxas %{ FileCheck %s --input-file=%t/tf32/conv_fhwc_f32.ptx --check-prefix=PTX-CONV %}
-// RUN: %if ptxas %{ evo-opt %s -split-input-file -evo-lower-to-gpu="f32-matmul=3xtf32 tile-sizes=128,128,32 wgmma=1 stages=3" -evo-emit-ptx="output-dir=%t/x3 chip=sm_90a" -o /dev/null %}
-// RUN: %if ptxas %{ FileCheck %s --input-file=%t/x3/linear_f32.ptx --check-prefix=PTX-X3 %}
-// RUN: %if ptxas %{ FileCheck %s --input-file=%t/x3/conv_fhwc_f32.ptx --check-prefix=PTX-X3 %}
 // wgmma needs the `a` target: other chips are refused with the op that needs it.
 // RUN: evo-opt %s -split-input-file -evo-lower-to-gpu="f32-matmul=tf32 tile-sizes=128,128,32 wgmma=1 stages=4" 2>/dev/null | not evo-opt -split-input-file -evo-emit-ptx="output-dir=%t/sm90 chip=sm_90 ptxas=none" 2>&1 | FileCheck %s --check-prefix=CHIP
-// RUN: evo-opt %s -split-input-file -evo-lower-to-gpu="f32-matmul=3xtf32 tile-sizes=128,128,32 wgmma=1 stages=3" 2>/dev/null | not evo-opt -split-input-file -evo-emit-ptx="output-dir=%t/sm80 chip=sm_80 ptxas=none" 2>&1 | FileCheck %s --check-prefix=CHIP80
+// RUN: evo-opt %s -split-input-file -evo-lower-to-gpu="f32-matmul=tf32 tile-sizes=128,128,32 wgmma=1 stages=3" 2>/dev/null | not evo-opt -split-input-file -evo-emit-ptx="output-dir=%t/sm80 chip=sm_80 ptxas=none" 2>&1 | FileCheck %s --check-prefix=CHIP80
 // CHIP: error: evo-emit-ptx: kernel 'linear_f32_k0' cannot run on sm_90: 'nvvm.wgmma.fence.aligned' needs sm_90a
 // CHIP80: error: evo-emit-ptx: kernel 'linear_f32_k0' cannot run on sm_80: {{.*}} needs sm_90
 
@@ -52,38 +50,15 @@
 // TF32-COUNT-4:   nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 8>, D[<f32>, <one>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
 // TF32:           nvvm.wgmma.commit.group.sync.aligned
 
-// 3xTF32: the stage holds the operands (32768 bytes, what TMA announces) and their remainders
-// (as many again: 65536 bytes a stage); the consumers split it, fence it for the async proxy and
-// meet at named barrier 1 (the two consumer warpgroups), then three wgmma per K step: the
-// remainder of A by B, A by the remainder of B, A by B.
+// 3xTF32 is refused at every function that would use it (the kernel gave wrong elements on the
+// H200 at K = 16384, not in every run; docs/lowering.md "f32 on tensor cores").
 
-// X3-LABEL: func.func @linear_f32
-// X3:         knobs = <tile_sizes = [128, 128, 32], wgmma = true, stages = 3, f32_matmul = "3xtf32">
-// X3-SAME:    dynamic_shared_memory = 197680
-// X3:         gpu.func @linear_f32_k0
-// X3:           nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
-// X3:           nvvm.mbarrier.try_wait.parity
-// X3:           llvm.load {{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xi32>
-// X3:           arith.andi {{.*}} : vector<4xi32>
-// X3:           arith.subf {{.*}} : vector<4xf32>
-// X3:           llvm.store
-// X3:           llvm.store
-// X3:           nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// X3:           nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
-// X3:           nvvm.wgmma.fence.aligned
-// X3-COUNT-12:  nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 8>, D[<f32>, <one>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
-// X3:           nvvm.wgmma.commit.group.sync.aligned
+// X3: error: f32-matmul=3xtf32 is disabled: on an H200 its kernel gave wrong elements
 
 // PTX-TF32: .target sm_90a
 // PTX-TF32: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // PTX-TF32: wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32
 
-// PTX-X3: .target sm_90a
-// PTX-X3: and.b32 {{.*}}, -8192;
-// PTX-X3: sub.rn.f32
-// PTX-X3: fence.proxy.async.shared::cta;
-// PTX-X3: bar.sync {{.*}}1, 256;
-// PTX-X3: wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32
 func.func @linear_f32(%a: tensor<200x256xf32>, %w: tensor<300x256xf32>) -> tensor<200x300xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<200x300xf32>

@@ -16,10 +16,9 @@
 // RUN:   --evo-verify="runs=5" -o /dev/null
 // RUN: evo-opt %s -split-input-file --evo-pipeline="output-dir=%t/tf32-m64 chip=sm_90a f32-matmul=tf32 tile-sizes=64,64,32 wgmma=1 stages=2" \
 // RUN:   --evo-verify="runs=5" -o /dev/null
-// RUN: evo-opt %s -split-input-file --evo-pipeline="output-dir=%t/x3 chip=sm_90a f32-matmul=3xtf32 tile-sizes=128,128,32 wgmma=1 stages=3" \
-// RUN:   --evo-verify="runs=5 output=%t/x3.json" -o /dev/null
-// RUN: evo-opt %s -split-input-file --evo-pipeline="output-dir=%t/x3-m64 chip=sm_90a f32-matmul=3xtf32 tile-sizes=64,128,32 wgmma=1 stages=2" \
-// RUN:   --evo-verify="runs=5" -o /dev/null
+// 3xtf32 (128x128, 3 stages) failed here on 2026-12-01 twice in two H200 runs: `long_k` had 1-2
+// of 27200 elements off (once on a timed launch, once on trial 0), so it is refused until the
+// cause is found (lower-to-gpu-f32-matmul.mlir checks the refusal).
 // The same kernels in the default mode are refused (f32 stays f32), so nothing above is a
 // silent FP32 fallback:
 // RUN: not evo-opt %s -split-input-file --evo-pipeline="output-dir=%t/ieee chip=sm_90a tile-sizes=128,128,32 wgmma=1 stages=4" -o /dev/null 2>&1 \
