@@ -454,6 +454,20 @@ llvm::Error TuningDb::write(StringRef path) const {
   });
 }
 
+FailureOr<TuningRecord> recordForTaskSource(StringRef source, MLIRContext *ctx, StringRef chip) {
+  OwningOpRef<ModuleOp> src = parseSourceString<ModuleOp>(source, ParserConfig(ctx));
+  if (!src || src->getOps<func::FuncOp>().empty())
+    return failure();
+  TaskSignature sig = taskSignature(*src->getOps<func::FuncOp>().begin());
+  TuningRecord r;
+  r.signature = sig.hash;
+  r.source = sig.canonical;
+  r.ops = sig.ops;
+  r.type = sig.type;
+  r.chip = chip.str();
+  return r;
+}
+
 FailureOr<TuningDb> tuningTemplate(ModuleOp module, StringRef chip) {
   TuningDb db;
   for (auto gm : module.getOps<gpu::GPUModuleOp>()) {
@@ -463,18 +477,11 @@ FailureOr<TuningDb> tuningTemplate(ModuleOp module, StringRef chip) {
     if (failed(plan))
       return failure();
     for (const TaskDesc &t : plan->tasks) {
-      OwningOpRef<ModuleOp> src =
-          parseSourceString<ModuleOp>(t.source, ParserConfig(module.getContext()));
-      if (!src || src->getOps<func::FuncOp>().empty())
+      FailureOr<TuningRecord> rec = recordForTaskSource(t.source, module.getContext(), chip);
+      if (failed(rec))
         return gm.emitError() << "tuning template: the source of task '" << t.name
                               << "' does not parse";
-      TaskSignature sig = taskSignature(*src->getOps<func::FuncOp>().begin());
-      TuningRecord r;
-      r.signature = sig.hash;
-      r.source = sig.canonical;
-      r.ops = sig.ops;
-      r.type = sig.type;
-      r.chip = chip.str();
+      TuningRecord &r = *rec;
       r.family = t.family;
       r.knobs = t.knobs ? t.knobs.getKnobs() : ScheduleKnobs();
       r.knobsJson = r.knobs.toJson(t.family);

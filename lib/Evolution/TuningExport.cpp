@@ -38,17 +38,10 @@ llvm::Expected<TuningDb> exportTuningDb(const RunStore &store, MLIRContext *ctx)
     std::optional<CandidateRecord> base = store.getCandidate(task.baselineId);
     if (!best || best->verdict != "valid")
       continue;
-    OwningOpRef<ModuleOp> src = parseSourceString<ModuleOp>(task.source, ParserConfig(ctx));
-    if (!src || src->getOps<func::FuncOp>().empty())
+    FailureOr<TuningRecord> rec = recordForTaskSource(task.source, ctx, chip);
+    if (failed(rec))
       return exportError("the source of task '" + task.name + "' does not parse");
-    TaskSignature sig = taskSignature(*src->getOps<func::FuncOp>().begin());
-
-    TuningRecord r;
-    r.signature = sig.hash;
-    r.source = sig.canonical;
-    r.ops = sig.ops;
-    r.type = sig.type;
-    r.chip = chip;
+    TuningRecord r = std::move(*rec);
     r.features = features;
     std::optional<TaskFamily> family = symbolizeTaskFamily(task.family);
     if (!family)

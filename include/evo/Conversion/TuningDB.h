@@ -48,6 +48,12 @@ struct TaskSignature {
 /// The signature of a task func as the lowering's task split made it.
 TaskSignature taskSignature(mlir::func::FuncOp task);
 
+struct TuningRecord;
+/// A record for the task whose source (a plan's or the run store's) is `source`, on `chip`: its
+/// signature fields filled, the rest left to the caller. Failure when the source does not parse.
+mlir::FailureOr<TuningRecord> recordForTaskSource(llvm::StringRef source, mlir::MLIRContext *ctx,
+                                                  llvm::StringRef chip);
+
 /// One tuned task.
 struct TuningRecord {
   std::string signature; // TaskSignature::hash
