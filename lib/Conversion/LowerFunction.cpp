@@ -4,6 +4,7 @@
 #include "TaskAnalysis.h"
 #include "evo/Dialect/Evo/IR/InputChecks.h"
 #include "evo/Conversion/LowerToGPU.h"
+#include "evo/Conversion/ScanForm.h"
 #include "evo/Conversion/TuningDB.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -159,7 +160,7 @@ public:
 
 private:
   unsigned bufferFor(Value v, BufferRole role, StringRef name);
-  void formEpilogues();
+  void formEpilogues(bool reductions);
   /// A task func holding `ops` (in order) and returning `results` (default: the last op's
   /// results); its arguments (values of `work`) in `operands`. With `probe`, operands need no
   /// buffer yet (the func is only matched, then erased).
@@ -227,21 +228,38 @@ static bool isMatmulFamily(Operation *op) {
          (linalg::isaContractionOpInterface(l) || gemmView(l));
 }
 
-void FunctionLowering::formEpilogues() {
-  // Elementwise consumers of a contraction's result, where that result has no other use, are
-  // applied to each output element in the contraction's kernel: one task and one kernel, no
-  // scratch buffer. Chains fuse step by step. Ops carrying their own knobs keep their own
-  // kernels (as with elementwise fusion); the contraction's knobs become the task's.
+/// Whether `op` is a one-result reduction of the reduction family (not a contraction, a
+/// convolution or a scan), whose emitter applies epilogues too: a sum then a division by the
+/// window (average pooling, a mean) is one kernel.
+static bool isPlainReduction(Operation *op) {
+  auto l = dyn_cast<linalg::LinalgOp>(op);
+  if (!l || l.getNumReductionLoops() == 0 || l->getNumResults() != 1 || isMatmulFamily(op))
+    return false;
+  auto g = dyn_cast<linalg::GenericOp>(op);
+  return !g || !matchScan(g);
+}
+
+void FunctionLowering::formEpilogues(bool reductions) {
+  // Elementwise consumers of a contraction's (or, with `reductions`, a reduction's) result,
+  // where that result has no other use, are applied to each output element in its kernel: one
+  // task and one kernel, no scratch buffer. Chains fuse step by step. Ops carrying their own
+  // knobs keep their own kernels (as with elementwise fusion); the producer's knobs become the
+  // task's. Reductions come after the row groups, which may hold a reduction and its consumer;
+  // a reduction with its own knobs keeps its own kernel (its knobs name the reduction's
+  // schedule, and with its consumer it could become a row program, which has other knobs).
   if (!options.fuseElementwise)
     return;
   for (Operation &op : work.getBody().front().without_terminator()) {
-    if (!isMatmulFamily(&op))
+    if (reductions ? !isPlainReduction(&op) || inRowGroup.contains(&op) ||
+                         op.hasAttr(kOpKnobsAttrName)
+                   : !isMatmulFamily(&op))
       continue;
     SmallVector<Operation *> chain{&op};
     Value prev = op.getResult(0);
     while (!prev.use_empty()) {
       auto g = dyn_cast<linalg::GenericOp>(*prev.getUsers().begin());
-      if (!g || g->hasAttr(kOpKnobsAttrName) || !isEpilogueConsumer(g, prev))
+      if (!g || g->hasAttr(kOpKnobsAttrName) || inRowGroup.contains(g) ||
+          !isEpilogueConsumer(g, prev))
         break;
       chain.push_back(g);
       prev = g->getResult(0);
@@ -573,8 +591,9 @@ FailureOr<LaunchPlan> FunctionLowering::run(gpu::GPUModuleOp kernels) {
     return plan;
   }
 
-  formEpilogues();
+  formEpilogues(/*reductions=*/false);
   formRowGroups();
+  formEpilogues(/*reductions=*/true);
   for (Operation &op : body.without_terminator()) {
     // A contraction and the first steps of its epilogue become a task at the epilogue's end.
     if (inChain.contains(&op))

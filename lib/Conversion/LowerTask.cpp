@@ -173,10 +173,11 @@ FailureOr<LoweredTask> lowerTask(func::FuncOp task, const ScheduleKnobs &knobs,
   } else {
     auto linalgOp = cast<linalg::LinalgOp>(*compute);
     family = familyOf(linalgOp);
-    // Epilogues are fused into contractions only (the matmul family's emitters apply them).
-    if (!found->epilogue.empty() && family != TaskFamily::Matmul)
+    // Epilogues are fused into contractions and reductions (their emitters apply them).
+    if (!found->epilogue.empty() && family != TaskFamily::Matmul &&
+        family != TaskFamily::Reduction)
       return found->epilogue.front().emitError(
-          "evo-lower-to-gpu: an elementwise epilogue may only follow a contraction");
+          "evo-lower-to-gpu: an elementwise epilogue may only follow a contraction or a reduction");
     auto generic = dyn_cast<linalg::GenericOp>(*compute);
     if (!generic) {
       IRRewriter rewriter(task.getContext());

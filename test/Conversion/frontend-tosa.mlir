@@ -169,11 +169,12 @@ func.func @max_pool(%x: tensor<1x32x32x16xf32>) -> tensor<1x16x16x16xf32> {
 
 // -----
 
+// The window sum and the division by the window are one task (the division is the sum's
+// epilogue).
 // CHECK-LABEL: func.func @avg_pool
 // CHECK:       gpu.module @avg_pool_kernels
-// CHECK-SAME:    linalg.pooling_nhwc_sum
-// CHECK-SAME:    family = reduction
-// CHECK-SAME:    family = elementwise
+// CHECK-SAME:    tasks = [#evo.task<name = "avg_pool_t0", family = reduction, source = "{{.*}}linalg.pooling_nhwc_sum{{.*}}arith.divf
+// CHECK-NOT:     family = elementwise
 func.func @avg_pool(%x: tensor<1x32x32x16xf32>) -> tensor<1x16x16x16xf32> {
   %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
   %0 = tosa.avg_pool2d %x, %zp, %zp {acc_type = f32, kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>} : (tensor<1x32x32x16xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x16x16x16xf32>
