@@ -238,6 +238,23 @@ SmallVector<Value> loadLanes(KernelBuilder &kb, const ValueSource &src, AffineMa
   if (src.kind == ValueSource::Kind::None) // never read by the payload
     return SmallVector<Value>(lanes, kb.constant(cast<TypedAttr>(kb.b.getZeroAttr(elementType))));
   Value memref = sourceMemref(kb, src);
+  if (!src.view.empty() && lanes > 1 &&
+      llvm::none_of(src.view, [](const ViewStep &s) { return bool(s.padValue); })) {
+    // Views without padding (reshapes, slices) compose to one affine map. Where it reads the
+    // lanes contiguously from rows that hold whole vectors (a GroupNorm's expand_shape of its
+    // input), the lanes are one vector load from the buffer, as for a plain buffer.
+    AffineMap composed = map;
+    for (const ViewStep &step : src.view)
+      composed = step.map.compose(composed);
+    composed = simplifyAffineMap(composed);
+    auto type = cast<MemRefType>(memref.getType());
+    if (type.getRank() > 0 && type.getShape().back() % lanes == 0 &&
+        accessAlong(composed, laneDim) == Access::Contiguous) {
+      ValueSource plain = src;
+      plain.view.clear();
+      return loadLanes(kb, plain, composed, elementType, ivs, laneDim, lanes);
+    }
+  }
   if (!src.view.empty()) {
     SmallVector<Value> out;
     for (int64_t l = 0; l < lanes; ++l)

@@ -254,8 +254,9 @@ func.func @moments(%x: tensor<32x2048xf32>) -> (tensor<32x2048xf32>, tensor<32xf
 // -----
 
 // A GroupNorm as torch-mlir writes it: the input expand_shape'd into groups (read through the
-// view, element by element: no vector loads of it), rows = the 4 groups of 4 x 16 x 16; the
-// affine after the collapse_shape is an elementwise task of its own.
+// view: its map composes to one that reads the lanes contiguously, so vector loads of the
+// input itself), rows = the 4 groups of 4 x 16 x 16; the affine after the collapse_shape is an
+// elementwise task of its own.
 
 // CHECK-LABEL: func.func @groupnorm
 // CHECK:         gpu.launch_func @groupnorm_kernels::@groupnorm_k0 blocks in (%c4, %c4, %c1)
@@ -265,9 +266,9 @@ func.func @moments(%x: tensor<32x2048xf32>) -> (tensor<32x2048xf32>, tensor<32xf
 // CHECK-NOT:     gpu.launch_func
 // CHECK:         gpu.func @groupnorm_k0(%[[X:.*]]: memref<2x8x16x16xf32>, %{{.*}}: memref<2x2x4x16x16xf32>, %{{.*}}: memref<4x4xf32>, %{{.*}}: memref<4x4xf32>)
 // CHECK-SAME:      evo.family = #evo.family<rows>
-// CHECK-NOT:       vector.load %[[X]]
-// CHECK:           memref.load %[[X]]
-// CHECK-NOT:       vector.load %[[X]]
+// CHECK-NOT:       memref.load %[[X]]
+// CHECK:           vector.load %[[X]]{{.*}} {alignment = 16 : i64} : memref<2x8x16x16xf32>, vector<4xf32>
+// CHECK-NOT:       memref.load %[[X]]
 // CHECK:           gpu.return
 // CHECK:         gpu.func @groupnorm_k1
 // CHECK-SAME:      evo.family = #evo.family<elementwise>
