@@ -308,6 +308,19 @@ private:
   Value reduceRow(unsigned level, Type acc, Value identity,
                   llvm::function_ref<Value(Value, Value)> combineFn,
                   llvm::function_ref<SmallVector<Value>(Chunk &)> produce);
+  /// Whether a softmax's max and sum are folded in one pass over the row (onlineMaxSum): when
+  /// the row is re-read from memory for each pass (no cache_row), in one kernel (no row_split),
+  /// and each thread's chains are short enough for a plain sum.
+  bool onlineSoftmax() const;
+  /// The max of produce(chunk) over the row and the sum of exp(x - max), in one pass (online
+  /// softmax): each thread folds its elements into (m, s) = (running max, sum of exp(x - m)),
+  /// then the threads' pairs are merged. Same special values as the two passes: a NaN makes
+  /// both NaN, -inf elements add nothing, and a max of +inf makes the sum NaN.
+  std::pair<Value, Value> onlineMaxSum(Type acc,
+                                       llvm::function_ref<SmallVector<Value>(Chunk &)> produce);
+  /// A row program's max reduction followed by the sum of exp(x - max) over the same x (a
+  /// log-softmax written as generics): that sum, or null.
+  linalg::GenericOp expSumAfterMax(linalg::GenericOp max);
   /// The first chunk of this thread (in its slice) and the end of its slice.
   Value chunkBegin();
   Value chunkEnd();
@@ -327,6 +340,8 @@ private:
   std::unique_ptr<KernelBuilder> kb;
   Location loc = UnknownLoc();
   int64_t width = 1, vw = 1, numChunks = 0;
+  /// The widest element of the task's full-tensor inputs (onlineSoftmax's row size).
+  int64_t rowElementBytes = 4;
   /// row_split: slices per row, chunks per slice.
   int64_t split = 1, sliceChunks = 0;
   /// row_split: the reductions' passes and accumulator types, the last pass (the one that
@@ -339,6 +354,7 @@ private:
   SmallVector<Value> rowIdx;
   DenseMap<Value, Value> rows;
   DenseMap<Operation *, std::pair<Value, Value>> softmaxStats; // max, 1/sum
+  llvm::SmallPtrSet<Operation *, 2> foldedEarly; // exp sums folded with their max (online)
   SmallVector<Chunk> cached; // cache_row: this thread's chunks, memoized across passes
   SmallVector<MemRefType> params;
   Operation *preamble = nullptr; // row-invariant values are created before it
@@ -364,6 +380,12 @@ LogicalResult RowEmitter::validate() {
     return failure();
   width = groups.width();
   numChunks = shape.cols / vw;
+  int64_t widest = 0;
+  for (MemRefType t : params)
+    if (t.getRank() == fullRank() && t.getElementType().isIntOrFloat())
+      widest = std::max<int64_t>(widest, t.getElementType().getIntOrFloatBitWidth() / 8);
+  if (widest)
+    rowElementBytes = widest;
   split = k.rowSplit;
   if (numChunks % split)
     return task.emitError() << "row_split=" << split << " does not divide the " << numChunks
@@ -603,6 +625,11 @@ LogicalResult RowEmitter::visit(Operation &op) {
     auto maxFn = [&](Value a, Value b) -> Value { return arith::MaximumFOp::create(kb->b, a, b); };
     auto addFn = [&](Value a, Value b) -> Value { return arith::AddFOp::create(kb->b, a, b); };
     unsigned level = passOf.lookup(s);
+    if (onlineSoftmax()) {
+      auto [max, sum] = onlineMaxSum(ct, [&](Chunk &c) { return full(s.getInput(), c); });
+      softmaxStats[s] = {max, arith::DivFOp::create(kb->b, kb->constant(FloatAttr::get(ct, 1.0)), sum)};
+      return success();
+    }
     Value max =
         reduceRow(level, ct, negInf, maxFn, [&](Chunk &c) { return full(s.getInput(), c); });
     Value sum = reduceRow(level + 1, ct, zero, addFn, [&](Chunk &c) {
@@ -640,6 +667,17 @@ LogicalResult RowEmitter::visit(Operation &op) {
       rows[g.getResult(r)] = y;
     return success();
   }
+  if (foldedEarly.contains(g))
+    return success();
+  if (linalg::GenericOp sum = onlineSoftmax() ? expSumAfterMax(g) : linalg::GenericOp()) {
+    // A max and the sum of exp(x - max) after it: both in one pass over the row.
+    Type acc = accumulatorType(getElementTypeOrSelf(g.getResult(0).getType()));
+    auto [max, total] = onlineMaxSum(acc, [&](Chunk &c) { return full(g.getDpsInputs()[0], c); });
+    rows[g.getResult(0)] = max;
+    rows[sum.getResult(0)] = total;
+    foldedEarly.insert(sum);
+    return success();
+  }
   // A reduction over the row: `yield combine(f(ins), out)` per result.
   unsigned numIn = g.getNumDpsInputs();
   Block &body = g.getRegion().front();
@@ -665,6 +703,165 @@ LogicalResult RowEmitter::visit(Operation &op) {
     rows[g.getResult(o)] = castTo(kb->b, loc, fn(init, total), elt);
   }
   return success();
+}
+
+bool RowEmitter::onlineSoftmax() const {
+  // Measured on the H200 (docs/bench.md): rows of 65536 f32 took 0.97 ms online against 1.03 in
+  // two passes; rows of 4096 (16 KiB, whose second read mostly hits the caches) 0.072 against
+  // 0.052, the online step's dependent chain (exp of the distance to the running max, then the
+  // rescale) costing more than the read it saves. So: rows of 64 KiB or more.
+  int64_t bytes = shape.cols * rowElementBytes;
+  return !k.cacheRow && split == 1 && bytes >= 65536 && ceilDiv(numChunks, width) <= 1024;
+}
+
+std::pair<Value, Value>
+RowEmitter::onlineMaxSum(Type acc, function_ref<SmallVector<Value>(Chunk &)> produce) {
+  auto &b = kb->b;
+  auto fty = cast<FloatType>(acc);
+  Value negInf = kb->constant(FloatAttr::get(acc, APFloat::getInf(fty.getFloatSemantics(), true)));
+  Value posInf = kb->constant(FloatAttr::get(acc, APFloat::getInf(fty.getFloatSemantics())));
+  Value zero = kb->constant(FloatAttr::get(acc, 0.0));
+  Value one = kb->constant(FloatAttr::get(acc, 1.0));
+  auto cmp = [&](arith::CmpFPredicate p, Value a, Value c) {
+    return arith::CmpFOp::create(b, loc, p, a, c);
+  };
+  // One element x into (m, s): one exp, of minus the distance to the running max.
+  auto step = [&](Value m, Value s, Value x) -> std::pair<Value, Value> {
+    Value d = arith::SubFOp::create(b, loc, x, m);
+    Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, math::AbsFOp::create(b, loc, d)));
+    e = arith::SelectOp::create(b, loc, cmp(arith::CmpFPredicate::OEQ, x, negInf), zero, e);
+    Value above = cmp(arith::CmpFPredicate::OGT, d, zero); // false for NaN
+    Value rescaled = arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, s, e), one);
+    Value added = arith::AddFOp::create(b, loc, s, e);
+    return {arith::MaximumFOp::create(b, loc, m, x),
+            arith::SelectOp::create(b, loc, above, rescaled, added)};
+  };
+  // Two pairs into one.
+  auto merge = [&](Value m1, Value s1, Value m2, Value s2) -> std::pair<Value, Value> {
+    Value m = arith::MaximumFOp::create(b, loc, m1, m2);
+    auto scaled = [&](Value mi, Value si) -> Value {
+      Value f = arith::MulFOp::create(
+          b, loc, si, math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, mi, m)));
+      return arith::SelectOp::create(b, loc, cmp(arith::CmpFPredicate::OEQ, mi, negInf), zero, f);
+    };
+    return {m, arith::AddFOp::create(b, loc, scaled(m1, s1), scaled(m2, s2))};
+  };
+  // vw independent chains over this thread's chunks, then merged.
+  SmallVector<Value> init;
+  for (int64_t l = 0; l < vw; ++l)
+    init.append({negInf, zero});
+  SmallVector<Value> chains =
+      kb->forLoop(chunkBegin(), chunkEnd(), width, init, [&](Value chunk, ValueRange carried) {
+        Chunk c{kb->mul(chunk, vw), {}};
+        SmallVector<Value> xs = produce(c);
+        SmallVector<Value> next;
+        for (int64_t l = 0; l < vw; ++l) {
+          auto [m, s] = step(carried[2 * l], carried[2 * l + 1], castTo(b, loc, xs[l], acc));
+          next.append({m, s});
+        }
+        return next;
+      });
+  Value m = chains[0], s = chains[1];
+  for (int64_t l = 1; l < vw; ++l)
+    std::tie(m, s) = merge(m, s, chains[2 * l], chains[2 * l + 1]);
+  // Across the threads of the row: a butterfly over the warp, then (block) the warps' pairs
+  // through shared memory, folded by every thread in warp order.
+  auto warpMerge = [&] {
+    for (int32_t offset = 16; offset >= 1; offset /= 2) {
+      Value m2 = gpu::ShuffleOp::create(b, m, offset, 32, gpu::ShuffleMode::XOR).getShuffleResult();
+      Value s2 = gpu::ShuffleOp::create(b, s, offset, 32, gpu::ShuffleMode::XOR).getShuffleResult();
+      std::tie(m, s) = merge(m, s, m2, s2);
+    }
+  };
+  if (groups.strategy != ReductionStrategy::Thread) {
+    if (groups.strategy == ReductionStrategy::Block && groups.needsWorkgroupBuffer()) {
+      Value smemM = kb->workgroup(nextSmem++), smemS = kb->workgroup(nextSmem++);
+      Value tid = kb->threadId();
+      gpu::BarrierOp::create(b);
+      warpMerge();
+      kb->ifThen(kb->eq(kb->rem(tid, 32), 0), [&] {
+        memref::StoreOp::create(b, m, smemM, ValueRange{kb->div(tid, 32)});
+        memref::StoreOp::create(b, s, smemS, ValueRange{kb->div(tid, 32)});
+      });
+      gpu::BarrierOp::create(b);
+      Value tm = negInf, ts = zero;
+      for (int64_t w = 0; w < k.blockSize / 32; ++w)
+        std::tie(tm, ts) = merge(tm, ts, memref::LoadOp::create(b, smemM, ValueRange{kb->idx(w)}),
+                                 memref::LoadOp::create(b, smemS, ValueRange{kb->idx(w)}));
+      m = tm;
+      s = ts;
+    } else {
+      warpMerge();
+    }
+  }
+  // The two passes' sum holds exp(inf - inf) = NaN when the max is +inf.
+  Value nan = kb->constant(FloatAttr::get(acc, APFloat::getNaN(fty.getFloatSemantics())));
+  s = arith::SelectOp::create(b, loc, cmp(arith::CmpFPredicate::OEQ, m, posInf), nan, s);
+  return {m, s};
+}
+
+linalg::GenericOp RowEmitter::expSumAfterMax(linalg::GenericOp max) {
+  // max: one full input x, `yield maximumf(in, out)`, init -inf.
+  auto isNegInf = [](Value v) {
+    auto f = dyn_cast_or_null<FloatAttr>(scalarConstant(v));
+    return f && f.getValue().isInfinity() && f.getValue().isNegative();
+  };
+  auto isZero = [](Value v) {
+    auto f = dyn_cast_or_null<FloatAttr>(scalarConstant(v));
+    return f && f.getValue().isPosZero();
+  };
+  unsigned n = fullRank();
+  if (max.getNumDpsInputs() != 1 || max.getNumResults() != 1 || !isNegInf(max.getDpsInits()[0]))
+    return {};
+  Type elt = getElementTypeOrSelf(max.getResult(0).getType());
+  if (!isa<FloatType>(elt) || accumulatorType(elt) != elt ||
+      getElementTypeOrSelf(max.getDpsInputs()[0].getType()) != elt ||
+      roleOf(max.getIndexingMapsArray()[0], n, colRank(), false) != Role::Full)
+    return {};
+  Block &mb = max.getRegion().front();
+  auto myield = cast<linalg::YieldOp>(mb.getTerminator());
+  auto mop = myield.getOperand(0).getDefiningOp<arith::MaximumFOp>();
+  if (!mop || &mb.front() != mop.getOperation() ||
+      !((mop.getLhs() == mb.getArgument(0) && mop.getRhs() == mb.getArgument(1)) ||
+        (mop.getLhs() == mb.getArgument(1) && mop.getRhs() == mb.getArgument(0))))
+    return {};
+  // The sum: the only other user of max's result among the later reductions, reading the same x
+  // at the same point: `yield addf(exp(subf(x, max)), out)`, init 0.
+  Value x = max.getDpsInputs()[0], r = max.getResult(0);
+  for (Operation *user : r.getUsers()) {
+    auto sum = dyn_cast<linalg::GenericOp>(user);
+    if (!sum || sum.getNumDpsInputs() != 2 || sum.getNumResults() != 1 ||
+        sum.getNumReductionLoops() != max.getNumReductionLoops() || sum.getDpsInputs()[0] != x ||
+        sum.getDpsInputs()[1] != r || !isZero(sum.getDpsInits()[0]) ||
+        getElementTypeOrSelf(sum.getResult(0).getType()) != elt ||
+        sum.getIndexingMapsArray()[0] != max.getIndexingMapsArray()[0] ||
+        roleOf(sum.getIndexingMapsArray()[1], n, colRank(), false) != Role::Row)
+      continue;
+    Block &sb = sum.getRegion().front();
+    auto syield = cast<linalg::YieldOp>(sb.getTerminator());
+    auto add = syield.getOperand(0).getDefiningOp<arith::AddFOp>();
+    if (!add || std::distance(sb.begin(), sb.end()) != 4)
+      continue;
+    Value other = add.getLhs() == sb.getArgument(2) ? add.getRhs() : add.getLhs();
+    if (add.getLhs() != sb.getArgument(2) && add.getRhs() != sb.getArgument(2))
+      continue;
+    auto e = other.getDefiningOp<math::ExpOp>();
+    auto d = e ? e.getOperand().getDefiningOp<arith::SubFOp>() : arith::SubFOp();
+    if (!d || d.getLhs() != sb.getArgument(0) || d.getRhs() != sb.getArgument(1))
+      continue;
+    // No reduction in between: the two take the shared buffers emit() made for them in order.
+    if (sum->getBlock() != max->getBlock() || !max->isBeforeInBlock(sum))
+      continue;
+    bool between = false;
+    for (Operation *op = max->getNextNode(); op != sum.getOperation(); op = op->getNextNode())
+      if (isa<linalg::SoftmaxOp>(op) ||
+          (isa<linalg::GenericOp>(op) && cast<linalg::GenericOp>(op).getNumReductionLoops()))
+        between = true;
+    if (between)
+      continue;
+    return sum;
+  }
+  return {};
 }
 
 void RowEmitter::analyzePasses() {
@@ -778,6 +975,7 @@ LogicalResult RowEmitter::emitKernel(EmitContext &ctx, StringRef name, unsigned 
   pass = kernelPass;
   rows.clear();
   softmaxStats.clear();
+  foldedEarly.clear();
   cached.clear();
   nextSmem = 0;
   nextPartial = 0;

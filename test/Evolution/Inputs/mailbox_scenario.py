@@ -35,8 +35,11 @@ def pending():
 
 def verdicts():
     db = sqlite3.connect(os.path.join(run_dir, "run.sqlite"))
-    rows = db.execute("select verdict, count(*) from candidates where op != 'baseline' "
-                      "group by verdict order by verdict").fetchall()
+    # A valid reply whose kernel is another's (the scripted LLM picks its schedule from a hash of
+    # the prompt, so two replies may coincide) is not run: a duplicate, not a rejected reply.
+    rows = db.execute("select case when verdict = 'not-run' and reason like 'identical PTX to%' "
+                      "then 'duplicate' else verdict end as v, count(*) from candidates "
+                      "where op != 'baseline' group by v order by v").fetchall()
     print("verdicts: " + ", ".join(f"{v}={n}" for v, n in rows))
     return db
 
