@@ -726,6 +726,7 @@ FunctionVerifier::create(const LaunchPlan &plan, MLIRContext *ctx, Location loc,
     // v->options: with the f32-matmul mode's tolerance (the worker's, too).
     auto rt = v->options.rtol.find(elementKindName(layout->kinds[outputBuffers[r]]).str());
     v->outputRtol.push_back(rt == v->options.rtol.end() ? 0 : rt->second);
+    v->outputQuantum.push_back(contract::outputQuantum(layout->kinds[outputBuffers[r]]));
   }
   for (const Values &e : expected) {
     std::vector<double> rms;
@@ -799,7 +800,8 @@ void FunctionVerifier::arbitrate(CandidateOutcome &outcome) const {
       const Item &it = items[k];
       double want = s.valueAt(it.output, it.index);
       double errCandidate = std::fabs(it.got - want), errReference = std::fabs(it.ref - want);
-      double tol = outputRtol[it.output] * (std::fabs(want) + sampleRms[t][it.output]);
+      double tol = outputRtol[it.output] * (std::fabs(want) + sampleRms[t][it.output]) +
+                   outputQuantum[it.output];
       if (!std::isfinite(want) || !(errCandidate <= std::max(errReference, tol))) {
         outcome.reason = llvm::formatv("'{0}'[{1}] = {2} but the oracle says {3} (the reference "
                                        "gives {4}: the candidate is further from it; trial {5})",

@@ -1193,7 +1193,7 @@ struct Evaluator {
             samplesFinite = false;
           }
         rms = finite ? std::sqrt(rms / finite) : 0;
-        double atol = rtol * rms;
+        double atol = rtol * rms + contract::outputQuantum(s.kind);
         for (size_t j = 0; j < bits.size(); ++j) {
           double got = decode(bits[j], s.kind), want = sm.expected[j];
           bool bad = std::isfinite(want)
@@ -1218,7 +1218,7 @@ struct Evaluator {
         DeviceBuffer &r = *ref->copies[outIndex];
         checkReferenceIntact(*ref);
         double slack = outIndex < ref->slack.size() ? ref->slack[outIndex] : 0;
-        double atol = rtol * ref->rms[outIndex] + slack;
+        double atol = rtol * ref->rms[outIndex] + slack + contract::outputQuantum(s.kind);
         Counters stats(7 + P::kMaxDisputed);
         check(D->cuMemsetD8Async(stats.buf.ptr(), 0, stats.buf.bytes, gStream), "cuMemsetD8Async");
         check(D->cuMemsetD8Async(stats.buf.ptr() + 16, 0xFF, 8, gStream), "cuMemsetD8Async");
@@ -1346,7 +1346,7 @@ struct Evaluator {
       check(D->cuMemsetD8Async(sl, 0, 64, gStream), "cuMemsetD8Async");
       check(D->cuMemsetD8Async(sl + 16, 0xFF, 8, gStream), "cuMemsetD8Async");
       double rtol = req.rtol.at(kindName(s.kind));
-      double atol = rtol * want.rms[o];
+      double atol = rtol * want.rms[o] + contract::outputQuantum(s.kind);
       int kind = static_cast<int>(s.kind);
       launchHelper(H.checkLaunch, gridFor(s.elements), 256, buffers[outputs[o]]->ptr(),
                    want.copies[o]->ptr(), s.elements, kind, rtol, atol, sl);

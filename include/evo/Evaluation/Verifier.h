@@ -190,6 +190,7 @@ private:
   llvm::SmallVector<unsigned> inputBuffers;
   std::vector<std::string> outputNames;
   std::vector<double> outputRtol;
+  std::vector<double> outputQuantum; // contract::outputQuantum of each output's kind
   std::vector<std::vector<double>> sampleRms;
 };
 

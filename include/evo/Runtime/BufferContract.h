@@ -45,6 +45,25 @@ EVO_HD int elementBytes(ElementKind k) {
 
 EVO_HD bool isFloat(ElementKind k) { return static_cast<int>(k) <= 3; }
 
+/// The spacing of a float kind's subnormals (0 for integers): the finest step a stored value
+/// has. Every comparison's absolute tolerance includes one such step, since a result below the
+/// normal range is exact only to it (an f16 softmax element of 7.9e-8 is stored as 5.96e-8 =
+/// 2^-24 by a correct rounding: 25% off, yet right).
+EVO_HD double outputQuantum(ElementKind k) {
+  switch (k) {
+  case ElementKind::F16:
+    return 5.9604644775390625e-08; // 2^-24
+  case ElementKind::BF16:
+    return 9.183549615799121e-41; // 2^-133
+  case ElementKind::F32:
+    return 1.401298464324817e-45; // 2^-149
+  case ElementKind::F64:
+    return 4.9406564584124654e-324; // 2^-1074
+  default:
+    return 0;
+  }
+}
+
 /// splitmix64's finalizer over a mix of (seed, buffer, index): independent streams per buffer,
 /// random access to any element (the oracle reads only the elements it needs).
 EVO_HD uint64_t hashElement(uint64_t seed, uint32_t buffer, uint64_t index) {
