@@ -183,10 +183,13 @@ LogicalResult finalCheck(gpu::GPUModuleOp gm, ArrayRef<SplicedTask> tasks,
                                   << stringifyVerdict(r->verdict) << ": " << r->reason
                                   << ") although every task's kernels pass alone: either the "
                                      "tasks are wired together wrongly (a bug of evo-evolve) or "
-                                     "the function is too ill-conditioned on that trial's inputs "
-                                     "for f32 (more elements off the naive kernels' results than "
-                                     "the oracle arbitrates; declare realistic input ranges with "
-                                     "evo.range, docs/verification.md); nothing is written";
+                                     "the function is too ill-conditioned on those inputs for its "
+                                     "float types (more elements off the naive kernels' results "
+                                     "than the oracle arbitrates, or off them on the timing "
+                                     "inputs, which it does not arbitrate; declare realistic "
+                                     "input ranges with evo.range, docs/verification.md) or a "
+                                     "kernel races (a result that changes between launches); "
+                                     "nothing is written";
   return reportCulprits(gm, *culprits, s.store);
 }
 
