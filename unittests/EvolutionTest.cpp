@@ -9,6 +9,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/FileSystem.h"
+#include "ScratchDir.h"
 #include "gtest/gtest.h"
 #include <map>
 #include <set>
@@ -63,11 +64,7 @@ const char *kScan = R"mlir(func.func @cs_t0(%x: tensor<16x512xf32>) -> tensor<16
   return %r : tensor<16x512xf32>
 })mlir";
 
-std::string tempDir(const char *name) {
-  llvm::SmallString<128> dir;
-  EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory(name, dir));
-  return dir.str().str();
-}
+std::string tempDir(const char *name) { return evo::test::scratchDir(name); }
 } // namespace
 
 TEST(PopulationTest, RankSelectionFollowsOneOverRankPlusN) {

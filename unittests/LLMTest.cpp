@@ -12,6 +12,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "ScratchDir.h"
 #include "gtest/gtest.h"
 #include <cmath>
 #include <cstdlib>
@@ -31,11 +32,7 @@ json::Object reply(const std::string &content, int64_t p = 100, int64_t c = 20) 
   return json::Object{{"content", content}, {"usage", json::Array{p, c}}};
 }
 
-std::string tempDir() {
-  llvm::SmallString<128> dir;
-  EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("evo-llm-test", dir));
-  return dir.str().str();
-}
+std::string tempDir() { return evo::test::scratchDir("evo-llm-test"); }
 
 struct Harness {
   std::unique_ptr<Client> client;

@@ -16,6 +16,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+#include "ScratchDir.h"
 #include "gtest/gtest.h"
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -70,16 +71,7 @@ func.func {8}@{0}(%{1}: tensor<{3}x{4}x{6}>{7}, %{2}: tensor<{4}x{5}x{6}>) -> te
     return r;
   }
 
-  std::string tempDir() {
-    SmallString<128> dir;
-    EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("evo-tuning-db", dir));
-    dirs.push_back(dir.str().str());
-    return dir.str().str();
-  }
-  ~TuningDBTest() override {
-    for (const std::string &d : dirs)
-      llvm::sys::fs::remove_directories(d);
-  }
+  std::string tempDir() { return evo::test::scratchDir("evo-tuning-db"); }
   static void writeFile(StringRef path, StringRef text) {
     std::error_code ec;
     llvm::raw_fd_ostream os(path, ec);
@@ -88,7 +80,6 @@ func.func {8}@{0}(%{1}: tensor<{3}x{4}x{6}>{7}, %{2}: tensor<{4}x{5}x{6}>) -> te
   }
 
   MLIRContext ctx;
-  std::vector<std::string> dirs;
 };
 
 const char *kSig1 = "1111111111111111111111111111111111111111111111111111111111111111";

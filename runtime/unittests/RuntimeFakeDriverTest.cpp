@@ -42,6 +42,8 @@ std::string logPath() {
 const bool kEnvironment = [] {
   setenv("EVO_LIBCUDA", EVO_FAKE_CUDA, 1);
   setenv("EVO_FAKE_CUDA_LOG", logPath().c_str(), 1);
+  // The log of the calls after the last takeLog() would stay in /tmp.
+  std::atexit([] { std::remove(logPath().c_str()); });
   setenv("EVO_FAKE_CUDA_DEVICES", "2", 1);
   return true;
 }();
