@@ -184,6 +184,142 @@ def bench(fn, reps=50):
     return times[len(times) // 2]
 
 
+# The determinism section: GEMMs with fused epilogues (bias, residual, gelu) at the GPT-2 block's
+# shapes, on every tensor-core configuration the search seeds (lib/Evolution/Genome.cpp). Every
+# kernel of evo-opt is deterministic by construction (no atomics, a fixed order of every sum),
+# so launches on the same inputs must agree bit for bit; any difference is a race.
+DETERMINISM_SHAPES = [  # name, M, K, N, epilogue
+    ("qkv_s128", 128, 768, 2304, "bias"), ("proj_s128", 128, 768, 768, "bias_residual"),
+    ("fc_s128", 128, 768, 3072, "bias_gelu"), ("mlp_s128", 128, 3072, 768, "bias_residual"),
+    ("fc_s1024", 1024, 768, 3072, "bias_gelu"), ("mlp_s1024", 1024, 3072, 768, "bias_residual"),
+    ("odd", 200, 264, 328, "bias"),
+]
+DETERMINISM_CONFIGS = [  # BM, BN, stages, persistent: Genome.cpp's tensor-core seeds
+    (128, 256, 3, 0), (128, 256, 4, 0), (128, 256, 4, 132), (128, 128, 4, 0), (128, 128, 4, 132),
+    (128, 128, 6, 0), (128, 64, 6, 0), (128, 64, 4, 264), (128, 64, 6, 132), (64, 128, 6, 0),
+]
+
+
+def gemm_source(name, m, k, n, epilogue, elt):
+    """A torch-mlir style f16/bf16 linear layer: matmul accumulating in f32, then the epilogue."""
+    ins = [f"%a: tensor<{m}x{k}x{elt}>", f"%w: tensor<{k}x{n}x{elt}>", f"%bias: tensor<{n}x{elt}>"]
+    maps, operands, types, args = ["#x", "#col"], ["%mm", "%bias"], [f"tensor<{m}x{n}xf32>", f"tensor<{n}x{elt}>"], ["%mv: f32", f"%bv: {elt}"]
+    body = [f"%b32 = arith.extf %bv : {elt} to f32", "%s = arith.addf %mv, %b32 : f32"]
+    if epilogue == "bias_residual":
+        ins.append(f"%r: tensor<{m}x{n}x{elt}>")
+        maps.append("#x"); operands.append("%r"); types.append(f"tensor<{m}x{n}x{elt}>"); args.append(f"%rv: {elt}")
+        body += [f"%r32 = arith.extf %rv : {elt} to f32", "%y = arith.addf %s, %r32 : f32"]
+    elif epilogue == "bias_gelu":  # 0.5 s (1 + tanh(0.79788 (s + 0.044715 s^3)))
+        body += ["%c0 = arith.constant 0.5 : f32", "%c1 = arith.constant 1.0 : f32",
+                 "%c2 = arith.constant 0.7978845608 : f32", "%c3 = arith.constant 0.044715 : f32",
+                 "%s2 = arith.mulf %s, %s : f32", "%s3 = arith.mulf %s2, %s : f32",
+                 "%u = arith.mulf %c3, %s3 : f32", "%v = arith.addf %s, %u : f32",
+                 "%g = arith.mulf %c2, %v : f32", "%t = math.tanh %g : f32",
+                 "%t1 = arith.addf %c1, %t : f32", "%h = arith.mulf %c0, %s : f32",
+                 "%y = arith.mulf %h, %t1 : f32"]
+    body.append(f"%yt = arith.truncf {'%s' if epilogue == 'bias' else '%y'} : f32 to {elt}")
+    lines = ["#x = affine_map<(i, j) -> (i, j)>", "#col = affine_map<(i, j) -> (j)>",
+             f"func.func @{name}({', '.join(ins)}) -> tensor<{m}x{n}x{elt}> {{",
+             "  %zero = arith.constant 0.0 : f32",
+             f"  %e32 = tensor.empty() : tensor<{m}x{n}xf32>",
+             f"  %z = linalg.fill ins(%zero : f32) outs(%e32 : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>",
+             f"  %mm = linalg.matmul ins(%a, %w : tensor<{m}x{k}x{elt}>, tensor<{k}x{n}x{elt}>) "
+             f"outs(%z : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>",
+             f"  %e = tensor.empty() : tensor<{m}x{n}x{elt}>",
+             f"  %out = linalg.generic {{indexing_maps = [{', '.join(maps + ['#x'])}], "
+             f"iterator_types = [\"parallel\", \"parallel\"]}} ins({', '.join(operands)} : "
+             f"{', '.join(types)}) outs(%e : tensor<{m}x{n}x{elt}>) {{",
+             f"  ^bb0({', '.join(args + ['%o: ' + elt])}):"]
+    lines += ["    " + l for l in body]
+    lines += [f"    linalg.yield %yt : {elt}", f"  }} -> tensor<{m}x{n}x{elt}>",
+              f"  return %out : tensor<{m}x{n}x{elt}>", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def run_determinism(args, rows_out):
+    """Each tensor-core configuration on each shape: `--determinism-launches` launches on the same
+    inputs, the outputs poisoned (NaN) before each and compared bit for bit with the first
+    launch's; the first is also compared with PyTorch in f32 (a sanity check of the kernel)."""
+    rows = []
+    work = tempfile.mkdtemp(prefix="evo-determinism-")
+    tdt = {"f16": torch.float16, "bf16": torch.bfloat16}
+    cases = [(s, c, elt) for s in DETERMINISM_SHAPES for c in DETERMINISM_CONFIGS for elt in ("f16",)]
+    cases += [(s, c, "bf16") for s in DETERMINISM_SHAPES[:2] for c in DETERMINISM_CONFIGS[:3]]
+    deadline = time.time() + args.determinism_seconds
+    for i, ((name, m, k, n, epi), (bm, bn, stages, pers), elt) in enumerate(cases):
+        options = f"tile-sizes={bm},{bn},64 wgmma=1 stages={stages} persistent={pers} chip=sm_90a"
+        row = {"case": f"{name}_{elt}", "shape": [m, k, n], "epilogue": epi, "options": options}
+        rows.append(row)
+        if time.time() > deadline:
+            row["verdict"], row["reason"] = "SKIP", "out of time (--determinism-seconds)"
+            continue
+        try:
+            src = os.path.join(work, f"{i}.mlir")
+            with open(src, "w") as f:
+                f.write(gemm_source(name, m, k, n, epi, elt))
+            outdir = os.path.join(work, str(i))
+            opts = f"output-dir={outdir} {options}"
+            r = subprocess.run([args.evo_opt, src, f"--evo-pipeline={opts}", "-o", os.devnull],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                row["verdict"], row["reason"] = "REFUSED", r.stderr.strip().splitlines()[0][:300]
+                print(f"[determinism {i + 1}/{len(cases)}] {row['case']} {options}: refused: {row['reason']}", flush=True)
+                continue
+            module = EvoModule(os.path.join(outdir, name + ".json"))
+            row["kernels"] = len(module.manifest["kernels"])
+            gen = torch.Generator(device="cuda").manual_seed(args.seed + i)
+            a = torch.randn(m, k, generator=gen, device="cuda").to(tdt[elt])
+            w = (torch.randn(k, n, generator=gen, device="cuda") / k ** 0.5).to(tdt[elt])
+            bias = (0.1 * torch.randn(n, generator=gen, device="cuda")).to(tdt[elt])
+            ins = [a, w, bias]
+            if epi == "bias_residual":
+                ins.append(torch.randn(m, n, generator=gen, device="cuda").to(tdt[elt]))
+            outs, ws = module.allocate_outputs(), module.allocate_workspace()
+            outs[0].fill_(float("nan"))
+            module(*ins, outputs=outs, workspace=ws)
+            first = outs[0].clone()
+            s = a.float() @ w.float() + bias.float()
+            if epi == "bias_residual":
+                s = s + ins[3].float()
+            elif epi == "bias_gelu":
+                s = F.gelu(s, approximate="tanh")
+            ref = s.to(tdt[elt]).float()
+            err = ((first.float() - ref).abs().max() / ref.pow(2).mean().sqrt()).item()
+            bits = first.view(torch.int16)
+            differing = torch.zeros((), dtype=torch.int64, device="cuda")
+            worst = torch.zeros((), dtype=torch.int64, device="cuda")
+            t0 = time.time()
+            for _ in range(args.determinism_launches):
+                outs[0].fill_(float("nan"))
+                module(*ins, outputs=outs, workspace=ws)
+                d = (outs[0].view(torch.int16) != bits).sum()
+                differing += (d > 0).to(torch.int64)
+                worst = torch.maximum(worst, d)
+            torch.cuda.synchronize()
+            row.update(launches=args.determinism_launches, differing_launches=int(differing.item()),
+                       most_elements_differing=int(worst.item()), norm_err_vs_torch=err,
+                       loop_s=round(time.time() - t0, 2))
+            tol = 2e-2  # f16/bf16 outputs after an f32 sum: a few output ulps relative to RMS
+            ok = row["differing_launches"] == 0 and err == err and err <= tol
+            row["verdict"] = "PASS" if ok else "FAIL"
+            row["reason"] = "ok" if ok else (
+                f"{row['differing_launches']} of {row['launches']} launches differ from the first "
+                f"(up to {row['most_elements_differing']} elements); error vs torch {err:.2e}")
+        except Exception as e:  # a failing case must not hide the others
+            row["verdict"], row["reason"] = "FAIL", f"{type(e).__name__}: {e}"
+        print(f"[determinism {i + 1}/{len(cases)}] {row['case']} {options}: {row['verdict']} {row['reason']}",
+              flush=True)
+    rows_out["determinism"] = rows
+    table = [f"{'case':16s} {'BM,BN,stages,persistent':24s} {'verdict':8s} {'differing':>12s} {'err vs torch':>12s}"]
+    for r in rows:
+        cfg = r["options"].split()
+        knobs = f"{cfg[0].split('=')[1].rsplit(',', 1)[0]},{cfg[2].split('=')[1]},{cfg[3].split('=')[1]}"
+        diff = f"{r['differing_launches']}/{r['launches']}" if "launches" in r else "-"
+        err = f"{r['norm_err_vs_torch']:.1e}" if "norm_err_vs_torch" in r else "-"
+        table.append(f"{r['case']:16s} {knobs:24s} {r['verdict']:8s} {diff:>12s} {err:>12s}")
+    return [r for r in rows if r["verdict"] == "FAIL"], table
+
+
 def run_emitters(args, rows_out):
     """Issue 2's matrix: every emitter and schedule, checked against PyTorch in float64."""
     rows = []
@@ -409,6 +545,8 @@ def main():
     ap.add_argument("--sections", default="emitters,adversarial,verify")
     ap.add_argument("--overhead-tasks", default="", help="bench tasks for the overhead section (comma-separated)")
     ap.add_argument("--overhead-reps", type=int, default=2)
+    ap.add_argument("--determinism-launches", type=int, default=1000)
+    ap.add_argument("--determinism-seconds", type=float, default=300)
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     props = torch.cuda.get_device_properties(0)
@@ -416,7 +554,7 @@ def main():
           f"evo-opt: {subprocess.run([args.evo_opt, '--version'], capture_output=True, text=True).stdout.strip()}")
     results = {"gpu": props.name, "date": time.strftime("%Y-%m-%d")}
     sections = {"emitters": run_emitters, "adversarial": run_adversarial, "verify": run_verify,
-                "overhead": run_overhead}
+                "overhead": run_overhead, "determinism": run_determinism}
     failures, tables = [], []
     for name in args.sections.split(","):
         f, t = sections[name](args, results)

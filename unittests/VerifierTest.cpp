@@ -882,3 +882,89 @@ TEST(VerifierTest, TheOracleArbitratesElementsOffTheReference) {
   EXPECT_EQ(plain.verdict, Verdict::Invalid);
   EXPECT_EQ(plain.reason, "wrong");
 }
+
+TEST(VerifierTest, TheOracleArbitratesElementsOffTheReferenceOnTheTimingInputs) {
+  // The worker checks a candidate's untimed run on each timing input set against the
+  // reference's before its timed launches; a few elements off it are listed with the set
+  // (timing_set 0 or 1) and its seed, and the oracle recomputes them on those inputs, set B
+  // regenerated from its seed.
+  MLIRContext ctx;
+  load(ctx);
+  OwningOpRef<ModuleOp> m;
+  LaunchPlan plan = unary(ctx, m, "math.tanh", "f32");
+  VerifyOptions opts;
+  opts.trials = 2;
+  opts.seed = 12;
+  auto v = FunctionVerifier::create(plan, &ctx, UnknownLoc::get(&ctx), opts);
+  ASSERT_TRUE(succeeded(v));
+  const TrialInputs &timing = (*v)->getTimingInputs();
+  const uint64_t seedB = 0xF00DCAFE12345678ull; // the worker's B seeds use all 64 bits
+  auto truth = [&](int set, uint64_t i) {
+    contract::FillParams f = timing.fills[0];
+    if (set == 1)
+      f.seed = seedB;
+    return std::tanh(generatedValue(f, i));
+  };
+  ASSERT_NE(truth(0, 7), truth(1, 7)); // B is other inputs
+  struct Entry {
+    int set;
+    uint64_t seed, index;
+    double got, ref;
+  };
+  auto disputed = [&](std::vector<Entry> items) {
+    CandidateOutcome o;
+    o.verdict = Verdict::Invalid;
+    o.reason = "1 of 4096 elements of 'result0' differ from the validated reference (timing inputs)";
+    json::Array list;
+    for (const Entry &e : items)
+      list.push_back(json::Object{{"timing_set", e.set}, {"seed", e.seed}, {"output", 0},
+                                  {"index", static_cast<int64_t>(e.index)}, {"got", e.got},
+                                  {"ref", e.ref}});
+    o.result = json::Object{{"verdict", "invalid"}, {"reason", o.reason}, {"disputed", std::move(list)}};
+    return o;
+  };
+  const double off = 1e-2;
+
+  // Right on both sets where the reference is off: valid.
+  CandidateOutcome right = disputed({{0, timing.seed, 7, truth(0, 7), truth(0, 7) + off},
+                                     {1, seedB, 7, truth(1, 7), truth(1, 7) - off}});
+  (*v)->arbitrate(right);
+  EXPECT_EQ(right.verdict, Verdict::Valid) << right.reason;
+  ASSERT_TRUE(right.result.getObject("arbitrated"));
+  EXPECT_EQ(right.result.getObject("arbitrated")->getInteger("elements"), 2);
+
+  // Set B's value judged on set A's inputs would be wrong: the seed decides the inputs.
+  CandidateOutcome wrongB = disputed({{1, seedB, 7, truth(0, 7), truth(1, 7)}});
+  (*v)->arbitrate(wrongB);
+  EXPECT_EQ(wrongB.verdict, Verdict::Invalid);
+  EXPECT_NE(wrongB.reason.find("timing inputs B"), std::string::npos) << wrongB.reason;
+  EXPECT_NE(wrongB.reason.find("the oracle says"), std::string::npos) << wrongB.reason;
+
+  // Off the oracle where the reference is right (set A): invalid, named.
+  CandidateOutcome wrongA = disputed({{0, timing.seed, 9, truth(0, 9) + off, truth(0, 9)}});
+  (*v)->arbitrate(wrongA);
+  EXPECT_EQ(wrongA.verdict, Verdict::Invalid);
+  EXPECT_NE(wrongA.reason.find("(the reference gives"), std::string::npos) << wrongA.reason;
+  EXPECT_NE(wrongA.reason.find("; timing inputs)"), std::string::npos) << wrongA.reason;
+
+  // Lists the worker never makes leave the verdict as it is: set A with another seed, set B
+  // with set A's seed or with two seeds, a set that does not exist, trial and set together.
+  std::vector<CandidateOutcome> bad = {
+      disputed({{0, timing.seed + 2, 7, truth(0, 7), truth(0, 7) + off}}),
+      disputed({{1, timing.seed, 7, truth(0, 7), truth(0, 7) + off}}),
+      disputed({{1, seedB, 7, truth(1, 7), truth(1, 7) + off},
+                {1, seedB + 1, 8, truth(1, 8), truth(1, 8) + off}}),
+      disputed({{2, seedB, 7, truth(1, 7), truth(1, 7) + off}})};
+  CandidateOutcome both = disputed({{0, timing.seed, 7, truth(0, 7), truth(0, 7) + off}});
+  (*both.result.getArray("disputed"))[0].getAsObject()->try_emplace("trial", 0);
+  bad.push_back(std::move(both));
+  CandidateOutcome noSeed = disputed({{0, timing.seed, 7, truth(0, 7), truth(0, 7) + off}});
+  (*noSeed.result.getArray("disputed"))[0].getAsObject()->erase("seed");
+  bad.push_back(std::move(noSeed));
+  for (CandidateOutcome &o : bad) {
+    std::string before = o.reason;
+    (*v)->arbitrate(o);
+    EXPECT_EQ(o.verdict, Verdict::Invalid);
+    EXPECT_EQ(o.reason, before);
+  }
+}

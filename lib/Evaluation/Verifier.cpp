@@ -728,7 +728,7 @@ FunctionVerifier::create(const LaunchPlan &plan, MLIRContext *ctx, Location loc,
     v->outputRtol.push_back(rt == v->options.rtol.end() ? 0 : rt->second);
     v->outputQuantum.push_back(contract::outputQuantum(layout->kinds[outputBuffers[r]]));
   }
-  for (const Values &e : expected) {
+  auto rmsOf = [](const Values &e) {
     std::vector<double> rms;
     for (const std::vector<double> &out : e) {
       double sum = 0;
@@ -740,8 +740,12 @@ FunctionVerifier::create(const LaunchPlan &plan, MLIRContext *ctx, Location loc,
         }
       rms.push_back(finite ? std::sqrt(sum / finite) : 0);
     }
-    v->sampleRms.push_back(std::move(rms));
-  }
+    return rms;
+  };
+  for (const Values &e : expected)
+    v->sampleRms.push_back(rmsOf(e));
+  v->timingSampleRms = rmsOf(timingExpected);
+  v->timingSampleRms.resize(outputBuffers.size(), 0);
   json::Object rtol;
   for (auto &[k, x] : v->options.rtol)
     rtol[k] = x;
@@ -769,43 +773,76 @@ void FunctionVerifier::arbitrate(CandidateOutcome &outcome) const {
   const json::Array *list = outcome.result.getArray(P::kDisputed);
   if (outcome.verdict != Verdict::Invalid || !list || list->empty() || !oracle)
     return;
+  // Where an element was found: a trial (its index), or a timing input set (set A: -1, set B
+  // with its seed: -2). Items are arbitrated on those inputs, regenerated from their seeds.
   struct Item {
-    unsigned trial, output;
+    int64_t source;
+    unsigned output;
     uint64_t index;
     double got, ref;
   };
   std::vector<Item> items;
+  std::optional<uint64_t> seedB;
+  const size_t sources = trialInputs.size() + 2;
   for (const json::Value &e : *list) {
     const json::Object *o = e.getAsObject();
     std::optional<int64_t> t = o ? o->getInteger(P::kTrial) : std::nullopt;
+    std::optional<int64_t> set = o ? o->getInteger(P::kTimingSet) : std::nullopt;
     std::optional<int64_t> r = o ? o->getInteger(P::kOutput) : std::nullopt;
     std::optional<int64_t> i = o ? o->getInteger(P::kIndex) : std::nullopt;
     std::optional<double> got = o ? o->getNumber(P::kGot) : std::nullopt;
     std::optional<double> ref = o ? o->getNumber(P::kRef) : std::nullopt;
-    if (!t || !r || !i || !got || !ref || *t < 0 || size_t(*t) >= trialInputs.size() || *r < 0 ||
-        size_t(*r) >= outputNames.size() || *i < 0 ||
-        uint64_t(*i) >= oracle->getResultNumElements(*r) || !std::isfinite(*got) ||
-        !std::isfinite(*ref) || items.size() >= P::kMaxDisputed * trialInputs.size() * outputNames.size())
+    // Exactly one of trial and timing_set; a timing set's seed is the verifier's own (set A) or
+    // one seed for every item (set B).
+    std::optional<int64_t> source;
+    if (t && !set && *t >= 0 && size_t(*t) < trialInputs.size()) {
+      source = *t;
+    } else if (set && !t && (*set == 0 || *set == 1)) {
+      const json::Value *sv = o->get(P::kSeed);
+      std::optional<uint64_t> seed = sv ? sv->getAsUINT64() : std::nullopt;
+      if (seed && *set == 0 && *seed == timingInputs.seed)
+        source = -1;
+      if (seed && *set == 1 && *seed != timingInputs.seed && (!seedB || *seedB == *seed)) {
+        seedB = *seed;
+        source = -2;
+      }
+    }
+    if (!source || !r || !i || !got || !ref || *r < 0 || size_t(*r) >= outputNames.size() ||
+        *i < 0 || uint64_t(*i) >= oracle->getResultNumElements(*r) || !std::isfinite(*got) ||
+        !std::isfinite(*ref) || items.size() >= P::kMaxDisputed * sources * outputNames.size())
       return; // not a list this verifier's worker makes: the verdict stands
-    items.push_back({unsigned(*t), unsigned(*r), uint64_t(*i), *got, *ref});
+    items.push_back({*source, unsigned(*r), uint64_t(*i), *got, *ref});
   }
-  llvm::stable_sort(items, [](const Item &a, const Item &b) { return a.trial < b.trial; });
+  llvm::stable_sort(items, [](const Item &a, const Item &b) { return a.source < b.source; });
+  // Set B: the timing inputs' distributions with B's seed (as the worker fills it).
+  TrialInputs timingB;
+  if (seedB) {
+    timingB = timingInputs;
+    timingB.seed = *seedB;
+    for (contract::FillParams &f : timingB.fills)
+      f.seed = *seedB;
+  }
   double worstCandidate = 0, worstReference = 0;
   for (size_t k = 0; k < items.size();) {
-    const unsigned t = items[k].trial;
+    const int64_t src = items[k].source;
+    const TrialInputs &inputs = src >= 0 ? trialInputs[src] : src == -1 ? timingInputs : timingB;
+    const std::vector<double> &rms = src >= 0 ? sampleRms[src] : timingSampleRms;
+    std::string where = src >= 0 ? "trial " + std::to_string(src)
+                        : src == -1 ? std::string("timing inputs")
+                                    : std::string("timing inputs B");
     Oracle::Session s = oracle->session([&](unsigned arg, uint64_t index) {
-      return generatedValue(trialInputs[t].fills[inputBuffers[arg]], index);
+      return generatedValue(inputs.fills[inputBuffers[arg]], index);
     });
-    for (; k < items.size() && items[k].trial == t; ++k) {
+    for (; k < items.size() && items[k].source == src; ++k) {
       const Item &it = items[k];
       double want = s.valueAt(it.output, it.index);
       double errCandidate = std::fabs(it.got - want), errReference = std::fabs(it.ref - want);
-      double tol = outputRtol[it.output] * (std::fabs(want) + sampleRms[t][it.output]) +
+      double tol = outputRtol[it.output] * (std::fabs(want) + rms[it.output]) +
                    outputQuantum[it.output];
       if (!std::isfinite(want) || !(errCandidate <= std::max(errReference, tol))) {
         outcome.reason = llvm::formatv("'{0}'[{1}] = {2} but the oracle says {3} (the reference "
-                                       "gives {4}: the candidate is further from it; trial {5})",
-                                       outputNames[it.output], it.index, it.got, want, it.ref, t)
+                                       "gives {4}: the candidate is further from it; {5})",
+                                       outputNames[it.output], it.index, it.got, want, it.ref, where)
                              .str();
         outcome.result[P::kReason] = outcome.reason;
         return;

@@ -76,7 +76,8 @@ llvm::Expected<RemeasureResult> remeasureFinalists(
     std::vector<CandidateRecord> finalists,
     llvm::function_ref<llvm::Expected<json::Object>(const CandidateRecord &)> binary,
     const json::Object &requestTemplate, const WorkerOptions &worker, const EvolveOptions &opts,
-    const TaskCost &cost, const Ceilings *ceilings, RunStore &store) {
+    const TaskCost &cost, const Ceilings *ceilings, RunStore &store,
+    llvm::function_ref<void(CandidateOutcome &)> arbitrate) {
   json::Object timeReq = timeRequest(requestTemplate, opts);
   json::Array cands;
   for (const CandidateRecord &f : finalists) {
@@ -101,6 +102,15 @@ llvm::Expected<RemeasureResult> remeasureFinalists(
     std::optional<int64_t> i = ev.getInteger(protocol::kCandidate);
     if (!i || *i < 0 || size_t(*i) >= finalists.size())
       continue;
+    if (arbitrate && ev.getArray(protocol::kDisputed) &&
+        ev.getString(protocol::kVerdict) == llvm::StringRef(protocol::kVerdictInvalid)) {
+      CandidateOutcome o;
+      o.verdict = Verdict::Invalid;
+      o.reason = ev.getString(protocol::kReason).value_or("").str();
+      o.result = ev;
+      arbitrate(o);
+      ev = std::move(o.result);
+    }
     const json::Object *t = ev.getObject(protocol::kTiming);
     std::string reason = ev.getString(protocol::kReason).value_or("").str();
     double ms = t ? t->getNumber(protocol::kMedianMs).value_or(NAN) : NAN;

@@ -758,7 +758,8 @@ llvm::Expected<TaskResult> TaskSearch::finish() {
       return writeBinary(f.id, binaries[f.id]);
     };
     llvm::Expected<RemeasureResult> r = remeasureFinalists(
-        std::move(finalists), binary, request, worker, opts, cost(), ceilings, runStore);
+        std::move(finalists), binary, request, worker, opts, cost(), ceilings, runStore,
+        [&](CandidateOutcome &o) { verifier->arbitrate(o); });
     if (!r)
       return r.takeError();
     if (!r->baselineFailure.empty())

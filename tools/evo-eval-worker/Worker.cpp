@@ -698,6 +698,13 @@ struct OutputSet {
 };
 
 /// The reference's outputs on both timing input sets (`b` empty when launches do not alternate).
+/// Where elements off the reference were found, for the oracle to say which side is right:
+/// a trial (its index) or a timing input set (0: A, 1: B). None: not arbitrable.
+struct DisputeSource {
+  enum Kind { None, Trial, Timing } kind = None;
+  int index = 0;
+};
+
 struct TimingRef {
   OutputSet a, b;
   bool empty() const { return a.empty(); }
@@ -1164,7 +1171,7 @@ struct Evaluator {
   /// reference's outputs on the same inputs (every element compared), or null.
   void checkRun(const Trial &trial, const std::string &where, const OutputSet *ref,
                 const std::vector<uint64_t> &inputSums, json &out, int set = 0,
-                int trialIndex = -1) {
+                DisputeSource source = {}) {
     checkIntegrity(inputSums, set);
     size_t outIndex = 0;
     for (size_t i = 0; i < req.buffers.size(); ++i) {
@@ -1239,7 +1246,7 @@ struct Evaluator {
               s.name + "' differ from the validated reference; first '" + s.name + "'[" +
               std::to_string(first) + "] = " + show(got, s.kind) + ", expected " +
               fmt(decode(want, s.kind)) + " (" + where + ")";
-          if (!dispute(trialIndex, outIndex, i, r, v, message))
+          if (!dispute(source, outIndex, i, r, v, message))
             throw Invalid(message);
         }
       } else if (samplesFinite && set != 1 && (counts[1] || counts[2])) {
@@ -1252,13 +1259,13 @@ struct Evaluator {
     }
   }
 
-  /// A few finite elements of output `i` (ordinal `outIndex`) off the reference on trial
-  /// `trialIndex`, all listed by evo_compare (`v`): recorded for the oracle to arbitrate (the
-  /// verdict stays invalid unless evo-opt's oracle sides with the candidate at every one).
-  /// False when they cannot be arbitrated (too many, not a trial, not finite).
-  bool dispute(int trialIndex, size_t outIndex, size_t i, const DeviceBuffer &r,
+  /// A few finite elements of output `i` (ordinal `outIndex`) off the reference on a trial or a
+  /// timing input set (`source`), all listed by evo_compare (`v`): recorded for the oracle to
+  /// arbitrate (the verdict stays invalid unless evo-opt's oracle sides with the candidate at
+  /// every one). False when they cannot be arbitrated (too many, no source, not finite).
+  bool dispute(DisputeSource source, size_t outIndex, size_t i, const DeviceBuffer &r,
                const std::vector<uint64_t> &v, const std::string &message) {
-    if (trialIndex < 0 || v[0] > P::kMaxDisputed || v[6] != v[0])
+    if (source.kind == DisputeSource::None || v[0] > P::kMaxDisputed || v[6] != v[0])
       return false;
     const BufferSpec &s = req.buffers[i];
     std::vector<uint64_t> idx(v.begin() + 7, v.begin() + 7 + v[0]);
@@ -1269,8 +1276,14 @@ struct Evaluator {
       double g = decode(got[j], s.kind), w = decode(want[j], s.kind);
       if (!std::isfinite(g) || !std::isfinite(w))
         return false;
-      listed.push_back({{P::kTrial, trialIndex}, {P::kOutput, outIndex}, {P::kIndex, idx[j]},
-                        {P::kGot, g}, {P::kRef, w}});
+      json item = {{P::kOutput, outIndex}, {P::kIndex, idx[j]}, {P::kGot, g}, {P::kRef, w}};
+      if (source.kind == DisputeSource::Trial) {
+        item[P::kTrial] = source.index;
+      } else {
+        item[P::kTimingSet] = source.index;
+        item[P::kSeed] = timingInputs(source.index).seed;
+      }
+      listed.push_back(std::move(item));
     }
     for (json &d : listed)
       disputes.push_back(std::move(d));
@@ -1303,13 +1316,61 @@ struct Evaluator {
   /// One untimed run on timing input set `set`, checked like a trial (against the oracle's
   /// samples for them, set A only, and against `ref` when given); returns its outputs.
   OutputSet runOnTimingInputs(const Candidate &c, Functions &fns, const OutputSet *ref,
-                              json &out, int set = 0) {
+                              json &out, int set = 0, DisputeSource source = {}) {
     prepare(timingInputs(set), timingSums(set), false, set);
     run(c, fns, set);
     check(D->cuStreamSynchronize(gStream), "cuStreamSynchronize");
     out = {{P::kSeed, timingInputs(set).seed}};
-    checkRun(timingInputs(set), timingName(set), ref, timingSums(set), out, set);
+    checkRun(timingInputs(set), timingName(set), ref, timingSums(set), out, set, source);
     return keepOutputs();
+  }
+
+  /// A candidate's untimed run on each timing input set the reference ran on, checked against
+  /// the reference's outputs there like a trial (and against the oracle's samples, set A): a
+  /// few elements off the reference are disputed (the oracle arbitrates them, as on trials)
+  /// rather than failing every checked timed launch. What the timed launches are then compared
+  /// with is returned in `patched` for each set with disputes: the reference's outputs with the
+  /// candidate's own values at its disputed elements (at every other element a timed launch
+  /// must still agree with the reference; at those, with the run the oracle judges).
+  void checkOnTimingSets(const Candidate &c, Functions &fns, json &out, OutputSet &patchedA,
+                         OutputSet &patchedB) {
+    for (int set = 0; set < 2; ++set) {
+      const OutputSet &ref = set == 1 ? timingRef.b : timingRef.a;
+      if (ref.empty())
+        continue;
+      size_t before = disputes.size();
+      json where;
+      OutputSet own = runOnTimingInputs(c, fns, &ref, where, set, {DisputeSource::Timing, set});
+      if (set == 1)
+        out["b"] = where;
+      else
+        out = where;
+      if (disputes.size() == before)
+        continue;
+      OutputSet &patched = set == 1 ? patchedB : patchedA;
+      size_t o = 0;
+      for (size_t i = 0; i < req.buffers.size(); ++i) {
+        const BufferSpec &s = req.buffers[i];
+        if (s.role != P::kRoleOutput)
+          continue;
+        auto copy = std::make_unique<DeviceBuffer>(s.bytes(), false);
+        check(D->cuMemcpyAsync(copy->ptr(), ref.copies[o]->ptr(), s.bytes(), gStream),
+              "cuMemcpyAsync");
+        const size_t width = contract::elementBytes(s.kind);
+        for (size_t d = before; d < disputes.size(); ++d) {
+          if (disputes[d].value(P::kOutput, size_t(0)) != o)
+            continue;
+          uint64_t at = disputes[d].value(P::kIndex, uint64_t(0)) * width;
+          check(D->cuMemcpyAsync(copy->ptr() + at, own.copies[o]->ptr() + at, width, gStream),
+                "cuMemcpyAsync");
+        }
+        patched.rms.push_back(ref.rms[o]);
+        patched.slack.push_back(o < ref.slack.size() ? ref.slack[o] : 0);
+        patched.sums.push_back(checksum(copy->ptr(), s.bytes()));
+        patched.copies.push_back(std::move(copy));
+        ++o;
+      }
+    }
   }
 
   /// The reference outputs of both timing sets: set B only when timed launches are checked.
@@ -1409,6 +1470,13 @@ struct Evaluator {
   /// reference's outputs for that launch's set on the GPU and the result copied out (no host
   /// synchronization per launch). Any failing checked launch makes the candidate invalid.
   json time(const Candidate &c, Functions &fns, int repeats, const TimingRef &ref) {
+    return time(c, fns, repeats, ref.a, ref.b);
+  }
+  json time(const Candidate &c, Functions &fns, int repeats, const OutputSet &refA,
+            const OutputSet &refB) {
+    struct {
+      const OutputSet &a, &b;
+    } ref{refA, refB};
     const bool checks = req.checkLaunches;
     const bool alternate = checks && !ref.b.empty() && !sameOutputs(ref.a, ref.b) &&
                            ref.b.copies.size() == ref.a.copies.size();
@@ -1588,7 +1656,8 @@ struct Evaluator {
         const OutputSet *ref = !c.reference && t < refOutputs.size() && !refOutputs[t].empty()
                                    ? &refOutputs[t]
                                    : nullptr;
-        checkRun(tr, trialName(t), ref, inputChecksums[t], trialOut, 0, static_cast<int>(t));
+        checkRun(tr, trialName(t), ref, inputChecksums[t], trialOut, 0,
+                 {DisputeSource::Trial, static_cast<int>(t)});
         if (c.reference) {
           if (refOutputs.size() <= t)
             refOutputs.resize(t + 1);
@@ -1613,7 +1682,14 @@ struct Evaluator {
           if (timeIt)
             result[P::kTiming] = time(c, fns, req.repeats, timingRef);
         } else if (!timingRef.empty()) {
-          result[P::kTiming] = time(c, fns, req.repeats, timingRef);
+          OutputSet patchedA, patchedB;
+          if (req.checkLaunches) {
+            checkOnTimingSets(c, fns, timingCheck, patchedA, patchedB);
+            result["timing_inputs"] = timingCheck;
+          }
+          result[P::kTiming] =
+              time(c, fns, req.repeats, patchedA.empty() ? timingRef.a : patchedA,
+                   patchedB.empty() ? timingRef.b : patchedB);
         } else {
           // No reference in this request: the candidate's own checked run stands in.
           TimingRef own = runOnBothTimingSets(c, fns, timingCheck);
@@ -1936,6 +2012,28 @@ void timeInterleaved(Evaluator &ev, Request &req) {
       failed[i] = e.what();
     }
   }
+  // Each finalist's untimed run on the timing sets, checked against the reference's as in
+  // "evaluate": a few elements off it are disputed (for evo-opt's oracle), and the finalist's
+  // timed launches are compared with its own values there.
+  std::vector<OutputSet> patchedA(n), patchedB(n);
+  std::vector<json> disputed(n, json::array());
+  std::vector<std::string> firstDisputed(n);
+  for (size_t i = 0; i < n && !ev.timingRef.empty(); ++i) {
+    if (!failed[i].empty() || req.candidates[i].reference)
+      continue;
+    gCandidate = static_cast<int>(i);
+    try {
+      ev.setCandidateScratch(req.candidates[i]);
+      ev.disputes = json::array();
+      ev.firstDispute.clear();
+      json check;
+      ev.checkOnTimingSets(req.candidates[i], fns[i], check, patchedA[i], patchedB[i]);
+      disputed[i] = std::move(ev.disputes);
+      firstDisputed[i] = ev.firstDispute;
+    } catch (const std::exception &e) {
+      failed[i] = e.what();
+    }
+  }
   for (int r = 0; r < req.rounds; ++r)
     for (size_t k = 0; k < n; ++k) {
       size_t i = (k + r) % n;
@@ -1945,7 +2043,8 @@ void timeInterleaved(Evaluator &ev, Request &req) {
       try {
         ev.setCandidateScratch(req.candidates[i]);
         const TimingRef &ref = !ev.timingRef.empty() ? ev.timingRef : own[i];
-        json t = ev.time(req.candidates[i], fns[i], 1, ref);
+        json t = ev.time(req.candidates[i], fns[i], 1, patchedA[i].empty() ? ref.a : patchedA[i],
+                         patchedB[i].empty() ? ref.b : patchedB[i]);
         guard[i] = t[P::kLaunchGuard].get<std::string>();
         medians[i].push_back(t[P::kMedianMs].get<double>());
         checkedLaunches[i] += t[P::kCheckedLaunches].get<int>();
@@ -1972,6 +2071,14 @@ void timeInterleaved(Evaluator &ev, Request &req) {
                             {P::kTimedLaunches, launches[i]},
                             {P::kTimingSeed, req.timingInputs.seed},
                             {P::kLaunchGuard, guard[i]}};
+      if (guard[i] == P::kGuardAlternating)
+        result[P::kTiming][P::kTimingSeedB] = req.timingInputsB.seed;
+      if (!disputed[i].empty()) {
+        // Valid only if evo-opt's oracle sides with the finalist at those elements.
+        result[P::kVerdict] = P::kVerdictInvalid;
+        result[P::kReason] = firstDisputed[i];
+        result[P::kDisputed] = std::move(disputed[i]);
+      }
     }
     if (modules[i])
       D->cuModuleUnload(modules[i]);

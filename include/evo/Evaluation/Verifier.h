@@ -164,10 +164,11 @@ public:
   /// The request sent to workers (without candidates), for inspection and tests.
   const llvm::json::Object &getRequestTemplate() const { return requestTemplate; }
 
-  /// A candidate the worker found off the reference at a few elements of a trial (its result's
-  /// "disputed" list, WorkerProtocol.h) and at nothing else: the oracle computes those elements
-  /// on that trial's inputs, and the candidate is valid if at every one it is within the
-  /// tolerance of the oracle or no further from it than the reference. A long chain of f32 ops
+  /// A candidate the worker found off the reference at a few elements of a trial or of a timing
+  /// input set (its result's "disputed" list, WorkerProtocol.h) and at nothing else: the oracle
+  /// computes those elements on those inputs (set B regenerated from its seed), and the
+  /// candidate is valid if at every one it is within the tolerance of the oracle or no further
+  /// from it than the reference. A long chain of f32 ops
   /// (a transformer layer) can be ill-conditioned enough on a trial's inputs that two correct
   /// f32 evaluations differ there (docs/verification.md, "Disputed elements"). Otherwise the
   /// verdict stays invalid, with the oracle's value in the reason. Other outcomes are unchanged.
@@ -192,6 +193,8 @@ private:
   std::vector<double> outputRtol;
   std::vector<double> outputQuantum; // contract::outputQuantum of each output's kind
   std::vector<std::vector<double>> sampleRms;
+  /// The same for the timing inputs' oracle values (set B, same distributions, uses them too).
+  std::vector<double> timingSampleRms;
 };
 
 /// Which elements of a tensor of `numElements` to check: all of them, or the first and last 32

@@ -132,10 +132,15 @@ inline constexpr const char kVerdictInvalid[] = "invalid";
 // result.disputed: a candidate whose only failure on the trials is a few output elements
 // (at most kMaxDisputed per output and trial) off the reference's is reported invalid with the
 // list [{trial, output (ordinal among the outputs), index, got, ref}], so that evo-opt's oracle
-// can say which of the two is right there (FunctionVerifier::arbitrate).
+// can say which of the two is right there (FunctionVerifier::arbitrate). The same goes for the
+// candidate's untimed run on each timing input set before its timed launches: those items have
+// timing_set (0: the timing inputs, 1: set B) and that set's seed instead of trial, and the
+// timed launches are compared with the reference's outputs except at those elements, where
+// they must agree with that run.
 inline constexpr const char kDisputed[] = "disputed";
 inline constexpr const char kArbitrated[] = "arbitrated";
 inline constexpr const char kTrial[] = "trial";
+inline constexpr const char kTimingSet[] = "timing_set";
 inline constexpr const char kOutput[] = "output";
 inline constexpr const char kIndex[] = "index";
 inline constexpr const char kGot[] = "got";

@@ -49,12 +49,15 @@ struct RemeasureResult {
 /// one's compiled kernels for the worker (writing them to the work directory); `requestTemplate`
 /// is the search's request (inputs, oracle values, launch checks). Each passing finalist's
 /// median is recorded in `store`; a failing one is recorded `invalid` (reason "finalists'
-/// re-measurement: ...").
+/// re-measurement: ..."). A finalist the worker found off the reference at a few elements of
+/// the timing inputs (its result's "disputed" list) passes only if `arbitrate` (the task's
+/// FunctionVerifier::arbitrate) makes its outcome valid.
 llvm::Expected<RemeasureResult> remeasureFinalists(
     std::vector<CandidateRecord> finalists,
     llvm::function_ref<llvm::Expected<llvm::json::Object>(const CandidateRecord &)> binary,
     const llvm::json::Object &requestTemplate, const WorkerOptions &worker,
-    const EvolveOptions &opts, const TaskCost &cost, const Ceilings *ceilings, RunStore &store);
+    const EvolveOptions &opts, const TaskCost &cost, const Ceilings *ceilings, RunStore &store,
+    llvm::function_ref<void(CandidateOutcome &)> arbitrate = nullptr);
 
 } // namespace evo
 
