@@ -7,9 +7,11 @@
 #include "evo/Conversion/ScanForm.h"
 #include "evo/Conversion/TuningDB.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -63,8 +65,26 @@ static Value copyOf(OpBuilder &b, Location loc, Value v) {
   return copy->getResult(0);
 }
 
+/// A returned tensor.collapse_shape or expand_shape (its only use) of a linalg op's result used
+/// only by it: the op writes its result straight into the output buffer (a reshape of a
+/// contiguous tensor keeps every element at its offset, and kernels take bare pointers), so no
+/// copy materializes the view. Returns that result, or null.
+static Value aliasedViewSource(Operation *view) {
+  if (!isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(view) ||
+      !view->hasOneUse() || !isa<func::ReturnOp>(*view->getUsers().begin()))
+    return {};
+  Value src = view->getOperand(0);
+  Operation *def = src.getDefiningOp();
+  auto type = dyn_cast<RankedTensorType>(src.getType());
+  if (!def || !isa<linalg::LinalgOp, linalg::SoftmaxOp>(def) || isCheapProducer(def) ||
+      !src.hasOneUse() || !type || !type.hasStaticShape())
+    return {};
+  return src;
+}
+
 /// Views (isViewOp) are read through by the kernels of the ops that use them. Where a value must
-/// exist in memory — a returned view, a softmax's input — a copy materializes it.
+/// exist in memory — a returned view, a softmax's input — a copy materializes it (except a
+/// returned reshape its producer can write in place: aliasedViewSource).
 static LogicalResult materializeViews(func::FuncOp func) {
   SmallVector<Operation *> views;
   func.walk([&](Operation *op) {
@@ -76,7 +96,8 @@ static LogicalResult materializeViews(func::FuncOp func) {
       return failure();
     for (OpOperand &use : llvm::make_early_inc_range(view->getResult(0).getUses())) {
       Operation *user = use.getOwner();
-      if (isa<linalg::LinalgOp>(user) || isViewOp(user))
+      if (isa<linalg::LinalgOp>(user) || isViewOp(user) ||
+          (isa<func::ReturnOp>(user) && aliasedViewSource(view)))
         continue;
       OpBuilder b(user);
       use.set(copyOf(b, view->getLoc(), view->getResult(0)));
@@ -124,6 +145,23 @@ LogicalResult preprocessFunction(func::FuncOp func, bool fuse) {
   };
   RewritePatternSet patterns(ctx);
   linalg::populateElementwiseOpsFusionPatterns(patterns, control);
+  // An elementwise op reading an elementwise op's result through a tensor.collapse_shape (as
+  // torch-mlir writes GroupNorm's affine after the normalisation of [N, G, C/G, ...]): the
+  // consumer is expanded to the producer's shape, its other operands reshaped to match and
+  // its result collapsed, so that the two fuse (no tensor stored between them).
+  linalg::ControlFusionFn reshapeControl = [&](OpOperand *fused) {
+    auto collapse = fused->get().getDefiningOp<tensor::CollapseShapeOp>();
+    auto consumer = dyn_cast<linalg::GenericOp>(fused->getOwner());
+    auto producer =
+        collapse ? collapse.getSrc().getDefiningOp<linalg::GenericOp>() : linalg::GenericOp();
+    auto elementwise = [](linalg::GenericOp g) {
+      return g && g.getNumLoops() == g.getNumParallelLoops() && g.getNumDpsInits() == 1;
+    };
+    return elementwise(consumer) && elementwise(producer) && collapse->hasOneUse() &&
+           producer->hasOneUse() && control(fused) &&
+           !producer->hasAttr(kOpKnobsAttrName);
+  };
+  linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, reshapeControl);
   if (failed(applyPatternsGreedily(func, std::move(patterns))))
     return failure();
   return materializeViews(func);
@@ -161,6 +199,7 @@ public:
 private:
   unsigned bufferFor(Value v, BufferRole role, StringRef name);
   void formEpilogues(bool reductions);
+  void viewReshapedParams(gpu::GPUFuncOp kernel, ArrayRef<unsigned> args);
   /// A task func holding `ops` (in order) and returning `results` (default: the last op's
   /// results); its arguments (values of `work`) in `operands`. With `probe`, operands need no
   /// buffer yet (the func is only matched, then erased).
@@ -494,6 +533,39 @@ const TuningRecord *FunctionLowering::tuningRecordFor(func::FuncOp task) {
   return r;
 }
 
+/// A kernel parameter whose buffer has another shape of the same elements (a task result
+/// written straight into a returned reshape's output buffer: aliasedViewSource) takes the
+/// buffer's type, and the kernel views it in its own shape (memref.reinterpret_cast at entry):
+/// the plan, the manifest and every runtime see one type per buffer.
+void FunctionLowering::viewReshapedParams(gpu::GPUFuncOp kernel, ArrayRef<unsigned> args) {
+  SmallVector<Type> inputs(kernel.getFunctionType().getInputs());
+  bool changed = false;
+  for (auto [k, buf] : llvm::enumerate(args)) {
+    if (k >= inputs.size())
+      break;
+    auto want = dyn_cast<MemRefType>(inputs[k]);
+    MemRefType have = plan.buffers[buf].type;
+    if (!want || want == have || want.getElementType() != have.getElementType() ||
+        !want.hasStaticShape() || !have.hasStaticShape() ||
+        want.getNumElements() != have.getNumElements() || !want.getLayout().isIdentity() ||
+        !have.getLayout().isIdentity() || want.getMemorySpace() != have.getMemorySpace())
+      continue;
+    BlockArgument arg = kernel.getArgument(k);
+    arg.setType(have);
+    OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
+    SmallVector<int64_t> strides(want.getRank(), 1);
+    for (int64_t d = want.getRank() - 2; d >= 0; --d)
+      strides[d] = strides[d + 1] * want.getDimSize(d + 1);
+    auto view = memref::ReinterpretCastOp::create(b, kernel.getLoc(), want, arg, /*offset=*/0,
+                                                  want.getShape(), strides);
+    arg.replaceAllUsesExcept(view.getResult(), view);
+    inputs[k] = have;
+    changed = true;
+  }
+  if (changed)
+    kernel.setFunctionType(FunctionType::get(kernel.getContext(), inputs, {}));
+}
+
 LogicalResult FunctionLowering::addTask(func::FuncOp task,
                                         const ScheduleKnobs &knobs, ArrayRef<Value> operands,
                                         ValueRange results, gpu::GPUModuleOp kernels) {
@@ -551,8 +623,10 @@ LogicalResult FunctionLowering::addTask(func::FuncOp task,
     for (unsigned &a : launch.args)
       a = desc.buffers[a];
     launch.task = taskIndex;
-    if (auto k = kernels.lookupSymbol<gpu::GPUFuncOp>(launch.kernel))
+    if (auto k = kernels.lookupSymbol<gpu::GPUFuncOp>(launch.kernel)) {
       k->setAttr(kTaskAttrName, builder.getI64IntegerAttr(taskIndex));
+      viewReshapedParams(k, launch.args);
+    }
     plan.launches.push_back(launch);
   }
   plan.tasks.push_back(std::move(desc));
@@ -577,7 +651,9 @@ FailureOr<LaunchPlan> FunctionLowering::run(gpu::GPUModuleOp kernels) {
     if (isa<arith::ConstantOp, tensor::EmptyOp>(def))
       return ret.emitError() << "evo-lower-to-gpu: result " << i
                              << " is a constant or an uninitialized tensor";
-    bufferFor(v, BufferRole::Output, ("result" + Twine(i)).str());
+    unsigned out = bufferFor(v, BufferRole::Output, ("result" + Twine(i)).str());
+    if (Value src = aliasedViewSource(def))
+      buffers[src] = out;
   }
 
   if (isRowProgram()) {
@@ -608,6 +684,9 @@ FailureOr<LaunchPlan> FunctionLowering::run(gpu::GPUModuleOp kernels) {
       continue;
     }
     if (inRowGroup.contains(&op))
+      continue;
+    // A returned reshape whose source's task writes the output buffer itself.
+    if (aliasedViewSource(&op))
       continue;
     bool returned = llvm::any_of(op.getResults(), [&](Value r) { return buffers.count(r); });
     // Views are read through by the tasks that use them (preprocessing copied returned ones).

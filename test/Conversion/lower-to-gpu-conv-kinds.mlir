@@ -113,12 +113,15 @@ func.func @conv_nhwc(%x: tensor<2x10x10x16xf32>, %w: tensor<3x3x16x32xf32>) -> t
 // Grouped (torch-mlir's form: the image and filter expanded into groups, the result collapsed
 // back): the group indexes the filter, the image and the result and is reduced by none, so it is
 // the GEMM's batch (grid z = 2 groups); per group M = 16 output channels, N = 2*8*8, K = 4*3*3.
-// The expanded image is read through its view; the collapsed result is copied (a returned view).
+// The expanded image is read through its view; the kernel writes the result through the returned
+// collapse_shape (its parameter is the output buffer, viewed as [N, G, F/G, H, W]): no copy.
 
 // CHECK-LABEL: func.func @conv_grouped
 // CHECK:         gpu.launch_func @conv_grouped_kernels::@conv_grouped_k0 blocks in (%c2, %c1, %c2) threads in (%c64, %c1, %c1)
-// CHECK:         gpu.func @conv_grouped_k0(%{{.*}}: memref<2x8x10x10xf32>, %{{.*}}: memref<32x4x3x3xf32>, %{{.*}}: memref<2x2x16x8x8xf32>) workgroup(
+// CHECK-NOT:     gpu.launch_func
+// CHECK:         gpu.func @conv_grouped_k0(%{{.*}}: memref<2x8x10x10xf32>, %{{.*}}: memref<32x4x3x3xf32>, %[[OUT:.*]]: memref<2x32x8x8xf32>) workgroup(
 // CHECK-SAME:      evo.family = #evo.family<matmul>, evo.knobs = #evo.knobs<vector_width = 4, tile_sizes = [16, 64, 4], thread_tile = [4, 4]>
+// CHECK:           memref.reinterpret_cast %[[OUT]] to offset: [0], sizes: [2, 2, 16, 8, 8], strides: [2048, 1024, 64, 8, 1] : memref<2x32x8x8xf32> to memref<2x2x16x8x8xf32>
 // CHECK:           gpu.block_id  z
 func.func @conv_grouped(%x: tensor<2x8x10x10xf32>, %w: tensor<32x4x3x3xf32>) -> tensor<2x32x8x8xf32> {
   %zero = arith.constant 0.0 : f32

@@ -1,7 +1,10 @@
 // Views — tensor.expand_shape, collapse_shape, extract_slice, cast and tensor.pad with a constant
 // padding value — become no task and no buffer: the kernels of the ops that read them index the
 // view's source (reshapes and slices through an affine map, pads with a bounds check selecting
-// the padding value). A returned view or a softmax's input is copied by an elementwise task.
+// the padding value). A softmax's input or a returned view is copied by an elementwise task,
+// except a returned reshape of an op's result used only there: that op's kernel writes the
+// output buffer itself (its parameter has the buffer's type, viewed in the op's shape by a
+// memref.reinterpret_cast).
 //
 // RUN: evo-opt %s -split-input-file -verify-diagnostics -evo-lower-to-gpu | FileCheck %s
 
@@ -89,12 +92,15 @@ func.func @slice(%x: tensor<8x16xf32>) -> tensor<4xf32> {
 
 // -----
 
-// A keep-dim sum (the reduction's result expanded to [16, 1] and returned): the reduction, then
-// a copy of the view into the result.
+// A keep-dim sum (the reduction's result expanded to [16, 1] and returned): the reduction
+// writes the [16, 1] result itself; no scratch, no copy.
 // CHECK-LABEL: func.func @keepdim_sum(
-// CHECK:       buffers = [#evo.buffer<name = "arg0", role = input, type = memref<16x32xf32>>, #evo.buffer<name = "result0", role = output, type = memref<16x1xf32>>, #evo.buffer<name = "tmp0", role = scratch, type = memref<16xf32>>]
-// CHECK:       gpu.func @keepdim_sum_k0({{.*}}) kernel attributes {evo.family = #evo.family<reduction>
-// CHECK:       gpu.func @keepdim_sum_k1(%{{.*}}: memref<16xf32>, %{{.*}}: memref<16x1xf32>) kernel attributes {evo.family = #evo.family<elementwise>
+// CHECK:       buffers = [#evo.buffer<name = "arg0", role = input, type = memref<16x32xf32>>, #evo.buffer<name = "result0", role = output, type = memref<16x1xf32>>]
+// CHECK-SAME:    launches = [#evo.launch<kernel = "keepdim_sum_k0", task = 0, grid = [1, 1, 1], block = [256, 1, 1], args = [0, 1]>]
+// CHECK:       gpu.func @keepdim_sum_k0(%{{.*}}: memref<16x32xf32>, %[[OUT:.*]]: memref<16x1xf32>) kernel attributes {evo.family = #evo.family<reduction>
+// CHECK:         %[[V:.*]] = memref.reinterpret_cast %[[OUT]] to offset: [0], sizes: [16], strides: [1] : memref<16x1xf32> to memref<16xf32>
+// CHECK:         memref.store %{{.*}}, %[[V]][%{{.*}}] : memref<16xf32>
+// CHECK-NOT:   gpu.func
 func.func @keepdim_sum(%x: tensor<16x32xf32>) -> tensor<16x1xf32> {
   %z = arith.constant 0.0 : f32
   %i = tensor.empty() : tensor<16xf32>
@@ -104,6 +110,83 @@ func.func @keepdim_sum(%x: tensor<16x32xf32>) -> tensor<16x1xf32> {
       linalg.yield %t : f32 }
   %k = tensor.expand_shape %s [[0, 1]] output_shape [16, 1] : tensor<16xf32> into tensor<16x1xf32>
   return %k : tensor<16x1xf32>
+}
+
+// -----
+
+// GroupNorm as torch-mlir writes it: statistics over [N, G, C/G, HW], the normalisation, a
+// collapse_shape back to [N, C, HW], then the per-channel affine. The affine is expanded to
+// the normalisation's shape (weight and bias reshaped to [G, C/G]) and fused with it; the
+// fused op writes the output buffer through the returned collapse_shape: two tasks (statistics,
+// normalise + affine) and no [N, G, C/G, HW] scratch.
+// CHECK-LABEL: func.func @groupnorm(
+// CHECK:       buffers = [#evo.buffer<name = "arg0", role = input, type = memref<2x8x16xf32>>, #evo.buffer<name = "arg1", role = input, type = memref<8xf32>>, #evo.buffer<name = "arg2", role = input, type = memref<8xf32>>, #evo.buffer<name = "result0", role = output, type = memref<2x8x16xf32>>, #evo.buffer<name = "tmp0", role = scratch, type = memref<2x4xf32>>, #evo.buffer<name = "tmp1", role = scratch, type = memref<2x4xf32>>]
+// CHECK:       gpu.func @groupnorm_k0(
+// CHECK:       gpu.func @groupnorm_k1(%{{.*}}: memref<2x8x16xf32>, %{{.*}}: memref<2x4xf32>, %{{.*}}: memref<2x4xf32>, %{{.*}}: memref<8xf32>, %{{.*}}: memref<8xf32>, %[[OUT:.*]]: memref<2x8x16xf32>) kernel attributes {evo.family = #evo.family<elementwise>
+// CHECK:         memref.reinterpret_cast %[[OUT]] to offset: [0], sizes: [2, 4, 2, 16], strides: [128, 32, 16, 1] : memref<2x8x16xf32> to memref<2x4x2x16xf32>
+// CHECK:         math.rsqrt
+// CHECK:         arith.mulf
+// CHECK:         arith.addf
+// CHECK-NOT:   gpu.func
+#g5 = affine_map<(n, g, c, s) -> (n, g, c, s)>
+#g2 = affine_map<(n, g, c, s) -> (n, g)>
+#c3 = affine_map<(n, c, s) -> (n, c, s)>
+#ch = affine_map<(n, c, s) -> (c)>
+func.func @groupnorm(%x: tensor<2x8x16xf32>, %w: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<2x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 32.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %xe = tensor.expand_shape %x [[0], [1, 2], [3]] output_shape [2, 4, 2, 16] : tensor<2x8x16xf32> into tensor<2x4x2x16xf32>
+  %e2 = tensor.empty() : tensor<2x4xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %sum = linalg.generic {indexing_maps = [#g5, #g2], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%xe : tensor<2x4x2x16xf32>) outs(%f2 : tensor<2x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4xf32>
+  %sq = linalg.generic {indexing_maps = [#g5, #g2, #g2], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%xe, %sum : tensor<2x4x2x16xf32>, tensor<2x4xf32>) outs(%f2 : tensor<2x4xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %m = arith.divf %s, %n : f32
+    %d = arith.subf %a, %m : f32
+    %d2 = arith.mulf %d, %d : f32
+    %t = arith.addf %d2, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<2x4xf32>
+  %e5 = tensor.empty() : tensor<2x4x2x16xf32>
+  %norm = linalg.generic {indexing_maps = [#g5, #g2, #g2, #g5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%xe, %sum, %sq : tensor<2x4x2x16xf32>, tensor<2x4xf32>, tensor<2x4xf32>) outs(%e5 : tensor<2x4x2x16xf32>) {
+  ^bb0(%a: f32, %s: f32, %v: f32, %o: f32):
+    %m = arith.divf %s, %n : f32
+    %d = arith.subf %a, %m : f32
+    %var = arith.divf %v, %n : f32
+    %ve = arith.addf %var, %eps : f32
+    %r = math.rsqrt %ve : f32
+    %y = arith.mulf %d, %r : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x2x16xf32>
+  %c = tensor.collapse_shape %norm [[0], [1, 2], [3]] : tensor<2x4x2x16xf32> into tensor<2x8x16xf32>
+  %e3 = tensor.empty() : tensor<2x8x16xf32>
+  %out = linalg.generic {indexing_maps = [#c3, #ch, #ch, #c3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%c, %w, %b : tensor<2x8x16xf32>, tensor<8xf32>, tensor<8xf32>) outs(%e3 : tensor<2x8x16xf32>) {
+  ^bb0(%a: f32, %wv: f32, %bv: f32, %o: f32):
+    %m = arith.mulf %a, %wv : f32
+    %y = arith.addf %m, %bv : f32
+    linalg.yield %y : f32
+  } -> tensor<2x8x16xf32>
+  return %out : tensor<2x8x16xf32>
+}
+
+// -----
+
+// A returned reshape of an argument, and one of a value used twice: copied (there is no op
+// whose kernel could write the output in place).
+// CHECK-LABEL: func.func @returned_reshape_copies(
+// CHECK:       buffers = [#evo.buffer<name = "arg0", role = input, type = memref<4x8xf32>>, #evo.buffer<name = "result0", role = output, type = memref<32xf32>>, #evo.buffer<name = "result1", role = output, type = memref<4x8xf32>>, #evo.buffer<name = "result2", role = output, type = memref<32xf32>>]
+// CHECK-COUNT-3: #evo.family<elementwise>
+func.func @returned_reshape_copies(%x: tensor<4x8xf32>) -> (tensor<32xf32>, tensor<4x8xf32>, tensor<32xf32>) {
+  %c = tensor.collapse_shape %x [[0, 1]] : tensor<4x8xf32> into tensor<32xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %r = linalg.exp ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %rc = tensor.collapse_shape %r [[0, 1]] : tensor<4x8xf32> into tensor<32xf32>
+  return %c, %r, %rc : tensor<32xf32>, tensor<4x8xf32>, tensor<32xf32>
 }
 
 // -----
