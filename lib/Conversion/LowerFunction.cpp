@@ -199,7 +199,6 @@ public:
 private:
   unsigned bufferFor(Value v, BufferRole role, StringRef name);
   void formEpilogues(bool reductions);
-  void viewReshapedParams(gpu::GPUFuncOp kernel, ArrayRef<unsigned> args);
   /// A task func holding `ops` (in order) and returning `results` (default: the last op's
   /// results); its arguments (values of `work`) in `operands`. With `probe`, operands need no
   /// buffer yet (the func is only matched, then erased).
@@ -537,7 +536,8 @@ const TuningRecord *FunctionLowering::tuningRecordFor(func::FuncOp task) {
 /// written straight into a returned reshape's output buffer: aliasedViewSource) takes the
 /// buffer's type, and the kernel views it in its own shape (memref.reinterpret_cast at entry):
 /// the plan, the manifest and every runtime see one type per buffer.
-void FunctionLowering::viewReshapedParams(gpu::GPUFuncOp kernel, ArrayRef<unsigned> args) {
+void viewReshapedParams(gpu::GPUFuncOp kernel, ArrayRef<unsigned> args,
+                        const LaunchPlan &plan) {
   SmallVector<Type> inputs(kernel.getFunctionType().getInputs());
   bool changed = false;
   for (auto [k, buf] : llvm::enumerate(args)) {
@@ -625,7 +625,7 @@ LogicalResult FunctionLowering::addTask(func::FuncOp task,
     launch.task = taskIndex;
     if (auto k = kernels.lookupSymbol<gpu::GPUFuncOp>(launch.kernel)) {
       k->setAttr(kTaskAttrName, builder.getI64IntegerAttr(taskIndex));
-      viewReshapedParams(k, launch.args);
+      viewReshapedParams(k, launch.args, plan);
     }
     plan.launches.push_back(launch);
   }

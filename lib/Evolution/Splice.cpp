@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "EvolveSteps.h"
+#include "evo/Conversion/LowerToGPU.h"
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/StringSet.h"
@@ -164,6 +165,11 @@ LogicalResult spliceWinner(gpu::GPUModuleOp gm, LaunchPlan &plan, unsigned t,
     launches.push_back(l);
   }
   plan.launches.insert(plan.launches.begin() + insertAt, launches.begin(), launches.end());
+  // Variants are compiled on the task's own buffers: a result the function returns through a
+  // reshape (written in place) is an output buffer of another shape here.
+  for (const KernelLaunch &l : launches)
+    if (auto k = gm.lookupSymbol<gpu::GPUFuncOp>(l.kernel))
+      viewReshapedParams(k, l.args, plan);
   std::string err;
   ScheduleKnobs knobs;
   if (llvm::Expected<json::Value> v = json::parse(winner.bestKnobs))

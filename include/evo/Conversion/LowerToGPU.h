@@ -82,6 +82,14 @@ struct LowerOptions {
 /// plan and `func` is replaced by the host function. On failure the module is left unchanged.
 mlir::LogicalResult lowerFunction(mlir::func::FuncOp func, const LowerOptions &options);
 
+/// Gives each parameter of `kernel` (launched with plan buffers `args`) that is a reshape of its
+/// buffer (the same elements in the same order: a task result written straight into a returned
+/// reshape's output buffer) the buffer's type, viewed in the kernel's own shape by a
+/// memref.reinterpret_cast at entry; so the plan, the manifest and every runtime see one type per
+/// buffer. Other parameters are left alone.
+void viewReshapedParams(mlir::gpu::GPUFuncOp kernel, llvm::ArrayRef<unsigned> args,
+                        const LaunchPlan &plan);
+
 /// Loads the dialects the lowering creates ops of (for contexts outside the pass manager, e.g.
 /// the evolution's compile threads). A no-op when they are loaded already.
 void loadLoweringDialects(mlir::MLIRContext *ctx);
