@@ -25,6 +25,7 @@
 #include "KernelBuilder.h"
 #include "evo/Conversion/ScanForm.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -122,7 +123,18 @@ namespace {
 Attribute scalarConstant(Value v);
 } // namespace
 
-std::optional<RowShape> matchRowProgram(func::FuncOp f) {
+/// A full-space op whose result the function only returns may write it through a permutation
+/// of its loops (a row program whose loops were interchanged: permuteRowLoops).
+static bool isPermutedOutput(linalg::GenericOp g, unsigned i, Role r) {
+  if (r != Role::None || i < g.getNumDpsInputs() || !g.getIndexingMapsArray()[i].isPermutation())
+    return false;
+  Value result = g->getResult(i - g.getNumDpsInputs());
+  return !result.use_empty() && llvm::all_of(result.getUsers(), [](Operation *u) {
+    return isa<func::ReturnOp>(u);
+  });
+}
+
+static std::optional<RowShape> matchRowProgramAsIs(func::FuncOp f) {
   if (f.isExternal())
     return std::nullopt;
   Block &body = f.getBody().front();
@@ -208,6 +220,11 @@ std::optional<RowShape> matchRowProgram(func::FuncOp f) {
       // weight [C] at c of [N, C] rows of [H, W]) is loaded per element through that map.
       if (r == Role::None && !isInit && !rowSpace && isa<BlockArgument>(g->getOperand(i)))
         continue;
+      if (*kind == OpKind::FullParallel && isPermutedOutput(g, i, r)) {
+        if (g.payloadUsesValueFromOperand(&g->getOpOperand(i)))
+          return std::nullopt;
+        continue;
+      }
       if (r == Role::None)
         return std::nullopt;
       if (isInit) {
@@ -243,6 +260,15 @@ std::optional<RowShape> matchRowProgram(func::FuncOp f) {
     if (r.getDefiningOp() && isViewOp(r.getDefiningOp()))
       return std::nullopt;
     auto t = cast<RankedTensorType>(r.getType());
+    // Written through a permutation of the loops: the full shape, permuted.
+    if (auto g = r.getDefiningOp<linalg::GenericOp>()) {
+      AffineMap m = g.getIndexingMapMatchingResult(cast<OpResult>(r));
+      if (m.isPermutation() && !m.isIdentity()) {
+        if (t.getShape() != ArrayRef<int64_t>(applyPermutationMap(m, ArrayRef<int64_t>(*full))))
+          return std::nullopt;
+        continue;
+      }
+    }
     if (t.getShape() != ArrayRef<int64_t>(*full) &&
         t.getShape() != ArrayRef<int64_t>(*full).drop_back(k))
       return std::nullopt;
@@ -253,6 +279,87 @@ std::optional<RowShape> matchRowProgram(func::FuncOp f) {
   shape.cols = 1;
   for (int64_t d : shape.colDims)
     shape.cols *= d;
+  return shape;
+}
+
+/// The fewest rows a row program must have to be formed by interchanging loops.
+constexpr int64_t kMinPermutedRows = 4096;
+
+/// The loop order that puts the reduction loops of `f`'s first reduction last (their order
+/// kept), when they are not last already: RMSNorm over the channels of NCHW reduces loop 1 of
+/// (n, c, h, w); as (n, h, w, c) it is a row program whose rows are strided (a thread per row
+/// reads a row's elements from lines the neighbouring threads read too).
+static std::optional<SmallVector<unsigned>> rowLoopOrder(func::FuncOp f) {
+  for (Operation &op : f.getBody().front().without_terminator()) {
+    auto g = dyn_cast<linalg::GenericOp>(op);
+    if (!g || g.getNumReductionLoops() == 0)
+      continue;
+    if (trailingReductions(g) > 0 || g.getNumParallelLoops() == 0)
+      return std::nullopt;
+    SmallVector<unsigned> order, reduced;
+    for (auto [i, t] : llvm::enumerate(g.getIteratorTypesArray()))
+      (t == utils::IteratorType::reduction ? reduced : order).push_back(i);
+    order.append(reduced);
+    return order;
+  }
+  return std::nullopt;
+}
+
+bool permuteRowLoops(func::FuncOp f) {
+  if (matchRowProgramAsIs(f))
+    return false;
+  std::optional<SmallVector<unsigned>> order = rowLoopOrder(f);
+  if (!order)
+    return false;
+  // Every generic over the first reduction's loop ranges takes the new order.
+  SmallVector<int64_t> ranges;
+  SmallVector<linalg::GenericOp> full;
+  f.walk([&](linalg::GenericOp g) {
+    if (ranges.empty() && g.getNumReductionLoops() > 0)
+      ranges = g.getStaticLoopRanges();
+  });
+  f.walk([&](linalg::GenericOp g) {
+    if (g.getStaticLoopRanges() == ranges)
+      full.push_back(g);
+  });
+  IRRewriter rewriter(f.getContext());
+  for (linalg::GenericOp g : full) {
+    rewriter.setInsertionPoint(g);
+    if (failed(linalg::interchangeGenericOp(rewriter, g, *order)))
+      return false;
+  }
+  return true;
+}
+
+std::optional<RowShape> matchRowProgram(func::FuncOp f) {
+  if (std::optional<RowShape> shape = matchRowProgramAsIs(f))
+    return shape;
+  // With its loops interchanged so that the reductions trail (on a copy: matching never changes
+  // the function; lowerTask interchanges its own copy before emitting).
+  if (f.isExternal() || !rowLoopOrder(f))
+    return std::nullopt;
+  OwningOpRef<func::FuncOp> copy(f.clone());
+  if (!permuteRowLoops(*copy))
+    return std::nullopt;
+  std::optional<RowShape> shape = matchRowProgramAsIs(*copy);
+  if (!shape)
+    return std::nullopt;
+  // Strided rows pay when there are many of them (a thread or a warp per row, neighbouring rows
+  // neighbours in memory); a few long ones (a BatchNorm's statistics per channel) stay with the
+  // per-op lowering, whose split reductions fill the GPU.
+  int64_t rows = 1;
+  for (int64_t d : shape->rowDims)
+    rows *= d;
+  if (rows < kMinPermutedRows)
+    return std::nullopt;
+  // And only to write full tensors (a normalisation: one pass over memory instead of two); a
+  // reduction with row-wise epilogues only (a mean over dim 1) is the reduction family's.
+  unsigned rank = shape->rowDims.size() + shape->colDims.size();
+  if (llvm::none_of(f.getBody().front().getTerminator()->getOperands(), [&](Value v) {
+        return cast<ShapedType>(v.getType()).getRank() == rank;
+      }))
+    return std::nullopt;
+  shape->permuted = true;
   return shape;
 }
 
@@ -1009,9 +1116,12 @@ LogicalResult RowEmitter::emitKernel(EmitContext &ctx, StringRef name, unsigned 
     for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
       unsigned param = numArgs + i;
       if (cast<ShapedType>(v.getType()).getRank() == n) {
+        // Through the op's own output map: the identity, or a permutation of interchanged loops.
+        AffineMap map = AffineMap::getMultiDimIdentityMap(n, task.getContext());
+        if (auto g = v.getDefiningOp<linalg::GenericOp>())
+          map = g.getIndexingMapMatchingResult(cast<OpResult>(v));
         forEachChunk([&](Chunk &c) {
-          storeLanes(*kb, param, AffineMap::getMultiDimIdentityMap(n, task.getContext()),
-                     ivsAt(c.col0), n - 1, full(v, c));
+          storeLanes(*kb, param, map, ivsAt(c.col0), n - 1, full(v, c));
         });
       } else {
         Value y = rowValue(v);

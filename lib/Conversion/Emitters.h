@@ -61,9 +61,16 @@ struct RowShape {
   /// The trailing dimensions a row spans, outermost first (their product is `cols`): one for a
   /// softmax or a LayerNorm over the last dimension, three for a LayerNorm over [C, H, W].
   llvm::SmallVector<int64_t> colDims;
+  /// Only once `f`'s loops are interchanged (permuteRowLoops) so that the reductions trail.
+  bool permuted = false;
 };
-/// When `f` is a row program (a whole function of row-wise ops), its row shape.
+/// When `f` is a row program (a whole function of row-wise ops), its row shape; also when it is
+/// one only with its loops interchanged (`permuted`: a reduction over a non-trailing dimension,
+/// as RMSNorm over the channels of NCHW).
 std::optional<RowShape> matchRowProgram(mlir::func::FuncOp f);
+/// Interchanges the loops of `f`'s ops over the full space so that the reductions trail, when
+/// `f` is no row program as it is. Returns whether it changed `f`.
+bool permuteRowLoops(mlir::func::FuncOp f);
 mlir::FailureOr<LoweredTask> emitRows(mlir::func::FuncOp task, const RowShape &shape,
                                       const ScheduleKnobs &knobs, EmitContext &ctx);
 

@@ -4,6 +4,10 @@
 // (cross-entropy's per-row part before its mean), and long sums whose naive baselines, one
 // sequential f32 accumulator, were past the f32 tolerance before they summed in two levels (a
 // one-thread row sum of 65536, the l2norm row program over 65535, a 0-d sum of 16M squares).
+// Also a row program over strided rows (RMSNorm over the channels of NCHW, its loops
+// interchanged: lower-to-gpu-rows-strided.mlir) and a GroupNorm whose affine, read through a
+// collapse_shape, fuses with the normalisation and writes the output through the returned
+// reshape (lower-to-gpu-views.mlir).
 // Each is proven equal to the oracle with the naive knobs, a block and a warp per row.
 //
 // REQUIRES: cuda
@@ -238,4 +242,84 @@ func.func @l2norm(%x: tensor<32x65535xf32>) -> tensor<32x65535xf32> {
     linalg.yield %6 : f32
   } -> tensor<32x65535xf32>
   return %4 : tensor<32x65535xf32>
+}
+
+// -----
+
+#rx = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#rs = affine_map<(n, c, h, w) -> (n, h, w)>
+// expected-remark @below {{evo-verify: 'rmsnorm_nchw' is valid (5 trials, }}
+func.func @rmsnorm_nchw(%x: tensor<4x64x32x64xf32>) -> tensor<4x64x32x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = arith.constant 64.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %e = tensor.empty() : tensor<4x32x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x32x64xf32>) -> tensor<4x32x64xf32>
+  %ss = linalg.generic {indexing_maps = [#rx, #rs], iterator_types = ["parallel", "reduction", "parallel", "parallel"]}
+      ins(%x : tensor<4x64x32x64xf32>) outs(%f : tensor<4x32x64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %a : f32
+    %t = arith.addf %m, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<4x32x64xf32>
+  %e4 = tensor.empty() : tensor<4x64x32x64xf32>
+  %y = linalg.generic {indexing_maps = [#rx, #rs, #rx], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %ss : tensor<4x64x32x64xf32>, tensor<4x32x64xf32>) outs(%e4 : tensor<4x64x32x64xf32>) {
+  ^bb0(%a: f32, %q: f32, %o: f32):
+    %mean = arith.divf %q, %c : f32
+    %me = arith.addf %mean, %eps : f32
+    %r = math.sqrt %me : f32
+    %v = arith.divf %a, %r : f32
+    linalg.yield %v : f32
+  } -> tensor<4x64x32x64xf32>
+  return %y : tensor<4x64x32x64xf32>
+}
+
+// -----
+
+#g5 = affine_map<(n, g, c, s) -> (n, g, c, s)>
+#g2 = affine_map<(n, g, c, s) -> (n, g)>
+#c3 = affine_map<(n, c, s) -> (n, c, s)>
+#cw = affine_map<(n, c, s) -> (c)>
+// expected-remark @below {{evo-verify: 'groupnorm_affine' is valid (5 trials, }}
+func.func @groupnorm_affine(%x: tensor<4x32x1024xf32>, %w: tensor<32xf32>, %b: tensor<32xf32>) -> tensor<4x32x1024xf32> {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 8192.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %xe = tensor.expand_shape %x [[0], [1, 2], [3]] output_shape [4, 4, 8, 1024] : tensor<4x32x1024xf32> into tensor<4x4x8x1024xf32>
+  %e2 = tensor.empty() : tensor<4x4xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %sum = linalg.generic {indexing_maps = [#g5, #g2], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%xe : tensor<4x4x8x1024xf32>) outs(%f2 : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<4x4xf32>
+  %sq = linalg.generic {indexing_maps = [#g5, #g2, #g2], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%xe, %sum : tensor<4x4x8x1024xf32>, tensor<4x4xf32>) outs(%f2 : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %m = arith.divf %s, %n : f32
+    %d = arith.subf %a, %m : f32
+    %d2 = arith.mulf %d, %d : f32
+    %t = arith.addf %d2, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<4x4xf32>
+  %e5 = tensor.empty() : tensor<4x4x8x1024xf32>
+  %norm = linalg.generic {indexing_maps = [#g5, #g2, #g2, #g5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%xe, %sum, %sq : tensor<4x4x8x1024xf32>, tensor<4x4xf32>, tensor<4x4xf32>) outs(%e5 : tensor<4x4x8x1024xf32>) {
+  ^bb0(%a: f32, %s: f32, %v: f32, %o: f32):
+    %m = arith.divf %s, %n : f32
+    %d = arith.subf %a, %m : f32
+    %var = arith.divf %v, %n : f32
+    %ve = arith.addf %var, %eps : f32
+    %r = math.rsqrt %ve : f32
+    %y = arith.mulf %d, %r : f32
+    linalg.yield %y : f32
+  } -> tensor<4x4x8x1024xf32>
+  %c = tensor.collapse_shape %norm [[0], [1, 2], [3]] : tensor<4x4x8x1024xf32> into tensor<4x32x1024xf32>
+  %e3 = tensor.empty() : tensor<4x32x1024xf32>
+  %out = linalg.generic {indexing_maps = [#c3, #cw, #cw, #c3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%c, %w, %b : tensor<4x32x1024xf32>, tensor<32xf32>, tensor<32xf32>) outs(%e3 : tensor<4x32x1024xf32>) {
+  ^bb0(%a: f32, %wv: f32, %bv: f32, %o: f32):
+    %m = arith.mulf %a, %wv : f32
+    %y = arith.addf %m, %bv : f32
+    linalg.yield %y : f32
+  } -> tensor<4x32x1024xf32>
+  return %out : tensor<4x32x1024xf32>
 }
