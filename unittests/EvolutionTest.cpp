@@ -10,6 +10,7 @@
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/FileSystem.h"
 #include "ScratchDir.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "gtest/gtest.h"
 #include <map>
 #include <set>
@@ -395,6 +396,69 @@ TEST(GenomeTest, FewLongRowsAreSeededWithRowSplitsThatLower) {
   for (const KnobDimension &d : knobDimensions(TaskFamily::Rows))
     names.push_back(d.name);
   EXPECT_TRUE(llvm::is_contained(names, "row_split"));
+}
+
+TEST(GenomeTest, StridedRowsAreSeededWithAThreadPerCachedRow) {
+  // RMSNorm over the channels of NCHW: a row program only with its loops interchanged
+  // (strided rows of 64 channels, 16 * 32 * 32 of them).
+  const char *rms = R"mlir(
+#x = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#s = affine_map<(n, c, h, w) -> (n, h, w)>
+func.func @rms(%x: tensor<16x64x32x32xf32>) -> tensor<16x64x32x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = arith.constant 64.0 : f32
+  %e = tensor.empty() : tensor<16x32x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<16x32x32xf32>) -> tensor<16x32x32xf32>
+  %ss = linalg.generic {indexing_maps = [#x, #s], iterator_types = ["parallel", "reduction", "parallel", "parallel"]}
+      ins(%x : tensor<16x64x32x32xf32>) outs(%f : tensor<16x32x32xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %a : f32
+    %t = arith.addf %m, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<16x32x32xf32>
+  %e4 = tensor.empty() : tensor<16x64x32x32xf32>
+  %y = linalg.generic {indexing_maps = [#x, #s, #x], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %ss : tensor<16x64x32x32xf32>, tensor<16x32x32xf32>) outs(%e4 : tensor<16x64x32x32xf32>) {
+  ^bb0(%a: f32, %q: f32, %o: f32):
+    %mean = arith.divf %q, %c : f32
+    %r = math.sqrt %mean : f32
+    %v = arith.divf %a, %r : f32
+    linalg.yield %v : f32
+  } -> tensor<16x64x32x32xf32>
+  return %y : tensor<16x64x32x32xf32>
+})mlir";
+  MLIRContext ctx(registry());
+  OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(rms, &ctx);
+  ASSERT_TRUE(m);
+  func::FuncOp task = *m->getOps<func::FuncOp>().begin();
+  FailureOr<TaskFamily> family = classifyTask(task);
+  ASSERT_TRUE(succeeded(family));
+  EXPECT_EQ(*family, TaskFamily::Rows);
+  EXPECT_TRUE(rowProgramIsStrided(task));
+  std::optional<std::pair<int64_t, int64_t>> extent = rowProgramExtent(task);
+  ASSERT_TRUE(extent);
+  EXPECT_EQ(*extent, (std::pair<int64_t, int64_t>{16 * 32 * 32, 64}));
+  // Matching does not change the function (the lowering interchanges its own copy).
+  mlir::linalg::GenericOp first = *task.getBody().getOps<mlir::linalg::GenericOp>().begin();
+  EXPECT_EQ(first.getIteratorTypesArray()[1], mlir::utils::IteratorType::reduction);
+  std::vector<Genome> seeds = seedGenomes(Genome(), TaskFamily::Rows, 16 * 64 * 32 * 32, 0,
+                                          extent->first, extent->second, /*stridedRows=*/true);
+  ASSERT_FALSE(seeds.empty());
+  EXPECT_TRUE(llvm::all_of(seeds, [](const Genome &g) {
+    return g.knobs.reduction == ReductionStrategy::Thread && g.knobs.vectorWidth == 1;
+  }));
+  EXPECT_TRUE(seeds.front().knobs.cacheRow);
+  // Each is legal and lowers to one launch.
+  LegalityCache legal(task, TaskFamily::Rows);
+  PTXOptions ptx;
+  for (const Genome &g : seeds) {
+    ASSERT_TRUE(legal.isLegal(g)) << g.key(TaskFamily::Rows);
+    CompiledVariant v = compileVariant(registry(), rms, TaskFamily::Rows, g, ptx, "");
+    ASSERT_TRUE(v.ok) << g.key(TaskFamily::Rows) << "\n" << v.diagnostics;
+    EXPECT_EQ(v.launches.size(), 1u) << g.key(TaskFamily::Rows);
+  }
+  // Contiguous rows get no such seeds.
+  EXPECT_TRUE(seedGenomes(Genome(), TaskFamily::Rows, 0, 0, 4096, 64).empty());
 }
 
 TEST(GenomeTest, UnrollingChangesTheLoopsOfAKernel) {

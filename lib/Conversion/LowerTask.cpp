@@ -43,6 +43,11 @@ std::optional<std::pair<int64_t, int64_t>> rowProgramExtent(func::FuncOp task) {
   return std::make_pair(rows, shape->cols);
 }
 
+bool rowProgramIsStrided(func::FuncOp task) {
+  std::optional<RowShape> shape = matchRowProgram(task);
+  return shape && shape->permuted;
+}
+
 FailureOr<TaskFamily> classifyTask(func::FuncOp task) {
   if (matchRowProgram(task))
     return TaskFamily::Rows;

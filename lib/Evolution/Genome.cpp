@@ -116,8 +116,24 @@ int64_t depthwiseWindow(func::FuncOp task) {
 
 std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
                                 int64_t outputElements, int64_t depthwiseWindow, int64_t rows,
-                                int64_t rowLength) {
+                                int64_t rowLength, bool stridedRows) {
   std::vector<Genome> seeds;
+  if (family == TaskFamily::Rows && stridedRows) {
+    // Strided rows (neighbouring rows are neighbours in memory): a thread per row reads
+    // coalesced; with the row in registers (cache_row, rows of at most 64) the input is read
+    // once. {block size, cache_row}; the illegal ones are skipped.
+    const int64_t shapes[][2] = {{256, 1}, {128, 1}, {512, 1}, {256, 0}, {1024, 1}};
+    for (const auto &s : shapes) {
+      Genome g = baseline;
+      g.knobs.reduction = ReductionStrategy::Thread;
+      g.knobs.blockSize = s[0];
+      g.knobs.vectorWidth = 1;
+      g.knobs.cacheRow = s[1];
+      g.knobs.rowSplit = 1;
+      seeds.push_back(g);
+    }
+    return seeds;
+  }
   if (family == TaskFamily::Rows) {
     // Few long rows (a LayerNorm over [C, H, W]: 16 rows of 4 M) give a block per row only as
     // many blocks as rows: each row is split over S blocks, the powers of 2 that give about 2

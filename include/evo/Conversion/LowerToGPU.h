@@ -53,6 +53,9 @@ mlir::FailureOr<TaskFamily> classifyTask(mlir::func::FuncOp task);
 /// For a task func of the rows family (a row program): its number of rows and their length in
 /// elements, e.g. for seeding row_split; nullopt for other tasks.
 std::optional<std::pair<int64_t, int64_t>> rowProgramExtent(mlir::func::FuncOp task);
+/// Whether `task` is a row program only with its loops interchanged (strided rows: a reduction
+/// over a non-trailing dimension, as RMSNorm over the channels of NCHW).
+bool rowProgramIsStrided(mlir::func::FuncOp task);
 
 /// Lowers a task func (exactly one compute op plus constants/empties/fills feeding it) into
 /// kernels appended to `module` and named `<kernelPrefix><n>`. Diagnostics go to the compute op.

@@ -87,10 +87,12 @@ bool chipHasWgmma(llvm::StringRef chip);
 /// taps (an implicit GEMM with M = 1, K = the window: depthwiseWindow()), seeded first with tiles
 /// of one row and the whole window as the K tile. `rows` rows of `rowLength` elements: a row
 /// program (rowProgramExtent); few long rows are seeded with row_split, rows x slices filling
-/// the GPU.
+/// the GPU; strided rows (`stridedRows`, rowProgramIsStrided) with a thread per row, the row
+/// cached in registers.
 std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
                                 int64_t outputElements = 0, int64_t depthwiseWindow = 0,
-                                int64_t rows = 0, int64_t rowLength = 0);
+                                int64_t rows = 0, int64_t rowLength = 0,
+                                bool stridedRows = false);
 /// The filter window (taps) of `task`'s depthwise convolution, 0 when it has none: a linalg op
 /// that upstream's inferConvolutionDims sees as a convolution with a depth (channel) dimension and
 /// no output-channel dimension.
