@@ -148,8 +148,9 @@ FailureOr<LoweredTask> lowerTask(func::FuncOp task, const ScheduleKnobs &knobs,
   if (std::optional<RowShape> rows = matchRowProgram(*copy)) {
     if (failed(knobs.verify([&] { return copy->emitError(); })))
       return failure();
-    if (rows->permuted)
-      permuteRowLoops(*copy);
+    if (rows->permuted && !permuteRowLoops(*copy))
+      return copy->emitError("evo-lower-to-gpu: internal error: the row program's loops could "
+                             "not be interchanged");
     // The naive schedule of rows longer than 65536 elements (a LayerNorm over [C, H, W]) is a
     // block per row, as for long reductions (naiveLongReduction): one thread walking millions
     // of elements several times would take seconds.

@@ -1336,7 +1336,9 @@ struct Evaluator {
                          OutputSet &patchedB) {
     for (int set = 0; set < 2; ++set) {
       const OutputSet &ref = set == 1 ? timingRef.b : timingRef.a;
-      if (ref.empty())
+      // Set B only where timed launches run on it (it has no oracle samples: under the poison
+      // guard nothing compares a candidate with the reference there).
+      if (ref.empty() || (set == 1 && !alternates(timingRef)))
         continue;
       size_t before = disputes.size();
       json where;
@@ -1383,6 +1385,12 @@ struct Evaluator {
       out["b"] = outB;
     }
     return r;
+  }
+
+  /// Whether timed launches alternate between the two timing sets with these reference outputs.
+  bool alternates(const TimingRef &ref) const {
+    return req.checkLaunches && !ref.b.empty() && !sameOutputs(ref.a, ref.b) &&
+           ref.b.copies.size() == ref.a.copies.size();
   }
 
   /// Whether some output is bitwise the same on the two timing sets (checksums: a collision
@@ -1470,16 +1478,18 @@ struct Evaluator {
   /// reference's outputs for that launch's set on the GPU and the result copied out (no host
   /// synchronization per launch). Any failing checked launch makes the candidate invalid.
   json time(const Candidate &c, Functions &fns, int repeats, const TimingRef &ref) {
-    return time(c, fns, repeats, ref.a, ref.b);
+    return time(c, fns, repeats, ref.a, ref.b, ref);
   }
+  /// Launches on set A (B) are compared with `refA` (`refB`): the reference's outputs, or
+  /// those with the candidate's values at its disputed elements (checkOnTimingSets). The guard
+  /// is chosen from `guard`, the reference's own outputs, never from values a candidate chose.
   json time(const Candidate &c, Functions &fns, int repeats, const OutputSet &refA,
-            const OutputSet &refB) {
+            const OutputSet &refB, const TimingRef &guard) {
     struct {
       const OutputSet &a, &b;
     } ref{refA, refB};
     const bool checks = req.checkLaunches;
-    const bool alternate = checks && !ref.b.empty() && !sameOutputs(ref.a, ref.b) &&
-                           ref.b.copies.size() == ref.a.copies.size();
+    const bool alternate = checks && alternates(guard) && ref.b.copies.size() == ref.a.copies.size();
     const bool poison = checks && !alternate;
     prepare(req.timingInputs, timingInputChecksums);
     if (alternate)
@@ -1689,7 +1699,10 @@ struct Evaluator {
           }
           result[P::kTiming] =
               time(c, fns, req.repeats, patchedA.empty() ? timingRef.a : patchedA,
-                   patchedB.empty() ? timingRef.b : patchedB);
+                   patchedB.empty() ? timingRef.b : patchedB, timingRef);
+          // time() checks the copies it compared with; the reference's own ones too.
+          checkReferenceIntact(timingRef.a);
+          checkReferenceIntact(timingRef.b);
         } else {
           // No reference in this request: the candidate's own checked run stands in.
           TimingRef own = runOnBothTimingSets(c, fns, timingCheck);
@@ -2044,7 +2057,9 @@ void timeInterleaved(Evaluator &ev, Request &req) {
         ev.setCandidateScratch(req.candidates[i]);
         const TimingRef &ref = !ev.timingRef.empty() ? ev.timingRef : own[i];
         json t = ev.time(req.candidates[i], fns[i], 1, patchedA[i].empty() ? ref.a : patchedA[i],
-                         patchedB[i].empty() ? ref.b : patchedB[i]);
+                         patchedB[i].empty() ? ref.b : patchedB[i], ref);
+        ev.checkReferenceIntact(ref.a);
+        ev.checkReferenceIntact(ref.b);
         guard[i] = t[P::kLaunchGuard].get<std::string>();
         medians[i].push_back(t[P::kMedianMs].get<double>());
         checkedLaunches[i] += t[P::kCheckedLaunches].get<int>();
