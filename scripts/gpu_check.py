@@ -9,8 +9,9 @@ verifier's own rule and tolerance table (share/evo-opt/tolerances.json, the file
     and no NaN/Inf may appear where the reference has none (an unwritten element stays NaN).
 Each case is also timed (CUDA events, median, L2 flushed between runs) next to PyTorch eager.
 Sections: emitters, adversarial (the hand-written adversarial suites of test/Evaluation, with
-their false accepts and false rejects), verify (evo-verify's own numbers), overhead (what the
-checks of every timed launch cost per candidate evaluation, on bench tasks).
+their false accepts and false rejects), verify (evo-verify's own numbers), determinism (the
+tensor-core seeds at the GPT-2 block's GEMM shapes, 1000 launches each, bit for bit), overhead
+(what the checks of every timed launch cost per candidate evaluation, on bench tasks).
 The last thing printed is a table; details go to $OUT/gpu_check.json.
 """
 
