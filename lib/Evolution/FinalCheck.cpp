@@ -185,9 +185,10 @@ LogicalResult finalCheck(gpu::GPUModuleOp gm, ArrayRef<SplicedTask> tasks,
                                      "tasks are wired together wrongly (a bug of evo-evolve) or "
                                      "the function is too ill-conditioned on those inputs for its "
                                      "float types (more elements off the naive kernels' results "
-                                     "than the oracle arbitrates, or off them on the timing "
-                                     "inputs, which it does not arbitrate; declare realistic "
-                                     "input ranges with evo.range, docs/verification.md) or a "
+                                     "than the oracle arbitrates, or elements where the oracle "
+                                     "found the evolved kernels further from it than the naive "
+                                     "ones; declare realistic input ranges with evo.range, "
+                                     "docs/verification.md) or a "
                                      "kernel races (a result that changes between launches); "
                                      "nothing is written";
   return reportCulprits(gm, *culprits, s.store);
