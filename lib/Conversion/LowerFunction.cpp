@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
@@ -553,9 +554,7 @@ void viewReshapedParams(gpu::GPUFuncOp kernel, ArrayRef<unsigned> args,
     BlockArgument arg = kernel.getArgument(k);
     arg.setType(have);
     OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
-    SmallVector<int64_t> strides(want.getRank(), 1);
-    for (int64_t d = want.getRank() - 2; d >= 0; --d)
-      strides[d] = strides[d + 1] * want.getDimSize(d + 1);
+    SmallVector<int64_t> strides = computeSuffixProduct(want.getShape()); // row-major
     auto view = memref::ReinterpretCastOp::create(b, kernel.getLoc(), want, arg, /*offset=*/0,
                                                   want.getShape(), strides);
     arg.replaceAllUsesExcept(view.getResult(), view);
