@@ -95,14 +95,21 @@ _n, _why = _cuda_devices()
 if _n:
     config.available_features.add("cuda")
     # cuda-sm90a: device 0 is compute capability 9.0 (wgmma, TMA: PTX for sm_90a runs there).
+    # cuda-sm80: compute capability 8.0 or newer (mma.sync m16n8k16, cp.async: PTX for sm_80).
     _lib = ctypes.CDLL("libcuda.so.1")
     _major, _minor = ctypes.c_int(0), ctypes.c_int(0)
-    if (_lib.cuDeviceGetAttribute(ctypes.byref(_major), 75, 0) == 0 and
-            _lib.cuDeviceGetAttribute(ctypes.byref(_minor), 76, 0) == 0 and
-            (_major.value, _minor.value) == (9, 0)):
+    _cc = ((_major.value, _minor.value)
+           if _lib.cuDeviceGetAttribute(ctypes.byref(_major), 75, 0) == 0 and
+           _lib.cuDeviceGetAttribute(ctypes.byref(_minor), 76, 0) == 0 else (0, 0))
+    if _cc == (9, 0):
         config.available_features.add("cuda-sm90a")
     else:
         lit_config.note("device 0 is not compute capability 9.0: tests marked "
                         "'REQUIRES: cuda-sm90a' are UNSUPPORTED")
+    if _cc >= (8, 0):
+        config.available_features.add("cuda-sm80")
+    else:
+        lit_config.note("device 0 is older than compute capability 8.0: tests marked "
+                        "'REQUIRES: cuda-sm80' are UNSUPPORTED")
 else:
     lit_config.note("no GPU: tests marked 'REQUIRES: cuda' are UNSUPPORTED ({})".format(_why))

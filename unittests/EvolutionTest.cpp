@@ -210,8 +210,8 @@ TEST(GenomeTest, TiledSeedsLowerOnIrregularAndLongKMatmuls) {
     LegalityCache legal(*m->getOps<func::FuncOp>().begin(), TaskFamily::Matmul);
     unsigned tiled = 0, split = 0;
     for (const Genome &g : seedGenomes(Genome(), TaskFamily::Matmul, outputs)) {
-      if (g.knobs.tileSizes.empty() || g.knobs.wgmma)
-        continue;
+      if (g.knobs.tileSizes.empty() || g.knobs.wgmma || g.knobs.mmaSync)
+        continue; // f32 operands: the tensor-core seeds are illegal here
       ++tiled;
       // (K = 19 has one whole tile of 16: fewer than any split's slices.)
       if (src == irregular && g.knobs.split > 1) {
@@ -227,6 +227,39 @@ TEST(GenomeTest, TiledSeedsLowerOnIrregularAndLongKMatmuls) {
     EXPECT_GE(tiled, 14u + 5u);
     EXPECT_EQ(split, src == irregular ? 0u : 5u);
   }
+}
+
+TEST(GenomeTest, MmaSyncSeedsAreLegalOnlyWhereTheChipHasIt) {
+  // The mma.sync seeds (f16/bf16 tensor cores before Hopper) lower on an odd-sized f16 matmul
+  // for a chip that has mma.sync, and are refused for one that does not (as wgmma's are off
+  // sm_90a); chipHasMmaSync reads the chip name.
+  const char *src = R"mlir(func.func @h_t0(%a: tensor<200x96xf16>, %b: tensor<96x136xf16>) -> tensor<200x136xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<200x136xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<200x136xf32>) -> tensor<200x136xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<200x96xf16>, tensor<96x136xf16>) outs(%f : tensor<200x136xf32>) -> tensor<200x136xf32>
+  return %r : tensor<200x136xf32>
+})mlir";
+  MLIRContext ctx(registry());
+  OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(src, &ctx);
+  ASSERT_TRUE(m);
+  func::FuncOp task = *m->getOps<func::FuncOp>().begin();
+  LegalityCache ampere(task, TaskFamily::Matmul, /*wgmmaTarget=*/false, /*mmaSyncTarget=*/true);
+  LegalityCache older(task, TaskFamily::Matmul, /*wgmmaTarget=*/false, /*mmaSyncTarget=*/false);
+  unsigned mma = 0;
+  for (const Genome &g : seedGenomes(Genome(), TaskFamily::Matmul, 200 * 136)) {
+    EXPECT_FALSE(g.knobs.mmaSync && g.knobs.wgmma);
+    if (!g.knobs.mmaSync)
+      continue;
+    ++mma;
+    EXPECT_TRUE(ampere.isLegal(g)) << g.key(TaskFamily::Matmul);
+    EXPECT_FALSE(older.isLegal(g)) << g.key(TaskFamily::Matmul);
+  }
+  EXPECT_EQ(mma, 7u);
+  for (const char *chip : {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a", "sm_120"})
+    EXPECT_TRUE(chipHasMmaSync(chip)) << chip;
+  for (const char *chip : {"sm_75", "sm_70", "sm_8", "gfx90a", ""})
+    EXPECT_FALSE(chipHasMmaSync(chip)) << chip;
 }
 
 TEST(GenomeTest, ReductionsWithFewOutputsAreSeededWithSplitsThatLower) {

@@ -31,8 +31,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Emitters.h"
-#include "KernelBuilder.h"
+#include "TensorCore.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -52,85 +51,18 @@ constexpr int64_t kBK = 64;
 /// Bytes of K one wgmma consumes: k16 of f16/bf16, k8 of tf32.
 constexpr int64_t kStepBytes = 32;
 
-/// Whether the payload is `out + ext(a) * ext(b)` (the extensions optional), with a and b the
-/// two inputs in either order.
-bool isMultiplyAdd(const GenericTask &t) {
-  if (!t.allCombinersKnown() || t.combiners.size() != 1 ||
-      !isa<arith::AddFOp>(t.combiners[0].op))
-    return false;
-  Value v = t.combiners[0].op->getOperand(t.combiners[0].valueOperand);
-  auto mul = v.getDefiningOp<arith::MulFOp>();
-  if (!mul)
-    return false;
-  Block *body = linalg::GenericOp(t.op).getBody();
-  auto argOf = [&](Value x) -> int {
-    if (auto ext = x.getDefiningOp<arith::ExtFOp>())
-      x = ext.getIn();
-    auto arg = dyn_cast<BlockArgument>(x);
-    return arg && arg.getOwner() == body ? int(arg.getArgNumber()) : -1;
-  };
-  int a = argOf(mul.getLhs()), b = argOf(mul.getRhs());
-  return (a == 0 && b == 1) || (a == 1 && b == 0);
+/// A wgmma matrix descriptor for the 128-byte swizzled tile at shared address `addr`.
+Value descriptor(Ptx &p, Value addr, int64_t leadingBytes, int64_t strideBytes) {
+  ImplicitLocOpBuilder &b = p.b;
+  Value start =
+      arith::ShRUIOp::create(b, arith::AndIOp::create(b, addr, p.c64(0x3FFFF)), p.c64(4));
+  int64_t fixed = ((leadingBytes >> 4) << 16) | ((strideBytes >> 4) << 32) | (int64_t(1) << 62);
+  return arith::OrIOp::create(b, start, p.c64(fixed));
 }
-
-/// The loop dimensions an operand's map reads, in memory order (outermost first), when the map
-/// is a projected permutation.
-std::optional<SmallVector<unsigned>> dimsOf(AffineMap map) {
-  if (!map.isProjectedPermutation())
-    return std::nullopt;
-  SmallVector<unsigned> dims;
-  for (AffineExpr e : map.getResults())
-    dims.push_back(cast<AffineDimExpr>(e).getPosition());
-  return dims;
-}
-
-/// i32 / i64 constants and the shared-memory pointer arithmetic of the kernel.
-struct Ptx {
-  ImplicitLocOpBuilder &b;
-  Type i32, i64, sharedPtr, genericPtr;
-
-  explicit Ptx(ImplicitLocOpBuilder &b)
-      : b(b), i32(b.getI32Type()), i64(b.getI64Type()),
-        sharedPtr(LLVM::LLVMPointerType::get(b.getContext(), 3)),
-        genericPtr(LLVM::LLVMPointerType::get(b.getContext())) {}
-
-  Value c32(int64_t v) { return arith::ConstantIntOp::create(b, v, 32); }
-  Value c64(int64_t v) { return arith::ConstantIntOp::create(b, v, 64); }
-  Value to32(Value index) { return arith::IndexCastOp::create(b, i32, index); }
-  Value to64(Value index) { return arith::IndexCastOp::create(b, i64, index); }
-  /// A pointer into shared memory at byte address `addr` (an i64 in the shared window).
-  Value shared(Value addr) { return LLVM::IntToPtrOp::create(b, sharedPtr, addr); }
-  /// The same address in the cluster's shared window (this CTA's part of it), where TMA writes.
-  Value clusterShared(Value addr) {
-    return LLVM::AddrSpaceCastOp::create(b, LLVM::LLVMPointerType::get(b.getContext(), 7),
-                                         shared(addr));
-  }
-  Value add(Value a, int64_t c) { return c ? arith::AddIOp::create(b, a, c64(c)) : a; }
-  Value add(Value a, Value c) { return arith::AddIOp::create(b, a, c); }
-  Value mul(Value a, int64_t c) { return arith::MulIOp::create(b, a, c64(c)); }
-  /// The global address of a buffer parameter (a bare pointer after lowering).
-  Value globalPtr(Value memref) {
-    Value index = memref::ExtractAlignedPointerAsIndexOp::create(b, memref);
-    return LLVM::IntToPtrOp::create(b, genericPtr, to64(index));
-  }
-  /// A wgmma matrix descriptor for the 128-byte swizzled tile at shared address `addr`.
-  Value descriptor(Value addr, int64_t leadingBytes, int64_t strideBytes) {
-    Value start = arith::ShRUIOp::create(b, arith::AndIOp::create(b, addr, c64(0x3FFFF)), c64(4));
-    int64_t fixed = ((leadingBytes >> 4) << 16) | ((strideBytes >> 4) << 32) | (int64_t(1) << 62);
-    return arith::OrIOp::create(b, start, c64(fixed));
-  }
-};
-
 
 /// A wgmma matmul's shapes, checked against the knobs: everything the kernel is built from.
-struct WgmmaPlan {
-  const GenericTask *t = nullptr;
+struct WgmmaPlan : TensorCoreGemm {
   int64_t BM = 0, BN = 0, S = 0;
-  unsigned pa = 0, pb = 0, pc = 0;     // kernel parameters of A, B and C
-  unsigned mD = 0, nD = 0, kD = 0;     // loop dimensions of M, N and K
-  SmallVector<unsigned> batch;         // at most one
-  Type eltA, outElt;
-  bool bKMajor = false;                // B[n][k] (else B[k][n], read transposed)
   /// f32 operands: TF32 (wgmma .tf32 on the operands as they are) or 3xTF32 (each operand
   /// split in shared memory into a TF32 part and a remainder, three products); else Ieee.
   F32Matmul f32Mode = F32Matmul::Ieee;
@@ -138,7 +70,6 @@ struct WgmmaPlan {
   int64_t bk = kBK;
   /// Bytes TMA writes per stage (A's and B's tiles); a 3xTF32 stage holds their remainders too.
   int64_t loadBytes = 0;
-  int64_t M = 0, N = 0, K = 0, B = 1;
   int64_t stageBytes = 0, smem = 0;
   TensorMapDesc mapA, mapB;
 
@@ -189,20 +120,11 @@ LogicalResult checkCommon(const GenericTask &t, const ScheduleKnobs &k, unsigned
   pl.S = k.stages;
   pl.persistent = k.persistent;
   auto bad = [&] { return badKnobs(t, k); };
-  if (!isMultiplyAdd(t) || linalg::GenericOp(t.op).hasIndexSemantics() || t.outputs.size() != 1)
-    return bad() << "needs a payload of the form `out + a * b`";
+  if (failed(matchTensorCoreOperands(t, ia, ib, pl, bad)))
+    return failure();
   if (k.split != 1)
     return bad() << "split=" << k.split << ": split-K is a tiled SIMT schedule (wgmma=0)";
-  if (!t.inputs[ia].isPlainBuffer() || !t.inputs[ib].isPlainBuffer())
-    return bad() << "needs both operands in memory, not read through a view (tensor.pad, a "
-                    "reshape or a slice)";
-  pl.pa = t.inputs[ia].buffer;
-  pl.pb = t.inputs[ib].buffer;
-  pl.pc = t.outputs[0];
-  pl.eltA = t.params[pl.pa].getElementType();
-  Type eltB = t.params[pl.pb].getElementType();
-  // The contraction's own result type (an epilogue may store another one: storeOutput).
-  pl.outElt = t.resultElementType(0);
+  Type eltB = pl.eltB;
   if (pl.eltA.isF32() && eltB.isF32()) {
     // f32 stays f32 unless the user opted in: tensor cores multiply TF32 (10-bit mantissa).
     if (k.f32Matmul == F32Matmul::Ieee)
@@ -216,8 +138,6 @@ LogicalResult checkCommon(const GenericTask &t, const ScheduleKnobs &k, unsigned
                  << pl.eltA << " and " << eltB;
   }
   pl.bk = kRow / (pl.eltA.getIntOrFloatBitWidth() / 8);
-  if (!(pl.outElt.isF32() || pl.outElt.isF16() || pl.outElt.isBF16()))
-    return bad() << "needs an f32, f16 or bf16 result, got " << pl.outElt;
   if (pl.BM != 64 && pl.BM != 128)
     return bad() << "the M tile must be 64 or 128 (one consumer warpgroup per 64 rows)";
   if (pl.BN < 64 || pl.BN > 256 || pl.BN % 64)
@@ -225,9 +145,6 @@ LogicalResult checkCommon(const GenericTask &t, const ScheduleKnobs &k, unsigned
   if (k.tileSizes[2] != pl.bk)
     return bad() << "the K tile must be " << pl.bk << " (one 128-byte swizzled row of "
                  << pl.eltA << ")";
-  if (!t.params[pl.pa].getLayout().isIdentity() || !t.params[pl.pb].getLayout().isIdentity() ||
-      !t.params[pl.pc].getLayout().isIdentity())
-    return bad() << "needs row-major buffers";
   return success();
 }
 
@@ -405,30 +322,9 @@ FailureOr<WgmmaPlan> planWgmma(const GenericTask &t, const ScheduleKnobs &k) {
   if (failed(checkCommon(t, k, ia, ib, pl)))
     return failure();
 
-  // Operand layouts: A[batch][m][k]; B[batch][k][n] (MN-major) or B[batch][n][k]; C[batch][m][n].
-  pl.mD = view->m[0];
-  pl.nD = view->n[0];
-  pl.kD = view->k[0];
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  pl.batch.assign(view->batch.begin(), view->batch.end());
-  auto expect = [&](AffineMap map, ArrayRef<unsigned> inner) {
-    std::optional<SmallVector<unsigned>> d = dimsOf(map);
-    SmallVector<unsigned> want(pl.batch);
-    want.append(inner.begin(), inner.end());
-    return d && *d == want;
-  };
-  if (!expect(maps[ia], {pl.mD, pl.kD}))
-    return bad() << "needs A laid out [batch][m][k] (K contiguous)";
-  pl.bKMajor = expect(maps[ib], {pl.nD, pl.kD});
-  if (!pl.bKMajor && !expect(maps[ib], {pl.kD, pl.nD}))
-    return bad() << "needs B laid out [batch][k][n] or [batch][n][k]";
-  if (failed(checkTf32Layout(t, k, pl)))
+  if (failed(matchTensorCoreLayout(t, *view, pl, bad)) || failed(checkTf32Layout(t, k, pl)))
     return failure();
-  if (!expect(maps[2], {pl.mD, pl.nD}))
-    return bad() << "needs C laid out [batch][m][n]";
-  const int64_t M = pl.M = t.loopSizes[pl.mD], N = pl.N = t.loopSizes[pl.nD],
-                K = pl.K = t.loopSizes[pl.kD];
-  pl.B = pl.batch.empty() ? 1 : t.loopSizes[pl.batch[0]];
+  const int64_t M = pl.M, N = pl.N, K = pl.K;
   // TMA: global strides are multiples of 16 bytes (8 elements).
   const int64_t rowAlign = 16 / (pl.eltA.getIntOrFloatBitWidth() / 8);
   if (K % rowAlign || (!pl.bKMajor && N % rowAlign))
@@ -495,7 +391,6 @@ private:
   Value mainLoop(Value w, Value j);
   void splitStage(Value s);
   void storeTile(Value acc, Value w);
-  void storeElements(SmallVector<Value> ivs, Value col, ArrayRef<Value> values);
 
   const WgmmaPlan &pl;
   const GenericTask &t;
@@ -508,16 +403,11 @@ private:
 };
 
 void WgmmaKernel::setUpBarriers() {
-  MLIRContext *mctx = b.getContext();
   tid = kb.threadId();
   warpgroup = kb.div(tid, 128);
   zero = kb.idx(0);
   // The aligned base of dynamic shared memory, as an address in the shared window.
-  auto smemType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
-                                  gpu::AddressSpaceAttr::get(mctx, gpu::AddressSpace::Workgroup));
-  Value dyn = gpu::DynamicSharedMemoryOp::create(b, smemType);
-  Value raw = p.to64(memref::ExtractAlignedPointerAsIndexOp::create(b, dyn));
-  base = arith::AndIOp::create(b, p.add(raw, 1023), p.c64(~int64_t(1023)));
+  base = p.dynamicSharedBase(1024);
   barriers = p.add(base, pl.S * pl.stageBytes);
   kb.ifThen(kb.eq(tid, 0), [&] {
     for (int64_t s = 0; s < pl.S; ++s) {
@@ -546,18 +436,11 @@ void WgmmaKernel::forEachTile(function_ref<void(Value j)> body) {
 void WgmmaKernel::placeTile(Value tile) {
   // Column by column within a group of 8 rows of tiles: the blocks running at once share B's
   // columns and a band of A's rows in L2.
-  const int64_t tilesN = pl.tilesN(), perBatch = pl.tilesM() * tilesN;
-  const int64_t groupM = std::min<int64_t>(8, pl.tilesM()), perGroup = groupM * tilesN;
+  const int64_t perBatch = pl.tilesM() * pl.tilesN();
   bz = kb.div(tile, perBatch);
-  Value pid = kb.rem(tile, perBatch);
-  Value firstM = kb.mul(kb.div(pid, perGroup), groupM);
-  // The last group may be shorter: min(tilesM - firstM, groupM) rows of tiles.
-  Value rowsHere = arith::MinUIOp::create(
-      b, arith::SubIOp::create(b, kb.idx(pl.tilesM()), firstM), kb.idx(groupM));
-  Value inGroup = kb.rem(pid, perGroup);
-  Value mTile = kb.add(firstM, arith::RemUIOp::create(b, inGroup, rowsHere));
+  auto [mTile, nTile] = groupedTile(kb, kb.rem(tile, perBatch), pl.tilesM(), pl.tilesN());
   m0 = kb.mul(mTile, pl.BM);
-  n0 = kb.mul(arith::DivUIOp::create(b, inGroup, rowsHere), pl.BN);
+  n0 = kb.mul(nTile, pl.BN);
   if (const auto &cv = pl.conv) {
     // Pixel tiles run along the image's rows of tiles, then its columns, then the images.
     const int64_t perImage = cv->tilesP() * cv->tilesQ();
@@ -708,17 +591,17 @@ Value WgmmaKernel::mainLoop(Value w, Value j) {
           Value bAddr = pl.bKMajor ? p.add(stageB(s), kk * kStepBytes)
                                    : p.add(stageB(s), kk * 16 * kRow);
           auto descB = [&](Value addr) {
-            return pl.bKMajor ? p.descriptor(addr, 16, 1024)
-                              : p.descriptor(addr, kBK * kRow, 1024);
+            return pl.bKMajor ? descriptor(p, addr, 16, 1024)
+                              : descriptor(p, addr, kBK * kRow, 1024);
           };
           if (pl.split3()) {
             // The two cross products of the remainders first (the smaller terms), then the
             // TF32 parts'; small x small (below 2^-20 |ab|) is left out.
             const int64_t r = pl.remainderOffset();
-            mma(p.descriptor(p.add(aAddr, r), 16, 1024), descB(bAddr));
-            mma(p.descriptor(aAddr, 16, 1024), descB(p.add(bAddr, r)));
+            mma(descriptor(p, p.add(aAddr, r), 16, 1024), descB(bAddr));
+            mma(descriptor(p, aAddr, 16, 1024), descB(p.add(bAddr, r)));
           }
-          mma(p.descriptor(aAddr, 16, 1024), descB(bAddr));
+          mma(descriptor(p, aAddr, 16, 1024), descB(bAddr));
         }
         NVVM::WgmmaGroupSyncAlignedOp::create(b);
         // One group stays in flight: the previous tile's group is done, so its buffer may be
@@ -745,21 +628,6 @@ void WgmmaKernel::consume() {
   });
 }
 
-/// One or two adjacent elements of C from f32 accumulators: the output's initial value added,
-/// then cast and stored through the epilogue (in f32, as cuBLASLt's) where the task has one.
-void WgmmaKernel::storeElements(SmallVector<Value> ivs, Value col, ArrayRef<Value> values) {
-  ivs[pl.nD] = col;
-  SmallVector<Value> out(values.begin(), values.end());
-  if (t.inits[0].kind != ValueSource::Kind::None) {
-    AffineMap outMap = linalg::GenericOp(t.op).getIndexingMapsArray()[2];
-    SmallVector<Value> init0 =
-        loadLanes(kb, t.inits[0], outMap, pl.outElt, ivs, pl.nD, int64_t(values.size()));
-    for (auto [o, i] : llvm::zip(out, init0))
-      o = combine(b, b.getLoc(), t.combiners[0].op, castTo(b, b.getLoc(), i, b.getF32Type()), o);
-  }
-  storeOutput(kb, t, 0, ivs, pl.nD, out, /*wide=*/true);
-}
-
 /// The wgmma D fragment: thread t of the warpgroup holds, for each 8-column group j, rows
 /// 16 * (t / 32) + (t % 32) / 4 (+ 8) and columns 8 * j + 2 * (t % 4) (+ 1). Rows (output
 /// pixels, for a convolution) and columns past the problem are skipped.
@@ -768,7 +636,6 @@ void WgmmaKernel::storeTile(Value acc, Value w) {
   Value rowInTile = kb.add(kb.mul(arith::IndexCastOp::create(b, b.getIndexType(), w), 64),
                            kb.add(kb.mul(warp, 16), kb.div(lane, 4)));
   Value col0 = kb.add(n0, kb.mul(kb.rem(lane, 4), 2));
-  const bool pairs = pl.N % 2 == 0;
   const bool rowsFull = pl.rowsFull(), colsFull = pl.N % pl.BN == 0;
   for (int64_t h = 0; h < 2; ++h) {
     // The loop indices of this thread's row h and whether it lies inside the result.
@@ -793,18 +660,7 @@ void WgmmaKernel::storeTile(Value acc, Value w) {
         Value col = kb.add(col0, 8 * j);
         Value v0 = LLVM::ExtractValueOp::create(b, acc, 4 * j + 2 * h);
         Value v1 = LLVM::ExtractValueOp::create(b, acc, 4 * j + 2 * h + 1);
-        if (pairs && colsFull) {
-          storeElements(ivs, col, {v0, v1});
-        } else if (pairs) { // N even: a pair is in or out together.
-          kb.ifThen(ult(col, pl.N), [&] { storeElements(ivs, col, {v0, v1}); });
-        } else {
-          for (auto [c, v] : {std::pair(col, v0), std::pair(kb.add(col, 1), v1)}) {
-            if (colsFull)
-              storeElements(ivs, c, {v});
-            else
-              kb.ifThen(ult(c, pl.N), [&] { storeElements(ivs, c, {v}); });
-          }
-        }
+        storeAccumulatorPair(kb, pl, ivs, col, v0, v1, colsFull);
       }
     };
     if (rowOk)

@@ -51,6 +51,10 @@ mlir::FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &task, const Sche
 /// (EmitWgmma.cpp); f32 ones too with f32_matmul = tf32 or 3xtf32.
 mlir::FailureOr<LoweredTask> emitWgmmaMatmul(const GenericTask &task, const ScheduleKnobs &knobs,
                                              EmitContext &ctx);
+/// f16/bf16 contractions with tile sizes and mma_sync: mma.sync.m16n8k16 fed by cp.async
+/// (EmitMmaSync.cpp; sm_80 and newer).
+mlir::FailureOr<LoweredTask> emitMmaSyncMatmul(const GenericTask &task, const ScheduleKnobs &knobs,
+                                               EmitContext &ctx);
 mlir::FailureOr<LoweredTask> emitSoftmax(const SoftmaxTask &task, const ScheduleKnobs &knobs,
                                          EmitContext &ctx);
 

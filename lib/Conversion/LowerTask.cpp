@@ -224,8 +224,13 @@ FailureOr<LoweredTask> lowerTask(func::FuncOp task, const ScheduleKnobs &knobs,
         if (naiveReductionKnobs(used))
           run.reduction = naiveLongReduction(*t, naiveContractionStrategy(*t));
         lowered = emitReduction(*t, run, ctx);
+      } else if (used.wgmma && used.mmaSync) {
+        return generic.emitError(
+            "evo-lower-to-gpu: wgmma and mma_sync are two tensor-core schedules: set one");
       } else if (used.wgmma) {
         lowered = emitWgmmaMatmul(*t, used, ctx);
+      } else if (used.mmaSync) {
+        lowered = emitMmaSyncMatmul(*t, used, ctx);
       } else {
         lowered = emitTiledMatmul(*t, used, ctx);
       }

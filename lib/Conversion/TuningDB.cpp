@@ -3,6 +3,7 @@
 #include "evo/Conversion/TuningDB.h"
 #include "TaskAnalysis.h"
 #include "evo/Conversion/LowerToGPU.h"
+#include "evo/Runtime/ChipRules.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
@@ -127,6 +128,9 @@ public:
     // only for sm_90a, the one chip that has it; a record elsewhere would give PTX that fails.
     if (r.knobs.wgmma && r.chip != "sm_90a")
       return fail("knobs", "wgmma needs chip sm_90a, the record is for " + r.chip);
+    if (std::optional<chips::Chip> c = chips::parse(r.chip);
+        r.knobs.mmaSync && (!c || c->number() < 80))
+      return fail("knobs", "mma_sync needs chip sm_80 or newer, the record is for " + r.chip);
     for (auto [key, field] : {std::pair<StringRef, std::string *>{"features", &r.features},
                               {"ops", &r.ops},
                               {"type", &r.type},

@@ -17,7 +17,7 @@ namespace evo {
 
 BuiltinProposer::BuiltinProposer(TaskSearch &search, bool withSeeds)
     : search(search), legal(search.taskFunc(), search.task().family,
-            chipHasWgmma(search.options().ptx.chip)) {
+            chipHasWgmma(search.options().ptx.chip), chipHasMmaSync(search.options().ptx.chip)) {
   if (!withSeeds)
     return;
   int64_t outputs = 0;

@@ -1,6 +1,7 @@
 //===- Genome.cpp - knobs, rewrites and the built-in mutators -----------------===//
 
 #include "evo/Evolution/Genome.h"
+#include "evo/Runtime/ChipRules.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -261,6 +262,19 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
     g.knobs.persistent = s[3];
     seeds.push_back(g);
   }
+  // Tensor cores before Hopper (mma.sync, f16/bf16 on sm_80 and newer; on sm_90a after the
+  // wgmma seeds): {BM, BN, BK, stages}, CUTLASS's usual Ampere tiles, a 64 x 64 tile per warp.
+  const int64_t mmaSync[][4] = {{128, 128, 32, 4}, {128, 256, 32, 3}, {256, 128, 32, 3},
+                                {128, 128, 64, 3}, {64, 128, 32, 4},  {128, 64, 32, 4},
+                                {64, 64, 64, 4}};
+  if (!tf32)
+    for (const auto &s : mmaSync) {
+      Genome g = baseline;
+      g.knobs.tileSizes = {s[0], s[1], s[2]};
+      g.knobs.mmaSync = true;
+      g.knobs.stages = s[3];
+      seeds.push_back(g);
+    }
   // Split-K tiles for few outputs (a 256x256 result is 16 tiles of 64x64, far too few blocks for
   // 132 SMs; long K is the whole work): {BM, BN, BK, TM, TN, split}, prefetching, the slices'
   // partial tiles added in order by a second kernel. Illegal (and skipped) where K has fewer
@@ -311,12 +325,17 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
 
 bool chipHasWgmma(StringRef chip) { return chip == "sm_90a"; }
 
+bool chipHasMmaSync(StringRef chip) {
+  std::optional<chips::Chip> c = chips::parse(std::string_view(chip.data(), chip.size()));
+  return c && c->number() >= 80;
+}
+
 bool LegalityCache::isLegal(const Genome &g) {
   std::string k = g.key(family);
   auto it = cache.find(k);
   if (it != cache.end())
     return it->second;
-  if (g.knobs.wgmma && !wgmmaTarget)
+  if ((g.knobs.wgmma && !wgmmaTarget) || (g.knobs.mmaSync && !mmaSyncTarget))
     return cache[k] = false;
   MLIRContext *ctx = task.getContext();
   // Lower into a scratch module; the lowering's diagnostics are the verdict, not user errors.

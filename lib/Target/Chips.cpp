@@ -189,6 +189,26 @@ static std::string required(const NVVM::NVVMCheckSMVersion &v) {
   return v.archAccelerated ? s : s + " or newer";
 }
 
+/// The chip an NVVM op needs: its RequiresSM interface where it has one; for the ops NVPTX
+/// cannot select on older chips that lack the interface in MLIR 22 (it would abort with "Cannot
+/// select"), the PTX ISA's minimum: cp.async sm_80, ldmatrix sm_75, mma.sync sm_80 for bf16,
+/// tf32 and the k16 f16 shapes (else sm_75).
+static std::optional<NVVM::NVVMCheckSMVersion> requiredChip(Operation *op) {
+  if (auto r = dyn_cast<NVVM::RequiresSMInterface>(op))
+    return r.getRequiredMinSMVersion();
+  if (isa<NVVM::CpAsyncOp, NVVM::CpAsyncCommitGroupOp, NVVM::CpAsyncWaitGroupOp>(op))
+    return NVVM::NVVMCheckSMVersion(false, 80);
+  if (isa<NVVM::LdMatrixOp>(op))
+    return NVVM::NVVMCheckSMVersion(false, 75);
+  if (auto mma = dyn_cast<NVVM::MmaOp>(op)) {
+    std::optional<NVVM::MMATypes> t = mma.getMultiplicandAPtxType();
+    bool newer = mma.getShape().getK() == 16 ||
+                 (t && (*t == NVVM::MMATypes::bf16 || *t == NVVM::MMATypes::tf32));
+    return NVVM::NVVMCheckSMVersion(false, newer ? 80 : 75);
+  }
+  return std::nullopt;
+}
+
 LogicalResult checkModuleRunsOn(gpu::GPUModuleOp gm, StringRef chip, StringRef context) {
   std::optional<chips::Chip> parsed = chips::parse(chip);
   if (!parsed)
@@ -203,8 +223,11 @@ LogicalResult checkModuleRunsOn(gpu::GPUModuleOp gm, StringRef chip, StringRef c
     NVVM::NVVMCheckSMVersion needs;
   };
   llvm::MapVector<Operation *, Worst> worst;
-  gm.walk([&](NVVM::RequiresSMInterface op) {
-    NVVM::NVVMCheckSMVersion needs = op.getRequiredMinSMVersion();
+  gm.walk([&](Operation *op) {
+    std::optional<NVVM::NVVMCheckSMVersion> required = requiredChip(op);
+    if (!required)
+      return;
+    NVVM::NVVMCheckSMVersion needs = *required;
     if (needs.isCompatibleWith(target))
       return;
     auto kernel = op->getParentOfType<gpu::GPUFuncOp>();

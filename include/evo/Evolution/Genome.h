@@ -58,8 +58,10 @@ std::vector<KnobDimension> knobDimensions(TaskFamily family);
 class LegalityCache {
 public:
   /// `wgmmaTarget`: the chip has wgmma (sm_90a); elsewhere wgmma genomes are not legal.
-  LegalityCache(mlir::func::FuncOp task, TaskFamily family, bool wgmmaTarget = false)
-      : task(task), family(family), wgmmaTarget(wgmmaTarget) {
+  /// `mmaSyncTarget`: the chip has mma.sync m16n8k16 with cp.async (sm_80 and newer).
+  LegalityCache(mlir::func::FuncOp task, TaskFamily family, bool wgmmaTarget = false,
+                bool mmaSyncTarget = false)
+      : task(task), family(family), wgmmaTarget(wgmmaTarget), mmaSyncTarget(mmaSyncTarget) {
     loadLoweringDialects(task.getContext());
   }
   bool isLegal(const Genome &g);
@@ -67,12 +69,15 @@ public:
 private:
   mlir::func::FuncOp task;
   TaskFamily family;
-  bool wgmmaTarget;
+  bool wgmmaTarget, mmaSyncTarget;
   std::map<std::string, bool> cache;
 };
 
 /// Whether PTX for `chip` may use wgmma (warpgroup MMA exists on sm_90a only).
 bool chipHasWgmma(llvm::StringRef chip);
+/// Whether PTX for `chip` may use mma.sync m16n8k16 on f16/bf16, ldmatrix and cp.async (sm_80
+/// and newer).
+bool chipHasMmaSync(llvm::StringRef chip);
 
 /// The built-in mutators. Each returns a genome different from its parents that lowers for the
 /// task, or std::nullopt after a bounded number of attempts.

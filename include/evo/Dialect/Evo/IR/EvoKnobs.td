@@ -64,7 +64,7 @@ def Evo_VectorWidth : Evo_Knob<"vector_width", "vectorWidth", "vector-width", "I
   }];
   // Matmuls record it only when set: 128-bit shared-memory fragments (EmitMatmul.cpp) or,
   // untiled, vector loads along K (EmitReduction.cpp).
-  let recorded = "f != TaskFamily::Matmul || k.vectorWidth != 1";
+  let recorded = "f != TaskFamily::Matmul || (k.vectorWidth != 1 && !k.mmaSync)";
   let search = [[1], [2], [4], [8]];
 }
 
@@ -122,7 +122,7 @@ def Evo_ThreadTile : Evo_Knob<"thread_tile", "threadTile", "thread-tile", "List"
       if (t < 1 || t > 16)
         return emitError() << "thread_tile entries must be in [1, 16], got " << t;
   }];
-  let recorded = "f == TaskFamily::Matmul && !k.tileSizes.empty() && !k.wgmma";
+  let recorded = "f == TaskFamily::Matmul && !k.tileSizes.empty() && !k.wgmma && !k.mmaSync";
   let search = !listflatten(!foreach(m, [1, 2, 4, 8], !foreach(n, [1, 2, 4, 8], [m, n])));
 }
 
@@ -175,7 +175,7 @@ def Evo_RowSplit : Evo_Knob<"row_split", "rowSplit", "row-split", "Int",
 def Evo_Prefetch : Evo_Knob<"prefetch", "prefetch", "prefetch", "Bool",
     "Tiled matmul: load the next K tile into registers while computing the current one"> {
   let cppDefault = "false";
-  let recorded = "f == TaskFamily::Matmul && !k.tileSizes.empty() && k.prefetch";
+  let recorded = "f == TaskFamily::Matmul && !k.tileSizes.empty() && k.prefetch && !k.mmaSync";
   let search = [[0], [1]];
 }
 
@@ -188,14 +188,25 @@ def Evo_Wgmma : Evo_Knob<"wgmma", "wgmma", "wgmma", "Bool",
   let search = [[0], [1]];
 }
 
+def Evo_MmaSync : Evo_Knob<"mma_sync", "mmaSync", "mma-sync", "Bool",
+    "Tiled f16/bf16 matmul on tensor cores with mma.sync m16n8k16 (sm_80 and newer): cp.async "
+    "into a ring of `stages` swizzled shared-memory buffers, ldmatrix fragments, a 64 x 64 tile "
+    "per warp (tile_sizes M and N in {32, 64, 128, 256}, at most 8 warps; K in {32, 64})"> {
+  let cppDefault = "false";
+  // With wgmma set too, the lowering refuses the pair (LowerTask.cpp): each knob's own check
+  // sees one value.
+  let recorded = "f == TaskFamily::Matmul && !k.tileSizes.empty() && k.mmaSync";
+  let search = [[0], [1]];
+}
+
 def Evo_Stages : Evo_Knob<"stages", "stages", "stages", "Int",
-    "wgmma matmul: shared-memory buffers of the TMA pipeline (2-8)"> {
+    "Tensor-core matmuls (wgmma, mma_sync): shared-memory buffers of the pipeline (2-8)"> {
   let cppDefault = "4";
   let check = [{
     if (k.stages < 2 || k.stages > 8)
       return emitError() << "stages must be in [2, 8], got " << k.stages;
   }];
-  let recorded = "f == TaskFamily::Matmul && !k.tileSizes.empty() && k.wgmma";
+  let recorded = "f == TaskFamily::Matmul && !k.tileSizes.empty() && (k.wgmma || k.mmaSync)";
   let search = [[2], [3], [4], [5], [6]];
 }
 
@@ -229,8 +240,8 @@ def Evo_F32MatmulKnob : Evo_Knob<"f32_matmul", "f32Matmul", "f32-matmul", "F32Ma
 /// Every knob, in the order #evo.knobs prints them.
 defvar Evo_AllKnobs = [Evo_BlockSize, Evo_ElementsPerThread, Evo_VectorWidth, Evo_Reduction,
                        Evo_Accumulators, Evo_TileSizes, Evo_ThreadTile, Evo_TransposeTile,
-                       Evo_Split, Evo_CacheRow, Evo_RowSplit, Evo_Prefetch, Evo_Wgmma, Evo_Stages,
-                       Evo_Persistent, Evo_F32MatmulKnob];
+                       Evo_Split, Evo_CacheRow, Evo_RowSplit, Evo_Prefetch, Evo_Wgmma, Evo_MmaSync,
+                       Evo_Stages, Evo_Persistent, Evo_F32MatmulKnob];
 
 /// The knob set of each family: what the mutators change, in the order they draw from.
 class Evo_FamilyKnobs<string familyCase, list<Evo_Knob> familyKnobs> {
@@ -244,8 +255,8 @@ defvar Evo_FamilyKnobSets = [
                                 Evo_Split]>,
   Evo_FamilyKnobs<"Softmax", [Evo_BlockSize, Evo_VectorWidth, Evo_Reduction]>,
   Evo_FamilyKnobs<"Matmul", [Evo_TileSizes, Evo_ThreadTile, Evo_BlockSize, Evo_Accumulators,
-                             Evo_VectorWidth, Evo_Prefetch, Evo_Wgmma, Evo_Stages,
-                             Evo_Persistent, Evo_Reduction, Evo_Split]>,
+                             Evo_VectorWidth, Evo_Prefetch, Evo_Wgmma, Evo_MmaSync,
+                             Evo_Stages, Evo_Persistent, Evo_Reduction, Evo_Split]>,
   Evo_FamilyKnobs<"Rows", [Evo_BlockSize, Evo_VectorWidth, Evo_Reduction, Evo_CacheRow,
                            Evo_RowSplit]>,
   Evo_FamilyKnobs<"Scan", [Evo_Reduction, Evo_VectorWidth, Evo_BlockSize,
