@@ -78,6 +78,11 @@ def suite():
         "gemv_f32": ([((8192, 8192), f32), ((8192,), f32)], torch.mv, False),
         "gemv_f16": ([((8192, 8192), f16), ((8192,), f16)], torch.mv, False),
         "matmul_k1m": ([((64, 1 << 20), f32), ((1 << 20, 1), f32)], torch.matmul, False),
+        # nn.Linear at batch 4 and 8 (x @ W^T, W 8192 x 8192): read-bound on W.
+        "gemv_b4_f16": ([((4, 8192), f16), ((8192, 8192), f16)], lambda x, w: x @ w.t(), False),
+        "gemv_b8_f16": ([((8, 8192), f16), ((8192, 8192), f16)], lambda x, w: x @ w.t(), False),
+        "gemv_b4_f32": ([((4, 8192), f32), ((8192, 8192), f32)], lambda x, w: x @ w.t(), False),
+        "gemv_b8_f32": ([((8, 8192), f32), ((8192, 8192), f32)], lambda x, w: x @ w.t(), False),
     }
 
 

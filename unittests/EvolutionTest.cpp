@@ -181,7 +181,8 @@ TEST(GenomeTest, SkinnyContractionsAreSeededWithTheGemvSchedulesFirst) {
     return !g.knobs.tileSizes.empty() && !g.knobs.wgmma && g.knobs.split > 1;
   }));
   EXPECT_TRUE(llvm::none_of(square, [](const Genome &g) { return g.knobs.split > 1; }));
-  EXPECT_EQ(skinny.size(), square.size() + 8 + 5);
+  // Skinny: 8 untiled, 4 few-row tensor-core and 4 few-row split-K SIMT seeds, 5 split-K tiles.
+  EXPECT_EQ(skinny.size(), square.size() + 8 + 4 + 4 + 5);
 }
 
 TEST(GenomeTest, TiledSeedsLowerOnIrregularAndLongKMatmuls) {
@@ -225,7 +226,8 @@ TEST(GenomeTest, TiledSeedsLowerOnIrregularAndLongKMatmuls) {
       split += g.knobs.split > 1;
     }
     EXPECT_GE(tiled, 14u + 5u);
-    EXPECT_EQ(split, src == irregular ? 0u : 5u);
+    // Both have few outputs: the 5 split-K tiles and the 4 few-row ones (legal on long K only).
+    EXPECT_EQ(split, src == irregular ? 0u : 5u + 4u);
   }
 }
 
@@ -255,7 +257,7 @@ TEST(GenomeTest, MmaSyncSeedsAreLegalOnlyWhereTheChipHasIt) {
     EXPECT_TRUE(ampere.isLegal(g)) << g.key(TaskFamily::Matmul);
     EXPECT_FALSE(older.isLegal(g)) << g.key(TaskFamily::Matmul);
   }
-  EXPECT_EQ(mma, 7u);
+  EXPECT_EQ(mma, 7u + 3u); // the 7 of every contraction, 3 more for few outputs (<= 65536)
   for (const char *chip : {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a", "sm_120"})
     EXPECT_TRUE(chipHasMmaSync(chip)) << chip;
   for (const char *chip : {"sm_75", "sm_70", "sm_8", "gfx90a", ""})

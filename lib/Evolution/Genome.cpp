@@ -225,6 +225,31 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
       g.knobs.split = s[3];
       seeds.push_back(g);
     }
+    // A few rows (nn.Linear at batch 2-16, y = x W^T): each element of W serves every row, so
+    // the untiled schedules above (a warp per output) read W once per row. Tiles that span all
+    // rows read it once: on tensor cores (the rows a fraction of one M tile; narrow N tiles for
+    // enough blocks, deep rings for enough bytes in flight) {wgmma, BM, BN, BK, stages}, and
+    // SIMT register tiles {BM, BN, BK, TM, TN, split} with split-K, since N / BN tiles alone are
+    // too few blocks.
+    const int64_t fewRowsTc[][5] = {{0, 32, 32, 64, 8}, {0, 32, 64, 64, 8}, {1, 64, 64, 64, 8},
+                                    {0, 32, 64, 32, 8}};
+    for (const auto &s : fewRowsTc) {
+      Genome g = baseline;
+      g.knobs.tileSizes = {s[1], s[2], s[3]};
+      (s[0] ? g.knobs.wgmma : g.knobs.mmaSync) = true;
+      g.knobs.stages = s[4];
+      seeds.push_back(g);
+    }
+    const int64_t fewRowsSimt[][6] = {{8, 256, 32, 8, 2, 8}, {8, 128, 32, 8, 1, 4},
+                                      {4, 128, 32, 4, 1, 4}, {8, 64, 32, 8, 1, 2}};
+    for (const auto &s : fewRowsSimt) {
+      Genome g = baseline;
+      g.knobs.tileSizes = {s[0], s[1], s[2]};
+      g.knobs.threadTile = {s[3], s[4]};
+      g.knobs.prefetch = true;
+      g.knobs.split = s[5];
+      seeds.push_back(g);
+    }
   }
   // A depthwise convolution: one row (M = 1), the whole window as the one K tile (its BM x BK
   // filter tile is copied by all threads), {BN, TN}: 32, 64 or 128 threads of 2 or 4 output

@@ -1,0 +1,10 @@
+// nn.Linear at batch 8 in f16 (issue 14: GEMV at batch 1, 4, 8): y = x W^T, x 8 x 8192,
+// W 8192 x 8192 stored [out, in], f16 result. Bound by reading W once (128 MiB); each of W's
+// elements serves 8 outputs, so a schedule that reads W once per output row re-reads it 8 times.
+func.func @gemv_b8_f16(%x: tensor<8x8192xf16>, %w: tensor<8192x8192xf16>) -> tensor<8x8192xf16> {
+  %zero = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<8x8192xf16>
+  %acc = linalg.fill ins(%zero : f16) outs(%e : tensor<8x8192xf16>) -> tensor<8x8192xf16>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>] ins(%x, %w : tensor<8x8192xf16>, tensor<8192x8192xf16>) outs(%acc : tensor<8x8192xf16>) -> tensor<8x8192xf16>
+  return %y : tensor<8x8192xf16>
+}
