@@ -14,6 +14,10 @@
 // walks them in order, or, for few outputs and S >= 32 (a 0-d loss: one output, S partials),
 // one warp per output point folds every 32nd partial and then the lanes (a serial walk of 256
 // partials is 256 dependent L2 round trips, ~30 us, half of a 256 MiB read's floor).
+// `group_outputs` G > 1 gives each thread/warp/block G output points, consecutive along the
+// parallel dimension the most input bytes do not depend on (groupDim): those inputs are loaded
+// once per chunk for all G points (a GEMV's rows share x; nn.Linear at batch 8 shares each
+// element of W among the 8 rows, which then read W once instead of 8 times).
 // Parallel strategies need a payload `yield combine(f(ins...), out)` with an associative
 // combiner; narrow floats (f16/bf16) accumulate in f32.
 //
@@ -38,6 +42,7 @@ public:
       rsizes.push_back(t.loopSizes[d]);
     numOut = t.numOutputPoints();
     numRed = t.numReductionPoints();
+    G = k.groupOutputs;
     for (unsigned o = 0; o < t.outputs.size(); ++o) {
       Type elt = getElementTypeOrSelf(op.getDpsInitOperand(o)->get().getType());
       outTypes.push_back(elt);
@@ -52,8 +57,14 @@ private:
   SmallVector<Value> fullIndices(ArrayRef<Value> pIdx, ArrayRef<Value> rIdx);
   /// Combines f(point) over the chunks first+lane, first+lane+width, ... below first+count
   /// (chunks of vector_width points).
-  SmallVector<Value> stridedAccumulate(KernelBuilder &kb, ArrayRef<Value> pIdx, Value lane,
-                                       int64_t width, Value first, int64_t count);
+  /// For each of the G points (pIdxs) and outputs, point-major.
+  SmallVector<Value> stridedAccumulate(KernelBuilder &kb, ArrayRef<SmallVector<Value>> pIdxs,
+                                       Value lane, int64_t width, Value first, int64_t count);
+  /// The parallel dimension (a position in t.parallelDims) a group of G points runs along: the
+  /// one the most input bytes do not depend on; none when no input is invariant along any.
+  std::optional<unsigned> groupDim() const;
+  /// The linear output point of parallel indices `pIdx`.
+  Value linearPoint(KernelBuilder &kb, ArrayRef<Value> pIdx);
   /// The second kernel of a split reduction: partials [S, outputs] -> outputs.
   void emitCombine(EmitContext &ctx, ArrayRef<MemRefType> params);
   /// How the combine kernel spreads the outputs over threads.
@@ -67,9 +78,41 @@ private:
   ReductionStrategy strategy;
   linalg::GenericOp op;
   SmallVector<int64_t> psizes, rsizes;
-  int64_t numOut, numRed;
+  int64_t numOut, numRed, G = 1;
+  unsigned gd = 0; // groupDim(), when G > 1
   SmallVector<Type> outTypes, accTypes;
 };
+
+std::optional<unsigned> ReductionEmitter::groupDim() const {
+  SmallVector<AffineMap> maps = linalg::GenericOp(t.op).getIndexingMapsArray();
+  std::optional<unsigned> best;
+  int64_t bestBytes = 0;
+  for (auto [i, d] : llvm::enumerate(t.parallelDims)) {
+    if (psizes[i] % G)
+      continue;
+    int64_t bytes = 0;
+    for (auto [j, src] : llvm::enumerate(t.inputs))
+      if (src.isPlainBuffer() && !maps[j].isFunctionOfDim(d)) {
+        MemRefType type = t.params[src.buffer];
+        bytes += type.getNumElements() * type.getElementTypeBitWidth() / 8;
+      }
+    if (bytes > bestBytes) {
+      best = i;
+      bestBytes = bytes;
+    }
+  }
+  return best;
+}
+
+Value ReductionEmitter::linearPoint(KernelBuilder &kb, ArrayRef<Value> pIdx) {
+  Value point = kb.idx(0);
+  int64_t stride = 1;
+  for (int64_t i = int64_t(pIdx.size()) - 1; i >= 0; --i) {
+    point = kb.add(point, kb.mul(pIdx[i], stride));
+    stride *= psizes[i];
+  }
+  return point;
+}
 } // namespace
 
 LogicalResult ReductionEmitter::validate() {
@@ -101,6 +144,18 @@ LogicalResult ReductionEmitter::validate() {
       return op.emitError() << "split=" << k.split << " does not divide the " << numRed / vw
                             << " reduction chunks of vector_width=" << vw << " points";
   }
+  if (G > 1) {
+    if (!known)
+      return op.emitError() << "group_outputs=" << G
+                            << " needs a payload of the form `yield combine(f(ins), out)` with an "
+                               "associative arith combiner";
+    std::optional<unsigned> d = groupDim();
+    if (!d)
+      return op.emitError() << "group_outputs=" << G
+                            << " needs an output dimension of a multiple of " << G
+                            << " points along which some input stays the same (nothing to share)";
+    gd = *d;
+  }
   if (strategy != ReductionStrategy::Thread)
     for (Type acc : accTypes)
       if (acc.getIntOrFloatBitWidth() != 32 && acc.getIntOrFloatBitWidth() != 64)
@@ -124,11 +179,14 @@ Value ReductionEmitter::initValue(KernelBuilder &kb, unsigned o, ArrayRef<Value>
   return loadLanes(kb, src, map, outTypes[o], ivs, 0, 1).front();
 }
 
-SmallVector<Value> ReductionEmitter::stridedAccumulate(KernelBuilder &kb, ArrayRef<Value> pIdx,
+SmallVector<Value> ReductionEmitter::stridedAccumulate(KernelBuilder &kb,
+                                                       ArrayRef<SmallVector<Value>> pIdxs,
                                                        Value lane, int64_t width, Value first,
                                                        int64_t count) {
-  const int64_t vw = k.vectorWidth, A = k.accumulators;
-  const unsigned numOutputs = t.outputs.size();
+  const int64_t vw = k.vectorWidth, A = k.accumulators, P = int64_t(pIdxs.size());
+  // One set of accumulators per point of the group: the combiners of output o repeat every
+  // `numOutputs` values (combineAt below).
+  const unsigned numOutputs = t.outputs.size() * P, perPoint = t.outputs.size();
   const unsigned laneDim = t.reductionDims.back();
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   SmallVector<Operation *> combinerOps;
@@ -138,36 +196,50 @@ SmallVector<Value> ReductionEmitter::stridedAccumulate(KernelBuilder &kb, ArrayR
   SmallVector<Value> init;
   for (int64_t a = 0; a < A; ++a)
     for (unsigned o = 0; o < numOutputs; ++o)
-      init.push_back(combinerIdentity(kb.b, kb.b.getLoc(), t.combiners[o].op, accTypes[o]));
+      init.push_back(combinerIdentity(kb.b, kb.b.getLoc(), t.combiners[o % perPoint].op,
+                                      accTypes[o % perPoint]));
   // The out block arguments only feed the (skipped) combiners.
   SmallVector<Value> unusedOuts;
   for (Type elt : outTypes)
     unusedOuts.push_back(kb.constant(cast<TypedAttr>(kb.b.getZeroAttr(elt))));
 
   // Folds one chunk of `vw` points into the accumulator set `accs`.
+  // Inputs the group's points share (not indexed by the group's dimension) are loaded once.
+  auto shared = [&](unsigned i) {
+    return P > 1 && !maps[i].isFunctionOfDim(t.parallelDims[gd]);
+  };
   auto accumulateChunk = [&](Value chunk, ValueRange accs) {
     SmallVector<Value> rIdx = kb.delinearize(kb.mul(chunk, vw), rsizes);
-    SmallVector<Value> ivs = fullIndices(pIdx, rIdx);
-    SmallVector<SmallVector<Value>> inLanes;
-    for (unsigned i = 0; i < op.getNumDpsInputs(); ++i)
-      inLanes.push_back(loadLanes(kb, t.inputs[i], maps[i],
-                                  getElementTypeOrSelf(op.getDpsInputOperand(i)->get().getType()),
-                                  ivs, laneDim, vw));
+    SmallVector<SmallVector<Value>> pointIvs;
+    for (ArrayRef<Value> pIdx : pIdxs)
+      pointIvs.push_back(fullIndices(pIdx, rIdx));
+    // inLanes[p][i]: input i's lanes at point p.
+    SmallVector<SmallVector<SmallVector<Value>>> inLanes(P);
+    for (int64_t p = 0; p < P; ++p)
+      for (unsigned i = 0; i < op.getNumDpsInputs(); ++i)
+        inLanes[p].push_back(
+            p > 0 && shared(i)
+                ? inLanes[0][i]
+                : loadLanes(kb, t.inputs[i], maps[i],
+                            getElementTypeOrSelf(op.getDpsInputOperand(i)->get().getType()),
+                            pointIvs[p], laneDim, vw));
     SmallVector<Value> next(accs.begin(), accs.end());
-    for (int64_t l = 0; l < vw; ++l) {
-      SmallVector<Value> args;
-      for (auto &lanes : inLanes)
-        args.push_back(lanes[l]);
-      args.append(unusedOuts);
-      IRMapping map;
-      clonePayload(kb.b, op, args, laneIndices(kb, ivs, laneDim, l), combinerOps, map);
-      for (unsigned o = 0; o < numOutputs; ++o) {
-        const Combiner &c = t.combiners[o];
-        Value x = castTo(kb.b, kb.b.getLoc(),
-                         map.lookupOrDefault(c.op->getOperand(c.valueOperand)), accTypes[o]);
-        next[o] = combine(kb.b, kb.b.getLoc(), c.op, next[o], x);
+    for (int64_t p = 0; p < P; ++p)
+      for (int64_t l = 0; l < vw; ++l) {
+        SmallVector<Value> args;
+        for (auto &lanes : inLanes[p])
+          args.push_back(lanes[l]);
+        args.append(unusedOuts);
+        IRMapping map;
+        clonePayload(kb.b, op, args, laneIndices(kb, pointIvs[p], laneDim, l), combinerOps, map);
+        for (unsigned o = 0; o < perPoint; ++o) {
+          const Combiner &c = t.combiners[o];
+          Value x = castTo(kb.b, kb.b.getLoc(),
+                           map.lookupOrDefault(c.op->getOperand(c.valueOperand)), accTypes[o]);
+          Value &acc = next[p * perPoint + o];
+          acc = combine(kb.b, kb.b.getLoc(), c.op, acc, x);
+        }
       }
-    }
     return next;
   };
 
@@ -178,7 +250,7 @@ SmallVector<Value> ReductionEmitter::stridedAccumulate(KernelBuilder &kb, ArrayR
   // Long serial walks (a naive one-thread reduction of 65536 points, a block's threads over a
   // 0-d sum of millions) accumulate in blocks (blockedForLoop): a two-level sum.
   auto combineAt = [&](unsigned i, Value a, Value b) {
-    return combine(kb.b, kb.b.getLoc(), t.combiners[i % numOutputs].op, a, b);
+    return combine(kb.b, kb.b.getLoc(), t.combiners[i % perPoint].op, a, b);
   };
   SmallVector<Value> accs = blockedForLoop(
       kb, kb.b.createOrFold<arith::AddIOp>(first, lane), end, step, ceilDiv(count, step), init,
@@ -204,7 +276,7 @@ SmallVector<Value> ReductionEmitter::stridedAccumulate(KernelBuilder &kb, ArrayR
   SmallVector<Value> result(accs.begin(), accs.begin() + numOutputs);
   for (int64_t a = 1; a < A; ++a)
     for (unsigned o = 0; o < numOutputs; ++o)
-      result[o] = combine(kb.b, kb.b.getLoc(), t.combiners[o].op, result[o],
+      result[o] = combine(kb.b, kb.b.getLoc(), t.combiners[o % perPoint].op, result[o],
                           accs[a * numOutputs + o]);
   return result;
 }
@@ -235,7 +307,12 @@ FailureOr<LoweredTask> ReductionEmitter::emit(EmitContext &ctx) {
     return failure();
   const int64_t bs = k.blockSize;
   const ReductionGroups groups{strategy, bs};
-  int64_t grid = ceilDiv(numOut, groups.pointsPerBlock());
+  // A thread/warp/block computes G points: numOut / G groups (G divides the group's dimension).
+  const int64_t numGroups = numOut / G;
+  SmallVector<int64_t> gsizes(psizes);
+  if (G > 1)
+    gsizes[gd] /= G;
+  int64_t grid = ceilDiv(numGroups, groups.pointsPerBlock());
   if (grid > std::numeric_limits<int32_t>::max())
     return op.emitError("evo-lower-to-gpu: grid too large");
 
@@ -258,7 +335,16 @@ FailureOr<LoweredTask> ReductionEmitter::emit(EmitContext &ctx) {
   const int64_t width = groups.width();
 
   auto body = [&] {
-    SmallVector<Value> pIdx = kb.delinearize(point, psizes);
+    // The group's points: `point` is the group's index, its points G consecutive ones along gd.
+    SmallVector<Value> gIdx = kb.delinearize(point, gsizes);
+    SmallVector<SmallVector<Value>> pIdxs;
+    for (int64_t j = 0; j < G; ++j) {
+      SmallVector<Value> pIdx(gIdx);
+      if (G > 1)
+        pIdx[gd] = kb.add(kb.mul(gIdx[gd], G), j);
+      pIdxs.push_back(pIdx);
+    }
+    SmallVector<Value> pIdx = pIdxs.front();
     SmallVector<Value> zeroR(rsizes.size(), kb.idx(0));
     SmallVector<Value> outIvs = fullIndices(pIdx, zeroR);
     if (!t.allCombinersKnown()) {
@@ -269,30 +355,36 @@ FailureOr<LoweredTask> ReductionEmitter::emit(EmitContext &ctx) {
     }
     Value slice = S > 1 ? kb.blockId(gpu::Dimension::y) : kb.idx(0);
     SmallVector<Value> partial =
-        stridedAccumulate(kb, pIdx, lane, width, S > 1 ? kb.mul(slice, numChunks / S) : kb.idx(0),
+        stridedAccumulate(kb, pIdxs, lane, width, S > 1 ? kb.mul(slice, numChunks / S) : kb.idx(0),
                           numChunks / S);
-    for (unsigned o = 0; o < partial.size(); ++o) {
+    const unsigned numOutputs = t.outputs.size();
+    for (unsigned i = 0; i < partial.size(); ++i) {
+      const unsigned o = i % numOutputs;
       Operation *c = t.combiners[o].op;
       auto fn = [&](Value a, Value b) { return combine(kb.b, kb.b.getLoc(), c, a, b); };
-      partial[o] = groups.reduce(
-          kb, partial[o], [&] { return kb.workgroup(o); },
+      partial[i] = groups.reduce(
+          kb, partial[i], [&] { return kb.workgroup(o); },
           [&] { return combinerIdentity(kb.b, kb.b.getLoc(), c, accTypes[o]); }, fn);
     }
     auto write = [&] {
-      if (S > 1) {
-        for (unsigned o = 0; o < partial.size(); ++o)
-          memref::StoreOp::create(kb.b, partial[o], kb.param(t.params.size() + o),
-                                  ValueRange{slice, point});
-        return;
-      }
-      for (unsigned o = 0; o < partial.size(); ++o) {
-        Value result = partial[o];
-        if (t.inits[o].kind != ValueSource::Kind::None) {
-          Value init = castTo(kb.b, kb.b.getLoc(), initValue(kb, o, outIvs), accTypes[o]);
-          result = combine(kb.b, kb.b.getLoc(), t.combiners[o].op, init, result);
+      for (int64_t j = 0; j < G; ++j) {
+        if (S > 1) {
+          Value at = G > 1 ? linearPoint(kb, pIdxs[j]) : point;
+          for (unsigned o = 0; o < numOutputs; ++o)
+            memref::StoreOp::create(kb.b, partial[j * numOutputs + o],
+                                    kb.param(t.params.size() + o), ValueRange{slice, at});
+          continue;
         }
-        // The naive matmul's epilogue runs exactly as the unfused ops would (wide=false).
-        storeOutput(kb, t, o, outIvs, 0, {result}, /*wide=*/false);
+        SmallVector<Value> ivs = fullIndices(pIdxs[j], zeroR);
+        for (unsigned o = 0; o < numOutputs; ++o) {
+          Value result = partial[j * numOutputs + o];
+          if (t.inits[o].kind != ValueSource::Kind::None) {
+            Value init = castTo(kb.b, kb.b.getLoc(), initValue(kb, o, ivs), accTypes[o]);
+            result = combine(kb.b, kb.b.getLoc(), t.combiners[o].op, init, result);
+          }
+          // The naive matmul's epilogue runs exactly as the unfused ops would (wide=false).
+          storeOutput(kb, t, o, ivs, 0, {result}, /*wide=*/false);
+        }
       }
     };
     if (strategy == ReductionStrategy::Thread)
@@ -301,10 +393,10 @@ FailureOr<LoweredTask> ReductionEmitter::emit(EmitContext &ctx) {
       kb.ifThen(kb.eq(lane, 0), write);
   };
   // The guard is uniform across a warp for the warp strategy, so shuffles stay convergent.
-  if (numOut % groups.pointsPerBlock() == 0)
+  if (numGroups % groups.pointsPerBlock() == 0)
     body();
   else
-    kb.ifThen(kb.lt(point, numOut), body);
+    kb.ifThen(kb.lt(point, numGroups), body);
   kb.finish();
 
   LoweredTask lowered = singleKernel(TaskFamily::Reduction, ctx, {grid, S, 1}, {bs, 1, 1}, params.size());

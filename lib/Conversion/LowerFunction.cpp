@@ -713,6 +713,7 @@ FailureOr<LaunchPlan> FunctionLowering::run(gpu::GPUModuleOp kernels) {
       knobs.reduction = ReductionStrategy::Thread;
       knobs.vectorWidth = 1;
       knobs.split = 1;
+      knobs.groupOutputs = 1;
     }
     // The knobs of the compute op (epilogue steps carry none).
     if (Attribute set = ops.front()->getAttr(kOpKnobsAttrName)) {

@@ -225,6 +225,17 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
       g.knobs.split = s[3];
       seeds.push_back(g);
     }
+    // A warp per group of outputs sharing an operand's loads (group_outputs): a GEMV's rows
+    // share x, nn.Linear's batch rows share W. {vector width, accumulators, outputs per group}.
+    const int64_t grouped[][3] = {{8, 2, 4}, {4, 2, 4}, {8, 1, 8}, {4, 1, 8}, {8, 2, 2}};
+    for (const auto &s : grouped) {
+      Genome g = baseline;
+      g.knobs.reduction = ReductionStrategy::Warp;
+      g.knobs.vectorWidth = s[0];
+      g.knobs.accumulators = s[1];
+      g.knobs.groupOutputs = s[2];
+      seeds.push_back(g);
+    }
     // A few rows (nn.Linear at batch 2-16, y = x W^T): each element of W serves every row, so
     // the untiled schedules above (a warp per output) read W once per row. Tiles that span all
     // rows read it once: on tensor cores (the rows a fraction of one M tile; narrow N tiles for

@@ -93,6 +93,21 @@ def Evo_Accumulators : Evo_Knob<"accumulators", "accumulators", "accumulators", 
   let search = [[1], [2], [4], [8]];
 }
 
+def Evo_GroupOutputs : Evo_Knob<"group_outputs", "groupOutputs", "group-outputs", "Int",
+    "Reductions and untiled contractions: output points each thread, warp or block computes "
+    "together (1, 2, 4 or 8), along the output dimension that the most input bytes do not "
+    "depend on; those inputs are loaded once for the group (a GEMV's rows share x, a batch "
+    "GEMV's rows share W)"> {
+  let cppDefault = "1";
+  let check = [{
+    if (!isPowerOf2(k.groupOutputs) || k.groupOutputs > 8)
+      return emitError() << "group_outputs must be 1, 2, 4 or 8, got " << k.groupOutputs;
+  }];
+  let recorded = "(f == TaskFamily::Reduction || (f == TaskFamily::Matmul && k.tileSizes.empty())) "
+                 # "&& k.groupOutputs != 1";
+  let search = [[1], [2], [4], [8]];
+}
+
 def Evo_TileSizes : Evo_Knob<"tile_sizes", "tileSizes", "tile-sizes", "List",
     "Matmul: block tile M,N,K staged in shared memory (empty: one thread per output)"> {
   let check = [{
@@ -239,7 +254,7 @@ def Evo_F32MatmulKnob : Evo_Knob<"f32_matmul", "f32Matmul", "f32-matmul", "F32Ma
 
 /// Every knob, in the order #evo.knobs prints them.
 defvar Evo_AllKnobs = [Evo_BlockSize, Evo_ElementsPerThread, Evo_VectorWidth, Evo_Reduction,
-                       Evo_Accumulators, Evo_TileSizes, Evo_ThreadTile, Evo_TransposeTile,
+                       Evo_Accumulators, Evo_GroupOutputs, Evo_TileSizes, Evo_ThreadTile, Evo_TransposeTile,
                        Evo_Split, Evo_CacheRow, Evo_RowSplit, Evo_Prefetch, Evo_Wgmma, Evo_MmaSync,
                        Evo_Stages, Evo_Persistent, Evo_F32MatmulKnob];
 
@@ -252,11 +267,12 @@ defvar Evo_FamilyKnobSets = [
   Evo_FamilyKnobs<"Elementwise", [Evo_BlockSize, Evo_VectorWidth, Evo_ElementsPerThread,
                                   Evo_TransposeTile]>,
   Evo_FamilyKnobs<"Reduction", [Evo_BlockSize, Evo_VectorWidth, Evo_Reduction, Evo_Accumulators,
-                                Evo_Split]>,
+                                Evo_Split, Evo_GroupOutputs]>,
   Evo_FamilyKnobs<"Softmax", [Evo_BlockSize, Evo_VectorWidth, Evo_Reduction]>,
   Evo_FamilyKnobs<"Matmul", [Evo_TileSizes, Evo_ThreadTile, Evo_BlockSize, Evo_Accumulators,
                              Evo_VectorWidth, Evo_Prefetch, Evo_Wgmma, Evo_MmaSync,
-                             Evo_Stages, Evo_Persistent, Evo_Reduction, Evo_Split]>,
+                             Evo_Stages, Evo_Persistent, Evo_Reduction, Evo_Split,
+                             Evo_GroupOutputs]>,
   Evo_FamilyKnobs<"Rows", [Evo_BlockSize, Evo_VectorWidth, Evo_Reduction, Evo_CacheRow,
                            Evo_RowSplit]>,
   Evo_FamilyKnobs<"Scan", [Evo_Reduction, Evo_VectorWidth, Evo_BlockSize,
