@@ -213,27 +213,22 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
     return seeds;
   // Few outputs (GEMV, skinny GEMM): too few tiles to fill the GPU, and reading the matrix once
   // at full bandwidth is the whole game. {strategy, vector width, accumulators, split}; the
-  // vector widths that do not fit the element type (8 x f32) are illegal and skipped.
+  // vector widths that do not fit the element type (8 x f32) are illegal and skipped. Then a
+  // warp per group of outputs sharing an operand's loads (group_outputs: a GEMV's rows share x,
+  // nn.Linear's batch rows share W). {strategy, vector width, accumulators, split, group}.
   if (outputElements > 0 && outputElements <= 65536) {
-    const int64_t gemv[][4] = {{1, 8, 4, 1},  {1, 4, 4, 1},  {2, 8, 2, 1},  {2, 4, 2, 1},
-                               {1, 8, 2, 8},  {1, 4, 2, 8},  {2, 8, 2, 32}, {2, 4, 2, 32}};
+    const int64_t gemv[][5] = {{1, 8, 4, 1, 1}, {1, 4, 4, 1, 1},  {2, 8, 2, 1, 1},
+                               {2, 4, 2, 1, 1}, {1, 8, 2, 8, 1},  {1, 4, 2, 8, 1},
+                               {2, 8, 2, 32, 1}, {2, 4, 2, 32, 1}, {1, 8, 2, 1, 4},
+                               {1, 4, 2, 1, 4}, {1, 8, 1, 1, 8},  {1, 4, 1, 1, 8},
+                               {1, 8, 2, 1, 2}};
     for (const auto &s : gemv) {
       Genome g = baseline;
       g.knobs.reduction = s[0] == 1 ? ReductionStrategy::Warp : ReductionStrategy::Block;
       g.knobs.vectorWidth = s[1];
       g.knobs.accumulators = s[2];
       g.knobs.split = s[3];
-      seeds.push_back(g);
-    }
-    // A warp per group of outputs sharing an operand's loads (group_outputs): a GEMV's rows
-    // share x, nn.Linear's batch rows share W. {vector width, accumulators, outputs per group}.
-    const int64_t grouped[][3] = {{8, 2, 4}, {4, 2, 4}, {8, 1, 8}, {4, 1, 8}, {8, 2, 2}};
-    for (const auto &s : grouped) {
-      Genome g = baseline;
-      g.knobs.reduction = ReductionStrategy::Warp;
-      g.knobs.vectorWidth = s[0];
-      g.knobs.accumulators = s[1];
-      g.knobs.groupOutputs = s[2];
+      g.knobs.groupOutputs = s[4];
       seeds.push_back(g);
     }
     // A few rows (nn.Linear at batch 2-16, y = x W^T): each element of W serves every row, so

@@ -1,11 +1,12 @@
 // evo-evolve on matmuls whose shapes the tiles do not divide, and on a long-K matmul with few
 // outputs, with the stand-in worker: the built-in proposer's tiled seeds lower and compile for
 // the irregular shape (the last row, column and K tiles are partial), and the long-K matmul gets
-// the tiled split-K seeds (a partial-tile kernel plus an in-order combine kernel).
+// the tiled split-K seeds (a partial-tile kernel plus an in-order combine kernel), after the
+// untiled GEMV and few-row seeds that few outputs get first.
 //
 // REQUIRES: stand-in-worker
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: evo-opt %s --evo-lower-to-gpu --evo-evolve="worker=%evo_fake_worker run-dir=%t/run max-candidates=10 quiet=true seed=4" -o %t/out.mlir 2>%t/err
+// RUN: evo-opt %s --evo-lower-to-gpu --evo-evolve="worker=%evo_fake_worker run-dir=%t/run max-candidates=26 quiet=true seed=4" -o %t/out.mlir 2>%t/err
 // RUN: %python %S/Inputs/list_candidates.py %t/run | FileCheck %s --check-prefix=CANDIDATES
 
 // CANDIDATES:     irregular_t0 matmul baseline valid
