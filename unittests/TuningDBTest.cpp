@@ -208,6 +208,17 @@ TEST_F(TuningDBTest, MalformedDatabasesAreRefusedWithWhere) {
   refuse(with("knobs", json::Object{{"reduction", "sideways"}}), "knobs:");
   refuse(with("knobs", json::Object{{"tile_sizes", json::Array{128, 128, 64}}, {"wgmma", 1}}),
          "knobs: wgmma needs chip sm_90a, the record is for sm_90");
+  {
+    // mma.sync exists from sm_80 on: a record for sm_75 is refused, one for sm_90 kept.
+    json::Object o = record(kSig2, "sm_75", 1, "x").toJson();
+    o["knobs"] = json::Object{{"tile_sizes", json::Array{128, 128, 32}}, {"mma_sync", 1}};
+    refuse(db(llvm::formatv("{0}", json::Value(std::move(o))).str()),
+           "knobs: mma_sync needs chip sm_80 or newer, the record is for sm_75");
+    TuningDbError e;
+    EXPECT_TRUE(TuningDb::parse(
+        with("knobs", json::Object{{"tile_sizes", json::Array{128, 128, 32}}, {"mma_sync", 1}}), e))
+        << e.message;
+  }
   refuse(with("best_ms", -1), "best_ms: not a positive number");
   refuse(with("best_ms", "fast"), "best_ms: not a positive number");
   refuse(with("run", 3), "run: not an object");
