@@ -128,6 +128,26 @@ TEST_F(KnobsTest, AttrListsOnlyTheFamilysKnobs) {
   EXPECT_EQ(tiled.getTileSizes(), ArrayRef<int64_t>({128, 128, 8}));
   // The attribute and the JSON of the run store list the same knobs.
   EXPECT_EQ(json::Value(tiled.toJson()), json::Value(k.toJson(TaskFamily::Matmul)));
+
+  // mma_sync ignores vector_width and thread_tile (not recorded with tiles), but means nothing
+  // without tiles, where an untiled contraction's vector_width (its K loads) and group_outputs
+  // stay recorded.
+  ScheduleKnobs gemv;
+  gemv.reduction = ReductionStrategy::Warp;
+  gemv.vectorWidth = 4;
+  gemv.groupOutputs = 2;
+  gemv.mmaSync = true;
+  KnobsAttr untiled = gemv.toAttr(&ctx, TaskFamily::Matmul);
+  EXPECT_EQ(untiled.getVectorWidth(), std::optional<int64_t>(4));
+  EXPECT_EQ(untiled.getGroupOutputs(), std::optional<int64_t>(2));
+  EXPECT_FALSE(untiled.getMmaSync().has_value());
+  gemv.tileSizes = {128, 128, 32};
+  gemv.threadTile = {8, 8};
+  KnobsAttr mma = gemv.toAttr(&ctx, TaskFamily::Matmul);
+  EXPECT_FALSE(mma.getVectorWidth().has_value());
+  EXPECT_FALSE(mma.getGroupOutputs().has_value());
+  EXPECT_TRUE(mma.getThreadTile().empty());
+  EXPECT_EQ(mma.getMmaSync(), std::optional<bool>(true));
 }
 
 TEST_F(KnobsTest, RecordedKnobsMergeBackToTheSameKnobs) {

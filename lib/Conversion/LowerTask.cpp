@@ -123,7 +123,8 @@ static ReductionStrategy naiveScanStrategy(const GenericTask &t, const ScanForm 
 
 /// Whether the reduction schedule knobs are all at their defaults: the naive schedule.
 static bool naiveReductionKnobs(const ScheduleKnobs &k) {
-  return k.reduction == ReductionStrategy::Thread && k.vectorWidth == 1 && k.split == 1;
+  return k.reduction == ReductionStrategy::Thread && k.vectorWidth == 1 && k.split == 1 &&
+         k.groupOutputs == 1;
 }
 
 static LoweredTask finishLowering(LoweredTask lowered, TaskFamily family,

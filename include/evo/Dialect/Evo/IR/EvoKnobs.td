@@ -64,7 +64,9 @@ def Evo_VectorWidth : Evo_Knob<"vector_width", "vectorWidth", "vector-width", "I
   }];
   // Matmuls record it only when set: 128-bit shared-memory fragments (EmitMatmul.cpp) or,
   // untiled, vector loads along K (EmitReduction.cpp).
-  let recorded = "f != TaskFamily::Matmul || (k.vectorWidth != 1 && !k.mmaSync)";
+  // (mma_sync ignores it; an untiled contraction, where mma_sync means nothing, uses it.)
+  let recorded = "f != TaskFamily::Matmul || "
+                 # "(k.vectorWidth != 1 && (k.tileSizes.empty() || !k.mmaSync))";
   let search = [[1], [2], [4], [8]];
 }
 
