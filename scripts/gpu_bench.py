@@ -7,7 +7,8 @@ Per task: baseline ms (the naive lowering, re-measured interleaved with the fina
 ms (evo-verify of the final module, every task together), speedup, eager and torch.compile ms
 (triton.testing.do_bench, median, which flushes L2 like evo's timing), the fraction of the
 roofline the evolved kernels reach (bytes over the measured copy ceiling, or flops over the
-measured peak for contractions).
+measured peak for contractions), and for read-bound tasks "rd@size": the input bytes over the
+rate of a read-only stream of the same bytes (read_ceiling_at).
 """
 
 import json
@@ -118,6 +119,53 @@ def evolve(evo, name, args, work):
                                args.candidates, args.seconds, args.chip)
 
 
+_READ_KERNEL = r"""
+extern "C" __global__ void evo_read(const uint4 *p, unsigned long long n, unsigned *sink, int unroll) {
+  unsigned s = 0;
+  unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (unroll == 4)
+    for (; i + 3 * stride < n; i += 4 * stride) {
+      uint4 v[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+        asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(v[u].x), "=r"(v[u].y), "=r"(v[u].z), "=r"(v[u].w) : "l"(p + i + u * stride));
+#pragma unroll
+      for (int u = 0; u < 4; ++u) s ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+    }
+  for (; i < n; i += stride) { uint4 v = p[i]; s ^= v.x ^ v.y ^ v.z ^ v.w; }
+  if (s == 0x9e3779b9u) sink[0] = s;
+}
+"""
+
+
+def read_ceiling_at(nbytes):
+    """The read bandwidth (GB/s) of a stream of exactly `nbytes`, timed like PyTorch's ops here
+    (do_bench: L2 flushed, median): the best of a few launch shapes of a read-only kernel. The
+    worker's read ceiling streams 1 GiB; a 128 MiB read cannot reach that rate (ramp-up and tail
+    are a larger share), so read-bound tasks are also compared with this one. None without CuPy."""
+    try:
+        import cupy as cp
+        from triton.testing import do_bench
+    except ImportError:
+        return None
+    kernel = cp.RawKernel(_READ_KERNEL, "evo_read")
+    n = nbytes // 16
+    buf, sink = cp.ones(n * 4, dtype=cp.uint32), cp.zeros(1, dtype=cp.uint32)
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    best = 0.0
+    shapes = [(sms * per, t, 4) for per in (4, 8, 16, 32) for t in (256, 512, 1024) if per * t <= 8192]
+    shapes += [((n + t - 1) // t, t, 1) for t in (256, 512)]
+    for grid, threads, unroll in shapes:
+        ms = do_bench(lambda: kernel((grid,), (threads,), (buf, cp.uint64(n), sink, cp.int32(unroll))),
+                      warmup=10, rep=100, return_mode="median")
+        best = max(best, n * 16 / (ms * 1e6))
+    del buf, sink
+    cp.get_default_memory_pool().free_all_blocks()
+    return best
+
+
 def sass_summary(ptx_dir, chip):
     """The emitted kernels' knobs and tensor-instruction mix: each PTX assembled with ptxas for
     `chip` and disassembled with cuobjdump (HGMMA: wgmma, HMMA: mma.sync, FFMA: CUDA cores)."""
@@ -164,6 +212,14 @@ def main():
             except Exception as e:  # reported, never hiding the rest
                 row["loader_error"] = str(e)[:300]
         row["matmul"] = matmul
+        if not matmul and row.get("evolved_ms"):
+            # Read-bound tasks: the achieved read rate over a read of the same bytes.
+            in_bytes = sum(torch.Size(s).numel() * torch.tensor([], dtype=d).element_size()
+                           for s, d in shapes)
+            row["input_bytes"] = in_bytes
+            row["read_gbps_at_size"] = read_ceiling_at(in_bytes)
+            if row["read_gbps_at_size"]:
+                row["of_read_at_size"] = in_bytes / (row["evolved_ms"] * 1e6) / row["read_gbps_at_size"]
         if matmul:
             row["sass"] = sass_summary(os.path.join(work, "ptx", name), args.chip)
             print(f"[bench] {name}: sass {json.dumps(row['sass'])}", flush=True)
@@ -179,8 +235,8 @@ def main():
     # "loader": evo's PTX through python/evo_runtime under do_bench, the harness PyTorch's times
     # come from; "vs best" compares the worker's time, "ld vs best" the loader's.
     print(f"{'bench':11s} {'base ms':>9s} {'evo ms':>8s} {'speedup':>8s} {'eager':>8s} {'compile':>8s} "
-          f"{'vs best':>8s} {'loader':>8s} {'ld vs best':>10s} {'roofline':>9s} {'cands':>6s} "
-          f"{'valid':>6s} {'cand/min':>8s}")
+          f"{'vs best':>8s} {'loader':>8s} {'ld vs best':>10s} {'roofline':>9s} {'rd@size':>7s} "
+          f"{'cands':>6s} {'valid':>6s} {'cand/min':>8s}")
     speedups = []
     total_evaluated = total_seconds = 0
     for name, r in rows.items():
@@ -202,7 +258,8 @@ def main():
         print(f"{name:11s} {fmt(base):>9s} {fmt(evo_ms):>8s} {fmt(sp, 2):>8s} {fmt(r['eager_ms']):>8s} "
               f"{fmt(r['compile_ms']):>8s} {fmt(best_torch / evo_ms if evo_ms else None, 2):>8s} "
               f"{fmt(ld):>8s} {fmt(best_torch / ld if ld else None, 2):>10s} "
-              f"{fmt(frac, 2):>9s} {r.get('evaluated', 0):>6} {r.get('valid', 0):>6} {fmt(rate, 0):>8s}")
+              f"{fmt(frac, 2):>9s} {fmt(r.get('of_read_at_size'), 2):>7s} {r.get('evaluated', 0):>6} "
+              f"{r.get('valid', 0):>6} {fmt(rate, 0):>8s}")
     if total_seconds:
         print(f"\nsearch throughput: {total_evaluated} candidates in {total_seconds:.0f} s of evolve "
               f"calls = {total_evaluated / total_seconds * 60:.0f} per minute")

@@ -181,9 +181,12 @@ TEST(GenomeTest, SkinnyContractionsAreSeededWithTheGemvSchedulesFirst) {
     return !g.knobs.tileSizes.empty() && !g.knobs.wgmma && g.knobs.split > 1;
   }));
   EXPECT_TRUE(llvm::none_of(square, [](const Genome &g) { return g.knobs.split > 1; }));
-  // Skinny: 8 untiled and 5 grouped untiled, 4 few-row tensor-core and 4 few-row split-K SIMT
+  // The first streams the matrix past L1; the tiled seeds do not take stream_loads.
+  EXPECT_TRUE(skinny.front().knobs.streamLoads);
+  EXPECT_TRUE(llvm::none_of(square, [](const Genome &g) { return g.knobs.streamLoads; }));
+  // Skinny: 10 untiled and 6 grouped untiled, 4 few-row tensor-core and 4 few-row split-K SIMT
   // seeds, 5 split-K tiles.
-  EXPECT_EQ(skinny.size(), square.size() + 8 + 5 + 4 + 4 + 5);
+  EXPECT_EQ(skinny.size(), square.size() + 10 + 6 + 4 + 4 + 5);
 }
 
 TEST(GenomeTest, TiledSeedsLowerOnIrregularAndLongKMatmuls) {

@@ -18,6 +18,10 @@
 // parallel dimension the most input bytes do not depend on (groupDim): those inputs are loaded
 // once per chunk for all G points (a GEMV's rows share x; nn.Linear at batch 8 shares each
 // element of W among the 8 rows, which then read W once instead of 8 times).
+// `stream_loads` loads the inputs each output point reads for itself alone (indexed by every loop
+// dimension but the group's) with ld.global.nc.L1::no_allocate: a GEMV's matrix streams past L1
+// and leaves it to x (H200, 128 MiB f16 GEMV: 0.0425 -> 0.0387 ms in a hand-written probe,
+// docs/bench.md).
 // Parallel strategies need a payload `yield combine(f(ins...), out)` with an associative
 // combiner; narrow floats (f16/bf16) accumulate in f32.
 //
@@ -208,6 +212,16 @@ SmallVector<Value> ReductionEmitter::stridedAccumulate(KernelBuilder &kb,
   auto shared = [&](unsigned i) {
     return P > 1 && !maps[i].isFunctionOfDim(t.parallelDims[gd]);
   };
+  // Streamed: read by one output point (or group) only, and not a buffer this kernel writes.
+  auto streamed = [&](unsigned i) {
+    if (!k.streamLoads || t.inputs[i].kind != ValueSource::Kind::Buffer ||
+        llvm::is_contained(t.outputs, t.inputs[i].buffer))
+      return false;
+    for (unsigned d = 0; d < t.loopSizes.size(); ++d)
+      if (!maps[i].isFunctionOfDim(d) && !(P > 1 && d == t.parallelDims[gd]))
+        return false;
+    return true;
+  };
   auto accumulateChunk = [&](Value chunk, ValueRange accs) {
     SmallVector<Value> rIdx = kb.delinearize(kb.mul(chunk, vw), rsizes);
     SmallVector<SmallVector<Value>> pointIvs;
@@ -222,7 +236,7 @@ SmallVector<Value> ReductionEmitter::stridedAccumulate(KernelBuilder &kb,
                 ? inLanes[0][i]
                 : loadLanes(kb, t.inputs[i], maps[i],
                             getElementTypeOrSelf(op.getDpsInputOperand(i)->get().getType()),
-                            pointIvs[p], laneDim, vw));
+                            pointIvs[p], laneDim, vw, streamed(i)));
     SmallVector<Value> next(accs.begin(), accs.end());
     for (int64_t p = 0; p < P; ++p)
       for (int64_t l = 0; l < vw; ++l) {

@@ -232,7 +232,7 @@ static Value loadThroughView(KernelBuilder &kb, const ValueSource &src, AffineMa
 
 SmallVector<Value> loadLanes(KernelBuilder &kb, const ValueSource &src, AffineMap map,
                              Type elementType, ArrayRef<Value> ivs, unsigned laneDim,
-                             int64_t lanes) {
+                             int64_t lanes, bool streaming) {
   if (src.kind == ValueSource::Kind::Scalar)
     return SmallVector<Value>(lanes, kb.constant(src.scalar));
   if (src.kind == ValueSource::Kind::None) // never read by the payload
@@ -252,7 +252,7 @@ SmallVector<Value> loadLanes(KernelBuilder &kb, const ValueSource &src, AffineMa
         accessAlong(composed, laneDim) == Access::Contiguous) {
       ValueSource plain = src;
       plain.view.clear();
-      return loadLanes(kb, plain, composed, elementType, ivs, laneDim, lanes);
+      return loadLanes(kb, plain, composed, elementType, ivs, laneDim, lanes, streaming);
     }
   }
   if (!src.view.empty()) {
@@ -268,7 +268,8 @@ SmallVector<Value> loadLanes(KernelBuilder &kb, const ValueSource &src, AffineMa
   }
   if (access == Access::Contiguous) {
     auto vecType = VectorType::get({lanes}, elementType);
-    auto load = vector::LoadOp::create(kb.b, vecType, memref, kb.applyMap(map, ivs));
+    auto load = vector::LoadOp::create(kb.b, vecType, memref, kb.applyMap(map, ivs),
+                                       streaming && src.kind == ValueSource::Kind::Buffer);
     if (int64_t align = vectorAlignment(elementType, lanes))
       load.setAlignment(align);
     SmallVector<Value> out;

@@ -91,11 +91,13 @@ Access accessAlong(mlir::AffineMap map, unsigned dim);
 
 /// Reads a task operand at `lanes` consecutive points of loop dimension `laneDim`, starting at
 /// loop indices `ivs`: one vector load when contiguous, one load when invariant, else one load
-/// per lane. Scalars (constants) are materialized.
+/// per lane. Scalars (constants) are materialized. `streaming`: the caller reads these elements
+/// once and the kernel never writes them; the vector load is marked `nontemporal`, which
+/// evo-streaming-loads turns into ld.global.nc.L1::no_allocate.
 llvm::SmallVector<mlir::Value> loadLanes(KernelBuilder &kb, const ValueSource &src,
                                          mlir::AffineMap map, mlir::Type elementType,
                                          llvm::ArrayRef<mlir::Value> ivs, unsigned laneDim,
-                                         int64_t lanes);
+                                         int64_t lanes, bool streaming = false);
 
 /// Writes `values` (one per lane) to parameter `param` at the points `loadLanes` would read.
 void storeLanes(KernelBuilder &kb, unsigned param, mlir::AffineMap map,

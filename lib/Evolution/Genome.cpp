@@ -199,12 +199,14 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
         seeds.push_back(g);
       }
     }
-    const int64_t many[][3] = {{1, 4, 2}, {2, 4, 2}, {1, 4, 4}, {1, 1, 4}};
+    // {strategy, vector width, accumulators, stream_loads}.
+    const int64_t many[][4] = {{1, 4, 2, 0}, {2, 4, 2, 0}, {1, 4, 4, 0}, {1, 1, 4, 0}, {1, 4, 2, 1}};
     for (const auto &s : many) {
       Genome g = baseline;
       g.knobs.reduction = s[0] == 1 ? ReductionStrategy::Warp : ReductionStrategy::Block;
       g.knobs.vectorWidth = s[1];
       g.knobs.accumulators = s[2];
+      g.knobs.streamLoads = s[3];
       seeds.push_back(g);
     }
     return seeds;
@@ -215,13 +217,16 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
   // at full bandwidth is the whole game. {strategy, vector width, accumulators, split}; the
   // vector widths that do not fit the element type (8 x f32) are illegal and skipped. Then a
   // warp per group of outputs sharing an operand's loads (group_outputs: a GEMV's rows share x,
-  // nn.Linear's batch rows share W). {strategy, vector width, accumulators, split, group}.
+  // nn.Linear's batch rows share W), and the matrix streamed past L1 (stream_loads; a warp per
+  // row with 2 16-byte loads in flight per lane was the fastest hand-written GEMV on the H200).
+  // {strategy, vector width, accumulators, split, group, stream}.
   if (outputElements > 0 && outputElements <= 65536) {
-    const int64_t gemv[][5] = {{1, 8, 4, 1, 1}, {1, 4, 4, 1, 1},  {2, 8, 2, 1, 1},
-                               {2, 4, 2, 1, 1}, {1, 8, 2, 8, 1},  {1, 4, 2, 8, 1},
-                               {2, 8, 2, 32, 1}, {2, 4, 2, 32, 1}, {1, 8, 2, 1, 4},
-                               {1, 4, 2, 1, 4}, {1, 8, 1, 1, 8},  {1, 4, 1, 1, 8},
-                               {1, 8, 2, 1, 2}};
+    const int64_t gemv[][6] = {{1, 8, 2, 1, 1, 1}, {1, 4, 2, 1, 1, 1},  {1, 8, 4, 1, 1, 0},
+                               {1, 4, 4, 1, 1, 0}, {2, 8, 2, 1, 1, 0},  {2, 4, 2, 1, 1, 0},
+                               {1, 8, 2, 8, 1, 1}, {1, 4, 2, 8, 1, 1},  {2, 8, 2, 32, 1, 0},
+                               {2, 4, 2, 32, 1, 0}, {1, 8, 2, 1, 4, 0}, {1, 4, 2, 1, 4, 1},
+                               {1, 8, 1, 1, 8, 1}, {1, 4, 1, 1, 8, 0},  {1, 4, 2, 1, 8, 1},
+                               {1, 8, 2, 1, 2, 0}};
     for (const auto &s : gemv) {
       Genome g = baseline;
       g.knobs.reduction = s[0] == 1 ? ReductionStrategy::Warp : ReductionStrategy::Block;
@@ -229,6 +234,7 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
       g.knobs.accumulators = s[2];
       g.knobs.split = s[3];
       g.knobs.groupOutputs = s[4];
+      g.knobs.streamLoads = s[5];
       seeds.push_back(g);
     }
     // A few rows (nn.Linear at batch 2-16, y = x W^T): each element of W serves every row, so

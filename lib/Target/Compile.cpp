@@ -118,6 +118,7 @@ void buildKernelsToPTXPipeline(OpPassManager &pm, const PTXOptions &options) {
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
+  kernels.addPass(createEvoStreamingLoadsPass());
   kernels.addPass(std::make_unique<AlignWorkgroupGlobals>());
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = "isa";

@@ -88,4 +88,30 @@ def EvoLowerVectorPass : Pass<"evo-lower-vector", "mlir::gpu::GPUModuleOp"> {
   ];
 }
 
+def EvoStreamingLoadsPass : Pass<"evo-streaming-loads", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Nontemporal loads of read-only kernel parameters bypass L1";
+  let description = [{
+    NVPTX ignores `!nontemporal` on loads. After the NVVM conversion, this pass turns each
+    `llvm.load` marked `nontemporal` (what `vector.load ... {nontemporal = true}` becomes; the
+    `stream_loads` knob sets it on a GEMV's matrix) into inline PTX
+    `ld.global.nc.L1::no_allocate` of 4, 8 or 16 bytes: the read-only path, without allocating
+    in L1, so a stream read once does not evict what other loads reuse there (a GEMV's x). Only
+    where that is exact: the pointer is derived (GEPs, address-space casts) from a kernel
+    parameter that the function only loads from (no store, atomic, call, inline asm, ptrtoint
+    or other escape of any pointer derived from it, so nothing writes it while the kernel runs),
+    the load is neither volatile nor atomic and aligned to its size, and the gpu.module targets
+    sm_70 or newer with PTX 7.4 or newer. Every other load is left as it is.
+
+    ```mlir
+    %v = llvm.load %p {alignment = 16 : i64, nontemporal} : !llvm.ptr -> vector<4xf32>
+    // becomes
+    %a = llvm.ptrtoint %p : !llvm.ptr to i64
+    %r = llvm.inline_asm "ld.global.nc.L1::no_allocate.v4.b32 {$0, $1, $2, $3}, [$4];",
+         "=r,=r,=r,=r,l" %a : (i64) -> !llvm.struct<(i32, i32, i32, i32)>
+    // ... and the four words back into a vector<4xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 #endif // EVO_TARGET_PASSES

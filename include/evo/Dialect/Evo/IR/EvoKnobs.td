@@ -110,6 +110,17 @@ def Evo_GroupOutputs : Evo_Knob<"group_outputs", "groupOutputs", "group-outputs"
   let search = [[1], [2], [4], [8]];
 }
 
+def Evo_StreamLoads : Evo_Knob<"stream_loads", "streamLoads", "stream-loads", "Bool",
+    "Reductions and untiled contractions with a vector width: the inputs each output point "
+    "reads for itself alone (a GEMV's matrix, a row sum's rows) are loaded with "
+    "ld.global.nc.L1::no_allocate, so that the stream does not evict what the points share "
+    "(a GEMV's x) from L1"> {
+  let cppDefault = "false";
+  let recorded = "(f == TaskFamily::Reduction || (f == TaskFamily::Matmul && k.tileSizes.empty())) "
+                 # "&& k.streamLoads";
+  let search = [[0], [1]];
+}
+
 def Evo_TileSizes : Evo_Knob<"tile_sizes", "tileSizes", "tile-sizes", "List",
     "Matmul: block tile M,N,K staged in shared memory (empty: one thread per output)"> {
   let check = [{
@@ -256,7 +267,8 @@ def Evo_F32MatmulKnob : Evo_Knob<"f32_matmul", "f32Matmul", "f32-matmul", "F32Ma
 
 /// Every knob, in the order #evo.knobs prints them.
 defvar Evo_AllKnobs = [Evo_BlockSize, Evo_ElementsPerThread, Evo_VectorWidth, Evo_Reduction,
-                       Evo_Accumulators, Evo_GroupOutputs, Evo_TileSizes, Evo_ThreadTile, Evo_TransposeTile,
+                       Evo_Accumulators, Evo_GroupOutputs, Evo_StreamLoads, Evo_TileSizes, Evo_ThreadTile,
+                       Evo_TransposeTile,
                        Evo_Split, Evo_CacheRow, Evo_RowSplit, Evo_Prefetch, Evo_Wgmma, Evo_MmaSync,
                        Evo_Stages, Evo_Persistent, Evo_F32MatmulKnob];
 
@@ -269,12 +281,12 @@ defvar Evo_FamilyKnobSets = [
   Evo_FamilyKnobs<"Elementwise", [Evo_BlockSize, Evo_VectorWidth, Evo_ElementsPerThread,
                                   Evo_TransposeTile]>,
   Evo_FamilyKnobs<"Reduction", [Evo_BlockSize, Evo_VectorWidth, Evo_Reduction, Evo_Accumulators,
-                                Evo_Split, Evo_GroupOutputs]>,
+                                Evo_Split, Evo_GroupOutputs, Evo_StreamLoads]>,
   Evo_FamilyKnobs<"Softmax", [Evo_BlockSize, Evo_VectorWidth, Evo_Reduction]>,
   Evo_FamilyKnobs<"Matmul", [Evo_TileSizes, Evo_ThreadTile, Evo_BlockSize, Evo_Accumulators,
                              Evo_VectorWidth, Evo_Prefetch, Evo_Wgmma, Evo_MmaSync,
                              Evo_Stages, Evo_Persistent, Evo_Reduction, Evo_Split,
-                             Evo_GroupOutputs]>,
+                             Evo_GroupOutputs, Evo_StreamLoads]>,
   Evo_FamilyKnobs<"Rows", [Evo_BlockSize, Evo_VectorWidth, Evo_Reduction, Evo_CacheRow,
                            Evo_RowSplit]>,
   Evo_FamilyKnobs<"Scan", [Evo_Reduction, Evo_VectorWidth, Evo_BlockSize,
