@@ -17,7 +17,10 @@
 // `group_outputs` G > 1 gives each thread/warp/block G output points, consecutive along the
 // parallel dimension the most input bytes do not depend on (groupDim): those inputs are loaded
 // once per chunk for all G points (a GEMV's rows share x; nn.Linear at batch 8 shares each
-// element of W among the 8 rows, which then read W once instead of 8 times).
+// element of W among the 8 rows, which then read W once instead of 8 times). `group_outputs2`
+// G2 > 1 adds G2 points along a second such dimension (groupDim2): a warp of nn.Linear at batch
+// 8 takes 8 batch rows x G2 rows of W, loading each chunk of W once for its 8 rows and each
+// chunk of x once for its G2 rows (x's traffic through L1 falls from 8x W's to 8/G2 x).
 // `stream_loads` loads the inputs each output point reads for itself alone (indexed by every loop
 // dimension but the group's) with ld.global.nc.L1::no_allocate: a GEMV's matrix streams past L1
 // and leaves it to x (H200, 128 MiB f16 GEMV: 0.0425 -> 0.0387 ms in a hand-written probe,
@@ -47,6 +50,7 @@ public:
     numOut = t.numOutputPoints();
     numRed = t.numReductionPoints();
     G = k.groupOutputs;
+    G2 = k.groupOutputs2;
     for (unsigned o = 0; o < t.outputs.size(); ++o) {
       Type elt = getElementTypeOrSelf(op.getDpsInitOperand(o)->get().getType());
       outTypes.push_back(elt);
@@ -66,7 +70,7 @@ private:
                                        Value lane, int64_t width, Value first, int64_t count);
   /// The parallel dimension (a position in t.parallelDims) a group of G points runs along: the
   /// one the most input bytes do not depend on; none when no input is invariant along any.
-  std::optional<unsigned> groupDim() const;
+  std::optional<unsigned> groupDim(int64_t size, std::optional<unsigned> except = {}) const;
   /// The linear output point of parallel indices `pIdx`.
   Value linearPoint(KernelBuilder &kb, ArrayRef<Value> pIdx);
   /// The second kernel of a split reduction: partials [S, outputs] -> outputs.
@@ -82,17 +86,18 @@ private:
   ReductionStrategy strategy;
   linalg::GenericOp op;
   SmallVector<int64_t> psizes, rsizes;
-  int64_t numOut, numRed, G = 1;
-  unsigned gd = 0; // groupDim(), when G > 1
+  int64_t numOut, numRed, G = 1, G2 = 1;
+  unsigned gd = 0, gd2 = 0; // groupDim(), when G > 1; groupDim2, when G2 > 1
   SmallVector<Type> outTypes, accTypes;
 };
 
-std::optional<unsigned> ReductionEmitter::groupDim() const {
+std::optional<unsigned> ReductionEmitter::groupDim(int64_t size,
+                                                   std::optional<unsigned> except) const {
   SmallVector<AffineMap> maps = linalg::GenericOp(t.op).getIndexingMapsArray();
   std::optional<unsigned> best;
   int64_t bestBytes = 0;
   for (auto [i, d] : llvm::enumerate(t.parallelDims)) {
-    if (psizes[i] % G)
+    if (psizes[i] % size || (except && *except == i))
       continue;
     int64_t bytes = 0;
     for (auto [j, src] : llvm::enumerate(t.inputs))
@@ -153,12 +158,22 @@ LogicalResult ReductionEmitter::validate() {
       return op.emitError() << "group_outputs=" << G
                             << " needs a payload of the form `yield combine(f(ins), out)` with an "
                                "associative arith combiner";
-    std::optional<unsigned> d = groupDim();
+    std::optional<unsigned> d = groupDim(G);
     if (!d)
       return op.emitError() << "group_outputs=" << G
                             << " needs an output dimension of a multiple of " << G
                             << " points along which some input stays the same (nothing to share)";
     gd = *d;
+  }
+  if (G2 > 1) {
+    if (G == 1)
+      return op.emitError() << "group_outputs2=" << G2 << " needs group_outputs > 1";
+    std::optional<unsigned> d = groupDim(G2, gd);
+    if (!d)
+      return op.emitError() << "group_outputs2=" << G2
+                            << " needs a second output dimension of a multiple of " << G2
+                            << " points along which some input stays the same";
+    gd2 = *d;
   }
   if (strategy != ReductionStrategy::Thread)
     for (Type acc : accTypes)
@@ -208,9 +223,16 @@ SmallVector<Value> ReductionEmitter::stridedAccumulate(KernelBuilder &kb,
     unusedOuts.push_back(kb.constant(cast<TypedAttr>(kb.b.getZeroAttr(elt))));
 
   // Folds one chunk of `vw` points into the accumulator set `accs`.
-  // Inputs the group's points share (not indexed by the group's dimension) are loaded once.
-  auto shared = [&](unsigned i) {
-    return P > 1 && !maps[i].isFunctionOfDim(t.parallelDims[gd]);
+  // Point p of the group is (p / G2, p % G2) along (gd, gd2). An input is loaded once for the
+  // points that differ only along group dimensions it does not depend on: its lanes at p are
+  // those of the first point with the same coordinates along the dimensions it reads.
+  auto sharedWith = [&](unsigned i, int64_t p) {
+    int64_t j1 = p / G2, j2 = p % G2;
+    if (G > 1 && !maps[i].isFunctionOfDim(t.parallelDims[gd]))
+      j1 = 0;
+    if (G2 > 1 && !maps[i].isFunctionOfDim(t.parallelDims[gd2]))
+      j2 = 0;
+    return j1 * G2 + j2;
   };
   // Streamed: read by one output point (or group) only, and not a buffer this kernel writes.
   auto streamed = [&](unsigned i) {
@@ -218,7 +240,8 @@ SmallVector<Value> ReductionEmitter::stridedAccumulate(KernelBuilder &kb,
         llvm::is_contained(t.outputs, t.inputs[i].buffer))
       return false;
     for (unsigned d = 0; d < t.loopSizes.size(); ++d)
-      if (!maps[i].isFunctionOfDim(d) && !(P > 1 && d == t.parallelDims[gd]))
+      if (!maps[i].isFunctionOfDim(d) && !(G > 1 && d == t.parallelDims[gd]) &&
+          !(G2 > 1 && d == t.parallelDims[gd2]))
         return false;
     return true;
   };
@@ -232,8 +255,8 @@ SmallVector<Value> ReductionEmitter::stridedAccumulate(KernelBuilder &kb,
     for (int64_t p = 0; p < P; ++p)
       for (unsigned i = 0; i < op.getNumDpsInputs(); ++i)
         inLanes[p].push_back(
-            p > 0 && shared(i)
-                ? inLanes[0][i]
+            sharedWith(i, p) < p
+                ? inLanes[sharedWith(i, p)][i]
                 : loadLanes(kb, t.inputs[i], maps[i],
                             getElementTypeOrSelf(op.getDpsInputOperand(i)->get().getType()),
                             pointIvs[p], laneDim, vw, streamed(i)));
@@ -322,10 +345,12 @@ FailureOr<LoweredTask> ReductionEmitter::emit(EmitContext &ctx) {
   const int64_t bs = k.blockSize;
   const ReductionGroups groups{strategy, bs};
   // A thread/warp/block computes G points: numOut / G groups (G divides the group's dimension).
-  const int64_t numGroups = numOut / G;
+  const int64_t numGroups = numOut / (G * G2);
   SmallVector<int64_t> gsizes(psizes);
   if (G > 1)
     gsizes[gd] /= G;
+  if (G2 > 1)
+    gsizes[gd2] /= G2;
   int64_t grid = ceilDiv(numGroups, groups.pointsPerBlock());
   if (grid > std::numeric_limits<int32_t>::max())
     return op.emitError("evo-lower-to-gpu: grid too large");
@@ -349,13 +374,16 @@ FailureOr<LoweredTask> ReductionEmitter::emit(EmitContext &ctx) {
   const int64_t width = groups.width();
 
   auto body = [&] {
-    // The group's points: `point` is the group's index, its points G consecutive ones along gd.
+    // The group's points: `point` is the group's index, its points G consecutive ones along gd
+    // (times G2 along gd2).
     SmallVector<Value> gIdx = kb.delinearize(point, gsizes);
     SmallVector<SmallVector<Value>> pIdxs;
-    for (int64_t j = 0; j < G; ++j) {
+    for (int64_t j = 0; j < G * G2; ++j) {
       SmallVector<Value> pIdx(gIdx);
       if (G > 1)
-        pIdx[gd] = kb.add(kb.mul(gIdx[gd], G), j);
+        pIdx[gd] = kb.add(kb.mul(gIdx[gd], G), j / G2);
+      if (G2 > 1)
+        pIdx[gd2] = kb.add(kb.mul(gIdx[gd2], G2), j % G2);
       pIdxs.push_back(pIdx);
     }
     SmallVector<Value> pIdx = pIdxs.front();
@@ -381,7 +409,7 @@ FailureOr<LoweredTask> ReductionEmitter::emit(EmitContext &ctx) {
           [&] { return combinerIdentity(kb.b, kb.b.getLoc(), c, accTypes[o]); }, fn);
     }
     auto write = [&] {
-      for (int64_t j = 0; j < G; ++j) {
+      for (int64_t j = 0; j < G * G2; ++j) {
         if (S > 1) {
           Value at = G > 1 ? linearPoint(kb, pIdxs[j]) : point;
           for (unsigned o = 0; o < numOutputs; ++o)

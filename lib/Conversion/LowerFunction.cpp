@@ -714,6 +714,7 @@ FailureOr<LaunchPlan> FunctionLowering::run(gpu::GPUModuleOp kernels) {
       knobs.vectorWidth = 1;
       knobs.split = 1;
       knobs.groupOutputs = 1;
+      knobs.groupOutputs2 = 1;
       knobs.streamLoads = false;
     }
     // The knobs of the compute op (epilogue steps carry none).

@@ -124,7 +124,7 @@ static ReductionStrategy naiveScanStrategy(const GenericTask &t, const ScanForm 
 /// Whether the reduction schedule knobs are all at their defaults: the naive schedule.
 static bool naiveReductionKnobs(const ScheduleKnobs &k) {
   return k.reduction == ReductionStrategy::Thread && k.vectorWidth == 1 && k.split == 1 &&
-         k.groupOutputs == 1;
+         k.groupOutputs == 1 && k.groupOutputs2 == 1;
 }
 
 static LoweredTask finishLowering(LoweredTask lowered, TaskFamily family,

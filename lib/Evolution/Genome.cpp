@@ -219,14 +219,18 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
   // warp per group of outputs sharing an operand's loads (group_outputs: a GEMV's rows share x,
   // nn.Linear's batch rows share W), and the matrix streamed past L1 (stream_loads; a warp per
   // row with 2 16-byte loads in flight per lane was the fastest hand-written GEMV on the H200).
-  // {strategy, vector width, accumulators, split, group, stream}.
+  // Groups over two output dimensions (group_outputs2: nn.Linear's batch rows x a few rows of
+  // W; the probe's best at batch 8 in f32, 4 rows of W) are legal only where there are two.
+  // {strategy, vector width, accumulators, split, group, stream, group2}.
   if (outputElements > 0 && outputElements <= 65536) {
-    const int64_t gemv[][6] = {{1, 8, 2, 1, 1, 1}, {1, 4, 2, 1, 1, 1},  {1, 8, 4, 1, 1, 0},
-                               {1, 4, 4, 1, 1, 0}, {2, 8, 2, 1, 1, 0},  {2, 4, 2, 1, 1, 0},
-                               {1, 8, 2, 8, 1, 1}, {1, 4, 2, 8, 1, 1},  {2, 8, 2, 32, 1, 0},
-                               {2, 4, 2, 32, 1, 0}, {1, 8, 2, 1, 4, 0}, {1, 4, 2, 1, 4, 1},
-                               {1, 8, 1, 1, 8, 1}, {1, 4, 1, 1, 8, 0},  {1, 4, 2, 1, 8, 1},
-                               {1, 8, 2, 1, 2, 0}};
+    const int64_t gemv[][7] = {
+        {1, 8, 2, 1, 1, 1, 1},  {1, 4, 2, 1, 1, 1, 1}, {1, 8, 4, 1, 1, 0, 1},
+        {1, 4, 4, 1, 1, 0, 1},  {2, 8, 2, 1, 1, 0, 1}, {2, 4, 2, 1, 1, 0, 1},
+        {1, 8, 2, 8, 1, 1, 1},  {1, 4, 2, 8, 1, 1, 1}, {2, 8, 2, 32, 1, 0, 1},
+        {2, 4, 2, 32, 1, 0, 1}, {1, 8, 2, 1, 4, 0, 1}, {1, 4, 2, 1, 4, 1, 1},
+        {1, 8, 1, 1, 8, 1, 1},  {1, 4, 1, 1, 8, 0, 1}, {1, 4, 2, 1, 8, 1, 1},
+        {1, 8, 2, 1, 2, 0, 1},  {1, 4, 2, 1, 8, 0, 4}, {1, 4, 1, 1, 8, 1, 2},
+        {1, 8, 1, 1, 8, 1, 2},  {1, 4, 2, 1, 4, 0, 2}};
     for (const auto &s : gemv) {
       Genome g = baseline;
       g.knobs.reduction = s[0] == 1 ? ReductionStrategy::Warp : ReductionStrategy::Block;
@@ -235,6 +239,7 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
       g.knobs.split = s[3];
       g.knobs.groupOutputs = s[4];
       g.knobs.streamLoads = s[5];
+      g.knobs.groupOutputs2 = s[6];
       seeds.push_back(g);
     }
     // A few rows (nn.Linear at batch 2-16, y = x W^T): each element of W serves every row, so

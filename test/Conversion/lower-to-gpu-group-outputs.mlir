@@ -106,3 +106,55 @@ func.func @gemv_odd(%a: tensor<6x1024xf32>, %x: tensor<1024xf32>) -> tensor<6xf3
          {evo.knobs = #evo.knobs<reduction = warp, group_outputs = 4>} -> tensor<6xf32>
   return %y : tensor<6xf32>
 }
+
+// -----
+
+// group_outputs2: nn.Linear at batch 8, a warp over 8 batch rows x 4 rows of W. Per chunk it
+// loads each of its 8 rows of x once and each of its 4 rows of W once (12 loads for 32 points,
+// where group_outputs alone loads 8 of x per row of W); 64 / 4 = 16 groups, 8 warps per block.
+
+// CHECK-LABEL: func.func @linear_b8_2d
+// CHECK:       launches = [#evo.launch<kernel = "linear_b8_2d_k0", task = 0, grid = [2, 1, 1], block = [256, 1, 1]
+// CHECK:       gpu.func @linear_b8_2d_k0
+// CHECK-SAME:    group_outputs = 8, group_outputs2 = 4
+// CHECK-COUNT-12: vector.load {{.*}} : memref<{{8x64|64x64}}xf32>, vector<4xf32>
+// CHECK-NOT:     vector.load
+// CHECK-COUNT-32: memref.store {{.*}} : memref<8x64xf32>
+// CHECK-NOT:     memref.store
+// CHECK:         gpu.return
+func.func @linear_b8_2d(%x: tensor<8x64xf32>, %w: tensor<64x64xf32>) -> tensor<8x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x64xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+         ins(%x, %w : tensor<8x64xf32>, tensor<64x64xf32>) outs(%acc : tensor<8x64xf32>)
+         {evo.knobs = #evo.knobs<reduction = warp, vector_width = 4, group_outputs = 8, group_outputs2 = 4>} -> tensor<8x64xf32>
+  return %y : tensor<8x64xf32>
+}
+
+// -----
+
+// group_outputs2 needs group_outputs, and a second output dimension (a GEMV has one).
+
+func.func @second_without_first(%x: tensor<8x64xf32>, %w: tensor<64x64xf32>) -> tensor<8x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x64xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<8x64xf32>) -> tensor<8x64xf32>
+  // expected-error @+1 {{group_outputs2=2 needs group_outputs > 1}}
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+         ins(%x, %w : tensor<8x64xf32>, tensor<64x64xf32>) outs(%acc : tensor<8x64xf32>)
+         {evo.knobs = #evo.knobs<reduction = warp, vector_width = 4, group_outputs2 = 2>} -> tensor<8x64xf32>
+  return %y : tensor<8x64xf32>
+}
+
+// -----
+
+func.func @gemv_2d(%a: tensor<64x1024xf32>, %x: tensor<1024xf32>) -> tensor<64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<64xf32>) -> tensor<64xf32>
+  // expected-error @+1 {{group_outputs2=2 needs a second output dimension of a multiple of 2 points along which some input stays the same}}
+  %y = linalg.matvec ins(%a, %x : tensor<64x1024xf32>, tensor<1024xf32>) outs(%acc : tensor<64xf32>)
+         {evo.knobs = #evo.knobs<reduction = warp, group_outputs = 4, group_outputs2 = 2>} -> tensor<64xf32>
+  return %y : tensor<64xf32>
+}

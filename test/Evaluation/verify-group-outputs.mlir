@@ -3,7 +3,7 @@
 // the oracle and the naive baseline on the GPU. nn.Linear at batch 8 and 4 (the batch rows share
 // W) with a warp and with a thread per group; GEMVs whose rows share x, with split-K (each
 // point's partials in its own slot), with a fused bias + ReLU, odd widths; a reduction whose
-// rows share an input, with a block per group.
+// rows share an input, with a block per group; groups over two output dimensions (group_outputs2).
 //
 // REQUIRES: cuda
 // RUN: rm -rf %t && mkdir -p %t
@@ -76,4 +76,32 @@ func.func @centered_squares_block(%x: tensor<96x3000xf32>, %mu: tensor<3000xf32>
     linalg.yield %t : f32
   } -> tensor<96xf32>
   return %y : tensor<96xf32>
+}
+
+// -----
+
+// group_outputs2: 8 batch rows x 4 rows of W per warp (each chunk of x and of W loaded once for
+// the points sharing it), streamed W; and a thread over 4 x 2 points of a bf16 batch with
+// split-K.
+
+func.func @linear_b8_f32_2d(%x: tensor<8x4096xf32>, %w: tensor<1000x4096xf32>) -> tensor<8x1000xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x1000xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<8x1000xf32>) -> tensor<8x1000xf32>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+         ins(%x, %w : tensor<8x4096xf32>, tensor<1000x4096xf32>) outs(%acc : tensor<8x1000xf32>)
+         {evo.knobs = #evo.knobs<reduction = warp, vector_width = 4, accumulators = 2, group_outputs = 8, group_outputs2 = 4, stream_loads = true>} -> tensor<8x1000xf32>
+  return %y : tensor<8x1000xf32>
+}
+
+// -----
+
+func.func @linear_b4_bf16_2d(%x: tensor<4x520xbf16>, %w: tensor<334x520xbf16>) -> tensor<4x334xbf16> {
+  %zero = arith.constant 0.0 : bf16
+  %e = tensor.empty() : tensor<4x334xbf16>
+  %acc = linalg.fill ins(%zero : bf16) outs(%e : tensor<4x334xbf16>) -> tensor<4x334xbf16>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+         ins(%x, %w : tensor<4x520xbf16>, tensor<334x520xbf16>) outs(%acc : tensor<4x334xbf16>)
+         {evo.knobs = #evo.knobs<reduction = thread, block_size = 64, vector_width = 4, split = 2, group_outputs = 4, group_outputs2 = 2>} -> tensor<4x334xbf16>
+  return %y : tensor<4x334xbf16>
 }

@@ -110,6 +110,20 @@ def Evo_GroupOutputs : Evo_Knob<"group_outputs", "groupOutputs", "group-outputs"
   let search = [[1], [2], [4], [8]];
 }
 
+def Evo_GroupOutputs2 : Evo_Knob<"group_outputs2", "groupOutputs2", "group-outputs2", "Int",
+    "With group_outputs: points along a second output dimension too (1, 2, 4 or 8), the one the "
+    "next most input bytes do not depend on; each input is loaded once for the points that "
+    "share it (nn.Linear at batch 8: a warp takes 8 batch rows x 4 rows of W)"> {
+  let cppDefault = "1";
+  let check = [{
+    if (!isPowerOf2(k.groupOutputs2) || k.groupOutputs2 > 8)
+      return emitError() << "group_outputs2 must be 1, 2, 4 or 8, got " << k.groupOutputs2;
+  }];
+  let recorded = "(f == TaskFamily::Reduction || (f == TaskFamily::Matmul && k.tileSizes.empty())) "
+                 # "&& k.groupOutputs2 != 1";
+  let search = [[1], [2], [4]];
+}
+
 def Evo_StreamLoads : Evo_Knob<"stream_loads", "streamLoads", "stream-loads", "Bool",
     "Reductions and untiled contractions with a vector width: the inputs each output point "
     "reads for itself alone (a GEMV's matrix, a row sum's rows) are loaded with "
@@ -267,7 +281,7 @@ def Evo_F32MatmulKnob : Evo_Knob<"f32_matmul", "f32Matmul", "f32-matmul", "F32Ma
 
 /// Every knob, in the order #evo.knobs prints them.
 defvar Evo_AllKnobs = [Evo_BlockSize, Evo_ElementsPerThread, Evo_VectorWidth, Evo_Reduction,
-                       Evo_Accumulators, Evo_GroupOutputs, Evo_StreamLoads, Evo_TileSizes, Evo_ThreadTile,
+                       Evo_Accumulators, Evo_GroupOutputs, Evo_GroupOutputs2, Evo_StreamLoads, Evo_TileSizes, Evo_ThreadTile,
                        Evo_TransposeTile,
                        Evo_Split, Evo_CacheRow, Evo_RowSplit, Evo_Prefetch, Evo_Wgmma, Evo_MmaSync,
                        Evo_Stages, Evo_Persistent, Evo_F32MatmulKnob];
@@ -281,12 +295,12 @@ defvar Evo_FamilyKnobSets = [
   Evo_FamilyKnobs<"Elementwise", [Evo_BlockSize, Evo_VectorWidth, Evo_ElementsPerThread,
                                   Evo_TransposeTile]>,
   Evo_FamilyKnobs<"Reduction", [Evo_BlockSize, Evo_VectorWidth, Evo_Reduction, Evo_Accumulators,
-                                Evo_Split, Evo_GroupOutputs, Evo_StreamLoads]>,
+                                Evo_Split, Evo_GroupOutputs, Evo_GroupOutputs2, Evo_StreamLoads]>,
   Evo_FamilyKnobs<"Softmax", [Evo_BlockSize, Evo_VectorWidth, Evo_Reduction]>,
   Evo_FamilyKnobs<"Matmul", [Evo_TileSizes, Evo_ThreadTile, Evo_BlockSize, Evo_Accumulators,
                              Evo_VectorWidth, Evo_Prefetch, Evo_Wgmma, Evo_MmaSync,
                              Evo_Stages, Evo_Persistent, Evo_Reduction, Evo_Split,
-                             Evo_GroupOutputs, Evo_StreamLoads]>,
+                             Evo_GroupOutputs, Evo_GroupOutputs2, Evo_StreamLoads]>,
   Evo_FamilyKnobs<"Rows", [Evo_BlockSize, Evo_VectorWidth, Evo_Reduction, Evo_CacheRow,
                            Evo_RowSplit]>,
   Evo_FamilyKnobs<"Scan", [Evo_Reduction, Evo_VectorWidth, Evo_BlockSize,
