@@ -184,9 +184,9 @@ TEST(GenomeTest, SkinnyContractionsAreSeededWithTheGemvSchedulesFirst) {
   // The first streams the matrix past L1; the tiled seeds do not take stream_loads.
   EXPECT_TRUE(skinny.front().knobs.streamLoads);
   EXPECT_TRUE(llvm::none_of(square, [](const Genome &g) { return g.knobs.streamLoads; }));
-  // Skinny: 10 untiled and 6 + 4 grouped untiled (over one and two output dimensions), 4
+  // Skinny: 10 untiled and 6 + 4 + 1 grouped untiled (over one and two output dimensions), 4
   // few-row tensor-core and 4 few-row split-K SIMT seeds, 5 split-K tiles.
-  EXPECT_EQ(skinny.size(), square.size() + 10 + 6 + 4 + 4 + 4 + 5);
+  EXPECT_EQ(skinny.size(), square.size() + 10 + 6 + 4 + 1 + 4 + 4 + 5);
 }
 
 TEST(GenomeTest, TiledSeedsLowerOnIrregularAndLongKMatmuls) {

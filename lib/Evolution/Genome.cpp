@@ -230,7 +230,7 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
         {2, 4, 2, 32, 1, 0, 1}, {1, 8, 2, 1, 4, 0, 1}, {1, 4, 2, 1, 4, 1, 1},
         {1, 8, 1, 1, 8, 1, 1},  {1, 4, 1, 1, 8, 0, 1}, {1, 4, 2, 1, 8, 1, 1},
         {1, 8, 2, 1, 2, 0, 1},  {1, 4, 2, 1, 8, 0, 4}, {1, 4, 1, 1, 8, 1, 2},
-        {1, 8, 1, 1, 8, 1, 2},  {1, 4, 2, 1, 4, 0, 2}};
+        {1, 8, 1, 1, 8, 1, 2},  {1, 4, 2, 1, 4, 0, 2}, {1, 4, 2, 1, 4, 0, 1}};
     for (const auto &s : gemv) {
       Genome g = baseline;
       g.knobs.reduction = s[0] == 1 ? ReductionStrategy::Warp : ReductionStrategy::Block;
