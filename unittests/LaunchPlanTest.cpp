@@ -182,6 +182,17 @@ TEST_F(LaunchPlanTest, PlansThatDoNotMatchTheirKernelsAreRejected) {
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   EXPECT_TRUE(failed(plan.verifyAgainst(gm)));
   EXPECT_NE(messages.back().find("parameter 1 has type"), std::string::npos);
+
+  // The same buffer to two parameters of one launch (an input read through the non-coherent
+  // path while the other parameter writes it): refused, even where the types match.
+  kernel.erase();
+  SmallVector<Type> right = {plan.buffers[0].type, plan.buffers[2].type, plan.buffers[1].type};
+  auto good = gpu::GPUFuncOp::create(b, b.getUnknownLoc(), "f_k0", b.getFunctionType(right, {}));
+  good->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  EXPECT_TRUE(succeeded(plan.verifyAgainst(gm)));
+  plan.launches[0].args = {0, 2, 0};
+  EXPECT_TRUE(failed(plan.verifyAgainst(gm)));
+  EXPECT_NE(messages.back().find("passes buffer 'arg0' to two of its parameters"), std::string::npos);
 }
 
 TEST_F(LaunchPlanTest, PlanNamesThatWouldBePathsOrBadSymbolsAreRejected) {

@@ -160,6 +160,13 @@ LogicalResult LaunchPlan::verifyAgainst(gpu::GPUModuleOp module) const {
     if (params.size() != launch.args.size())
       return kernel.emitError() << "takes " << params.size() << " parameters but evo.plan passes "
                                 << launch.args.size() << " buffers";
+    // Kernels may assume that their parameters do not overlap (evo-streaming-loads reads a
+    // parameter the kernel never writes through the non-coherent path).
+    for (auto [i, buf] : llvm::enumerate(launch.args))
+      if (llvm::is_contained(ArrayRef<unsigned>(launch.args).take_front(i), buf))
+        return kernel.emitError() << "evo.plan passes buffer '" << buffers[buf].name
+                                  << "' to two of its parameters (kernel parameters must not "
+                                     "overlap)";
     for (auto [i, param, buf] : llvm::enumerate(params, launch.args))
       if (param != buffers[buf].type)
         return kernel.emitError() << "parameter " << i << " has type " << param
