@@ -19,12 +19,15 @@ run = os.path.join(work, "run")
 SECRET = "sk-evo-test-secret-0123456789"
 env = dict(os.environ, EVO_TEST_OPENAI_KEY=SECRET)
 faults = ["429", None, "500", None, "malformed", None, "truncated", None, "empty"]
+# The timeout only has to outlast one run of the scripted LLM (a Python process the server starts
+# per request): 20 s was not enough on a 2-core machine saturated by compiles (every attempt
+# timed out, the server's writes hit closed sockets). No fault here waits for it.
 with FakeOpenAI(scripted, faults) as server:
     r = subprocess.run([evo, source, "--evo-lower-to-gpu",
                         f"--evo-evolve=worker={worker} run-dir={run} "
                         f"max-candidates=8 samples=2 quiet=true strategy=full llm=openai "
                         f"llm-base-url={server.base_url} llm-model=fake-model "
-                        f"llm-key-env=EVO_TEST_OPENAI_KEY llm-timeout=20 llm-parallel=2",
+                        f"llm-key-env=EVO_TEST_OPENAI_KEY llm-timeout=120 llm-parallel=2",
                         "-o", os.path.join(work, "out.mlir")], capture_output=True, text=True, env=env)
     print(f"evolve rc={r.returncode}")
     for line in r.stderr.splitlines():
