@@ -235,13 +235,18 @@ SmallVector<Value> ReductionEmitter::stridedAccumulate(KernelBuilder &kb,
     return j1 * G2 + j2;
   };
   // Streamed: read by one output point (or group) only, and not a buffer this kernel writes.
+  // A dimension the input does not depend on is fine only where one group spans all of it (else
+  // the next group along it reads the input again: a GEMV's x with groups of 4 rows).
+  auto spansAll = [&](unsigned d) {
+    return (G > 1 && d == t.parallelDims[gd] && psizes[gd] == G) ||
+           (G2 > 1 && d == t.parallelDims[gd2] && psizes[gd2] == G2);
+  };
   auto streamed = [&](unsigned i) {
     if (!k.streamLoads || t.inputs[i].kind != ValueSource::Kind::Buffer ||
         llvm::is_contained(t.outputs, t.inputs[i].buffer))
       return false;
     for (unsigned d = 0; d < t.loopSizes.size(); ++d)
-      if (!maps[i].isFunctionOfDim(d) && !(G > 1 && d == t.parallelDims[gd]) &&
-          !(G2 > 1 && d == t.parallelDims[gd2]))
+      if (!maps[i].isFunctionOfDim(d) && !spansAll(d))
         return false;
     return true;
   };

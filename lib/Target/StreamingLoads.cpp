@@ -49,6 +49,12 @@ bool targetsHaveNoAllocate(gpu::GPUModuleOp gm) {
   return true;
 }
 
+/// Generic or global: the address spaces a kernel's buffer pointer may be in here.
+bool globalOrGeneric(Type type) {
+  auto ptr = dyn_cast<LLVM::LLVMPointerType>(type);
+  return ptr && (ptr.getAddressSpace() == 0 || ptr.getAddressSpace() == 1);
+}
+
 /// The parameters of `fn` that it only loads from: every pointer derived from one (GEPs,
 /// address-space casts) is used only as the address of a plain load. A store, atomic, volatile
 /// load (someone else may write it), call, inline asm, ptrtoint, select, branch argument or a
@@ -56,7 +62,12 @@ bool targetsHaveNoAllocate(gpu::GPUModuleOp gm) {
 llvm::SmallPtrSet<Value, 8> readOnlyParameters(LLVM::LLVMFuncOp fn) {
   llvm::SmallPtrSet<Value, 8> readOnly;
   for (BlockArgument arg : fn.getArguments()) {
-    if (!isa<LLVM::LLVMPointerType>(arg.getType()))
+    // Pointers to parameter space (byval, byref, grid constants) are not global memory.
+    DictionaryAttr attrs = fn.getArgAttrDict(arg.getArgNumber());
+    if (!globalOrGeneric(arg.getType()) ||
+        (attrs && (attrs.contains(LLVM::LLVMDialect::getByValAttrName()) ||
+                   attrs.contains(LLVM::LLVMDialect::getByRefAttrName()) ||
+                   attrs.contains("nvvm.grid_constant"))))
       continue;
     SmallVector<Value> work{arg};
     bool onlyLoaded = true;
@@ -82,9 +93,13 @@ llvm::SmallPtrSet<Value, 8> readOnlyParameters(LLVM::LLVMFuncOp fn) {
   return readOnly;
 }
 
-/// The parameter `ptr` is derived from by GEPs and address-space casts, or null.
+/// The parameter `ptr` is derived from by GEPs and casts between the generic and the global
+/// address space, or null (a cast to shared, constant or local memory ends the walk: ld.global
+/// would read the wrong memory there).
 Value baseParameter(Value ptr, LLVM::LLVMFuncOp fn) {
   while (Operation *def = ptr.getDefiningOp()) {
+    if (!globalOrGeneric(ptr.getType()))
+      return {};
     if (auto gep = dyn_cast<LLVM::GEPOp>(def))
       ptr = gep.getBase();
     else if (auto cast = dyn_cast<LLVM::AddrSpaceCastOp>(def))
@@ -92,6 +107,8 @@ Value baseParameter(Value ptr, LLVM::LLVMFuncOp fn) {
     else
       return {};
   }
+  if (!globalOrGeneric(ptr.getType()))
+    return {};
   auto arg = dyn_cast<BlockArgument>(ptr);
   return arg && arg.getOwner() == &fn.getBody().front() ? arg : Value();
 }
@@ -125,8 +142,8 @@ bool rewrite(LLVM::LoadOp load) {
     constraints += "l";
     result = LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(words, i32));
   }
-  // No side effects: nothing writes the parameter while the kernel runs, so LLVM may move or
-  // merge these loads like any pure function of the address.
+  // Declared without side effects (nothing writes the parameter while the kernel runs); LLVM
+  // may still treat inline asm as touching memory and keep it in place.
   auto asmOp = LLVM::InlineAsmOp::create(
       b, loc, result, ValueRange{address}, b.getStringAttr(text), b.getStringAttr(constraints),
       UnitAttr(), UnitAttr(), LLVM::TailCallKindAttr(),
@@ -157,7 +174,10 @@ void EvoStreamingLoadsPass::runOnOperation() {
   if (!targetsHaveNoAllocate(gm))
     return;
   for (auto fn : gm.getOps<LLVM::LLVMFuncOp>()) {
-    if (fn.isExternal())
+    // Kernels only: a device function's pointer parameters may point anywhere its callers
+    // choose (local, shared, or memory the kernel writes).
+    if (fn.isExternal() || !(fn->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()) ||
+                             fn->hasAttr(gpu::GPUDialect::getKernelFuncAttrName())))
       continue;
     SmallVector<LLVM::LoadOp> marked;
     fn.walk([&](LLVM::LoadOp load) {

@@ -120,3 +120,37 @@ func.func @row_sums(%a: tensor<64x512xf32>, %h: tensor<64x512xf16>, %s: tensor<6
     }
   return %r0, %r1, %r2 : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
 }
+
+// -----
+
+// Groups that do not span their dimension: x of a GEMV with groups of 4 rows is read again by
+// every group, and x of nn.Linear with 8 x 4 groups by every group along W's rows: both stay
+// cached. The matrices are still streamed (each group reads its rows of it once).
+
+// CHECK-LABEL: func.func @gemv_groups
+// CHECK:       gpu.func @gemv_groups_k0
+// CHECK-COUNT-4: vector.load {{.*}} nontemporal = true} : memref<64x1024xf32>, vector<4xf32>
+// CHECK-NOT:     nontemporal
+// CHECK:         gpu.return
+// CHECK-LABEL: func.func @linear_2d
+// CHECK:       gpu.func @linear_2d_k0
+// CHECK-COUNT-4: vector.load {{.*}} nontemporal = true} : memref<64x64xf32>, vector<4xf32>
+// CHECK-NOT:     nontemporal
+// CHECK:         gpu.return
+func.func @gemv_groups(%a: tensor<64x1024xf32>, %x: tensor<1024xf32>) -> tensor<64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<64xf32>) -> tensor<64xf32>
+  %y = linalg.matvec ins(%a, %x : tensor<64x1024xf32>, tensor<1024xf32>) outs(%acc : tensor<64xf32>)
+         {evo.knobs = #evo.knobs<reduction = warp, vector_width = 4, group_outputs = 4, stream_loads = true>} -> tensor<64xf32>
+  return %y : tensor<64xf32>
+}
+func.func @linear_2d(%x: tensor<8x64xf32>, %w: tensor<64x64xf32>) -> tensor<8x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x64xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+         ins(%x, %w : tensor<8x64xf32>, tensor<64x64xf32>) outs(%acc : tensor<8x64xf32>)
+         {evo.knobs = #evo.knobs<reduction = warp, vector_width = 4, group_outputs = 8, group_outputs2 = 4, stream_loads = true>} -> tensor<8x64xf32>
+  return %y : tensor<8x64xf32>
+}

@@ -117,3 +117,30 @@ gpu.module @m3 {
     llvm.return
   }
 }
+
+// -----
+
+// Not a kernel (a device function's pointers are whatever its callers pass), a byval parameter
+// (parameter space; grid constants are byval too), and a parameter cast to shared memory:
+// unchanged.
+
+// CHECK-LABEL: llvm.func @device_fn
+// CHECK-NOT:     no_allocate
+// CHECK-LABEL: llvm.func @odd_params
+// CHECK-NOT:     no_allocate
+// CHECK:         llvm.return
+gpu.module @m [#nvvm.target<chip = "sm_90", features = "+ptx80">] {
+  llvm.func @device_fn(%a: !llvm.ptr) -> vector<4xf32> {
+    %v = llvm.load %a {alignment = 16 : i64, nontemporal} : !llvm.ptr -> vector<4xf32>
+    llvm.return %v : vector<4xf32>
+  }
+  llvm.func @odd_params(%b: !llvm.ptr {llvm.byval = !llvm.array<4 x f32>}, %s: !llvm.ptr,
+                        %y: !llvm.ptr) attributes {gpu.kernel, nvvm.kernel} {
+    %v = llvm.load %b {alignment = 16 : i64, nontemporal} : !llvm.ptr -> vector<4xf32>
+    %c = llvm.addrspacecast %s : !llvm.ptr to !llvm.ptr<3>
+    %u = llvm.load %c {alignment = 16 : i64, nontemporal} : !llvm.ptr<3> -> vector<4xf32>
+    llvm.store %v, %y : vector<4xf32>, !llvm.ptr
+    llvm.store %u, %y : vector<4xf32>, !llvm.ptr
+    llvm.return
+  }
+}

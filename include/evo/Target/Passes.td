@@ -96,8 +96,9 @@ def EvoStreamingLoadsPass : Pass<"evo-streaming-loads", "mlir::gpu::GPUModuleOp"
     `stream_loads` knob sets it on a GEMV's matrix) into inline PTX
     `ld.global.nc.L1::no_allocate` of 4, 8 or 16 bytes: the read-only path, without allocating
     in L1, so a stream read once does not evict what other loads reuse there (a GEMV's x). Only
-    where that is exact: the pointer is derived (GEPs, address-space casts) from a kernel
-    parameter that the function only loads from (no store, atomic, call, inline asm, ptrtoint
+    where that is exact: the function is a kernel, the pointer is derived (GEPs, casts between
+    the generic and global address spaces) from one of its pointer parameters (not byval, byref
+    or a grid constant) that it only loads from (no store, atomic, call, inline asm, ptrtoint
     or other escape of any pointer derived from it, so nothing writes it while the kernel runs),
     the load is neither volatile nor atomic and aligned to its size, and the gpu.module targets
     sm_70 or newer with PTX 7.4 or newer. Every other load is left as it is.
