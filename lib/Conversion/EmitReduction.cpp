@@ -241,7 +241,7 @@ SmallVector<Value> ReductionEmitter::stridedAccumulate(KernelBuilder &kb,
     return (G > 1 && d == t.parallelDims[gd] && psizes[gd] == G) ||
            (G2 > 1 && d == t.parallelDims[gd2] && psizes[gd2] == G2);
   };
-  auto streamed = [&](unsigned i) {
+  auto isStreamed = [&](unsigned i) {
     if (!k.streamLoads || t.inputs[i].kind != ValueSource::Kind::Buffer ||
         llvm::is_contained(t.outputs, t.inputs[i].buffer))
       return false;
@@ -250,6 +250,9 @@ SmallVector<Value> ReductionEmitter::stridedAccumulate(KernelBuilder &kb,
         return false;
     return true;
   };
+  SmallVector<bool> streamed;
+  for (unsigned i = 0; i < op.getNumDpsInputs(); ++i)
+    streamed.push_back(isStreamed(i));
   auto accumulateChunk = [&](Value chunk, ValueRange accs) {
     SmallVector<Value> rIdx = kb.delinearize(kb.mul(chunk, vw), rsizes);
     SmallVector<SmallVector<Value>> pointIvs;
@@ -258,13 +261,15 @@ SmallVector<Value> ReductionEmitter::stridedAccumulate(KernelBuilder &kb,
     // inLanes[p][i]: input i's lanes at point p.
     SmallVector<SmallVector<SmallVector<Value>>> inLanes(P);
     for (int64_t p = 0; p < P; ++p)
-      for (unsigned i = 0; i < op.getNumDpsInputs(); ++i)
+      for (unsigned i = 0; i < op.getNumDpsInputs(); ++i) {
+        int64_t first = sharedWith(i, p);
         inLanes[p].push_back(
-            sharedWith(i, p) < p
-                ? inLanes[sharedWith(i, p)][i]
+            first < p
+                ? inLanes[first][i]
                 : loadLanes(kb, t.inputs[i], maps[i],
                             getElementTypeOrSelf(op.getDpsInputOperand(i)->get().getType()),
-                            pointIvs[p], laneDim, vw, streamed(i)));
+                            pointIvs[p], laneDim, vw, streamed[i]));
+      }
     SmallVector<Value> next(accs.begin(), accs.end());
     for (int64_t p = 0; p < P; ++p)
       for (int64_t l = 0; l < vw; ++l) {
