@@ -381,6 +381,9 @@ Attribute scalarConstant(Value v) {
 struct Chunk {
   Value col0;
   DenseMap<Value, SmallVector<Value>> memo;
+  /// Arguments read through their own maps (the interchanged maps of a permuted row program),
+  /// loaded once per chunk: with cache_row, once per row for every pass that reads them.
+  DenseMap<std::pair<Value, AffineMap>, SmallVector<Value>> mapped;
 };
 
 class RowEmitter {
@@ -610,9 +613,13 @@ void RowEmitter::clonePerLane(linalg::GenericOp g, Chunk &c, ArrayRef<Operation 
   for (auto [i, in] : llvm::enumerate(g.getDpsInputs())) {
     Role r = roleOf(maps[i], n, colRank(), false);
     if (r == Role::None) { // a function argument through its own map (matchRowProgram)
-      ValueSource src{ValueSource::Kind::Buffer, cast<BlockArgument>(in).getArgNumber(), {}};
-      operands.push_back(loadLanes(*kb, src, maps[i], getElementTypeOrSelf(in.getType()),
-                                   ivsAt(c.col0), n - 1, vw));
+      SmallVector<Value> &lanes = c.mapped[{in, maps[i]}];
+      if (lanes.empty()) {
+        ValueSource src{ValueSource::Kind::Buffer, cast<BlockArgument>(in).getArgNumber(), {}};
+        lanes = loadLanes(*kb, src, maps[i], getElementTypeOrSelf(in.getType()), ivsAt(c.col0),
+                          n - 1, vw);
+      }
+      operands.push_back(lanes);
     } else if (r == Role::Full)
       operands.push_back(full(in, c));
     else if (r == Role::Col)
