@@ -91,9 +91,28 @@ TEST(InputGeneratorTest, KindsOfTypes) {
   EXPECT_EQ(elementKindOf(b.getF32Type()), ElementKind::F32);
   EXPECT_EQ(elementKindOf(b.getBF16Type()), ElementKind::BF16);
   EXPECT_EQ(elementKindOf(b.getI8Type()), ElementKind::I8);
-  EXPECT_EQ(elementKindOf(b.getI1Type()), ElementKind::Unsupported);
+  EXPECT_EQ(elementKindOf(b.getI1Type()), ElementKind::I1);
+  EXPECT_EQ(elementKindOf(b.getIntegerType(4)), ElementKind::Unsupported);
   EXPECT_EQ(symbolizeElementKind("f16"), ElementKind::F16);
+  EXPECT_EQ(symbolizeElementKind("i1"), ElementKind::I1);
+  EXPECT_EQ(elementKindName(ElementKind::I1), "i1");
   EXPECT_FALSE(symbolizeElementKind("f8").has_value());
+}
+
+// A boolean buffer (torch.bool's layout: a byte per element) gets 0 and 1 only, both often.
+TEST(InputGeneratorTest, BooleansAreZeroOrOne) {
+  EXPECT_EQ(contract::elementBytes(ElementKind::I1), 1);
+  EXPECT_FALSE(contract::isFloat(ElementKind::I1));
+  EXPECT_EQ(maxFinite(ElementKind::I1), 1.0);
+  InputRange r = defaultRange(ElementKind::I1);
+  int counts[2] = {0, 0};
+  for (uint64_t i = 0; i < 4096; ++i) {
+    double v = generatedValue(/*seed=*/7, /*buffer=*/1, i, ElementKind::I1, r);
+    ASSERT_TRUE(v == 0.0 || v == 1.0) << "element " << i << " is " << v;
+    ++counts[static_cast<int>(v)];
+  }
+  EXPECT_GT(counts[0], 1500);
+  EXPECT_GT(counts[1], 1500);
 }
 
 TEST(SamplesTest, EdgesAreAlwaysCheckedAndTheRestIsSampled) {

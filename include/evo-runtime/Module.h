@@ -111,8 +111,9 @@ private:
 // The manifest
 //===----------------------------------------------------------------------===//
 
-/// Element types a manifest may name ("f32", "bf16", "i8", "ui8", ...).
-enum class DType : uint8_t { F16, BF16, F32, F64, I8, I16, I32, I64, U8 };
+/// Element types a manifest may name ("f32", "bf16", "i8", "ui8", ..., "i1": a boolean, one
+/// byte holding 0 or 1, as torch.bool).
+enum class DType : uint8_t { F16, BF16, F32, F64, I8, I16, I32, I64, U8, Bool };
 EVO_RUNTIME_API const char *dtypeName(DType dtype);
 EVO_RUNTIME_API size_t dtypeSize(DType dtype);
 

@@ -34,6 +34,11 @@ LogicalResult checkVectorWidth(Operation *op, int64_t vw, int64_t extent,
     return op->emitError() << "vector_width=" << vw << " does not divide the " << what << " ("
                            << extent << ")";
   for (MemRefType t : params) {
+    // A vector of i1 is packed bits, a buffer of i1 one byte per element.
+    if (t.getElementType().isInteger(1))
+      return op->emitError() << "vector_width=" << vw
+                             << " on an i1 buffer (a byte per element in memory, a bit per "
+                                "lane in a vector); i1 buffers take vector_width=1";
     int64_t bytes = vw * t.getElementTypeBitWidth() / 8;
     if (bytes > 16)
       return op->emitError() << "vector_width=" << vw << " makes " << bytes << "-byte accesses to "

@@ -176,14 +176,15 @@ static LogicalResult checkTensorType(Type t, Operation *where, StringRef what) {
   if (failed(checkBufferType(t, [&] { return where->emitError() << "evo-lower-to-gpu "; })))
     return failure();
   // What the kernels can compute on: NVPTX has no f80/f128 arithmetic (LLVM aborts) and the
-  // GPU lowering none for f8/tf32; i1 tensors have no byte layout the manifest could state.
+  // GPU lowering none for f8/tf32. i1 is a byte holding 0 or 1 in memory (torch.bool's layout,
+  // and LLVM's for a scalar i1 load or store; vector accesses to it are refused).
   Type elt = cast<RankedTensorType>(t).getElementType();
   bool supported = isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(elt) ||
-                   (elt.isInteger() && elt.getIntOrFloatBitWidth() >= 2 &&
-                    elt.getIntOrFloatBitWidth() <= 64);
+                   (elt.isInteger() && elt.getIntOrFloatBitWidth() <= 64);
   if (!supported)
     return where->emitError()
-           << "evo-lower-to-gpu supports f16, bf16, f32, f64 and integers of 2 to 64 bits, got "
+           << "evo-lower-to-gpu supports f16, bf16, f32, f64, i1 (a byte per element) and "
+              "integers up to 64 bits, got "
            << elt;
   return success();
 }

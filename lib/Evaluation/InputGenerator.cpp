@@ -36,6 +36,8 @@ ElementKind elementKindOf(Type type) {
       return ElementKind::I16;
     case 8:
       return ElementKind::I8;
+    case 1:
+      return ElementKind::I1;
     default:
       break;
     }
@@ -49,7 +51,7 @@ ElementKind elementKindOf(Type type) {
 static constexpr EnumName<ElementKind> kElementKindNames[] = {
     {ElementKind::F64, "f64"}, {ElementKind::F32, "f32"}, {ElementKind::F16, "f16"},
     {ElementKind::BF16, "bf16"}, {ElementKind::I64, "i64"}, {ElementKind::I32, "i32"},
-    {ElementKind::I16, "i16"}, {ElementKind::I8, "i8"}};
+    {ElementKind::I16, "i16"}, {ElementKind::I8, "i8"}, {ElementKind::I1, "i1"}};
 
 StringRef elementKindName(ElementKind kind) {
   return enumToName(kElementKindNames, kind, "unsupported");
@@ -60,6 +62,8 @@ std::optional<ElementKind> symbolizeElementKind(StringRef name) {
 }
 
 InputRange defaultRange(ElementKind kind) {
+  if (kind == ElementKind::I1)
+    return {0.0, 1.0};
   return contract::isFloat(kind) ? InputRange{-1.0, 1.0} : InputRange{-8.0, 8.0};
 }
 
@@ -139,6 +143,8 @@ double maxFinite(ElementKind kind) {
     return 32767.0;
   case ElementKind::I8:
     return 127.0;
+  case ElementKind::I1:
+    return 1.0;
   case ElementKind::Unsupported:
     break;
   }

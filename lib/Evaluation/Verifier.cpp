@@ -277,6 +277,16 @@ void setSpecials(FillParams &p, llvm::ArrayRef<double> candidates, double lo, do
 FillParams fillFor(Want want, unsigned rung, uint64_t seed, unsigned buffer, ElementKind kind,
                    InputRange r, std::string &desc) {
   FillParams p = contract::uniformFill(seed, buffer, kind, r.lo, r.hi);
+  if (kind == ElementKind::I1) {
+    // A boolean holds 0 or 1 and nothing else, whatever the trial wants (a declared range
+    // cannot widen it).
+    p.lo = std::max(0.0, std::ceil(r.lo));
+    p.hi = std::min(1.0, std::floor(r.hi));
+    if (!(p.lo <= p.hi))
+      p.lo = 0, p.hi = 1;
+    desc = p.lo == p.hi ? "constant " + num(p.lo) + " (i1)" : "uniform{0, 1} (i1)";
+    return p;
+  }
   const bool isFloat = contract::isFloat(kind);
   const double kindMax = maxFinite(kind);
   auto range = [&](double lo, double hi) {

@@ -35,7 +35,7 @@ BUFFER_ALIGNMENT = 16
 
 #: Element types a manifest may name, with their sizes in bytes.
 DTYPE_SIZES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8,
-               "ui8": 1}
+               "ui8": 1, "i1": 1}  # i1: a boolean, one byte holding 0 or 1 (torch.bool)
 
 # TMA tensor maps (include/evo/Runtime/TensorMap.h): sizeof(CUtensorMap), the limits of
 # cuTensorMapEncodeTiled and the driver's enum values.

@@ -11,6 +11,7 @@ from .manifest import (BUFFER_ALIGNMENT, TENSOR_MAP_BYTES, TMA_ELEMENTS, TMA_SWI
 _TORCH_DTYPES = {
     "f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64",
     "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "ui8": "uint8",
+    "i1": "bool",
 }
 
 

@@ -155,7 +155,7 @@ DType dtypeOf(const json &obj, const std::string &where) {
   static const std::pair<const char *, DType> names[] = {
       {"f16", DType::F16}, {"bf16", DType::BF16}, {"f32", DType::F32}, {"f64", DType::F64},
       {"i8", DType::I8},   {"i16", DType::I16},   {"i32", DType::I32}, {"i64", DType::I64},
-      {"ui8", DType::U8}};
+      {"ui8", DType::U8},  {"i1", DType::Bool}};
   for (auto &[name, dt] : names)
     if (s == name)
       return dt;
@@ -587,6 +587,7 @@ const char *dtypeName(DType dtype) {
   case DType::I32: return "i32";
   case DType::I64: return "i64";
   case DType::U8: return "ui8";
+  case DType::Bool: return "i1";
   }
   return "?";
 }
@@ -594,7 +595,8 @@ const char *dtypeName(DType dtype) {
 size_t dtypeSize(DType dtype) {
   switch (dtype) {
   case DType::I8:
-  case DType::U8: return 1;
+  case DType::U8:
+  case DType::Bool: return 1;
   case DType::F16:
   case DType::BF16:
   case DType::I16: return 2;

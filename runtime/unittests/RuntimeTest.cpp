@@ -151,7 +151,7 @@ TEST(RuntimeManifest, AcceptsZeroDimensionalBuffersAndOtherDtypes) {
   EXPECT_TRUE(m->buffers[4].shape.empty());
   const std::pair<const char *, size_t> dtypes[] = {{"f16", 2}, {"bf16", 2}, {"f64", 8},
                                                      {"i8", 1},  {"i16", 2},  {"i32", 4},
-                                                     {"i64", 8}, {"ui8", 1}};
+                                                     {"i64", 8}, {"ui8", 1}, {"i1", 1}};
   for (auto [dt, size] : dtypes) {
     json k = validManifest();
     k["buffers"][4]["dtype"] = dt;

@@ -145,7 +145,7 @@ func.func @dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
 
 // -----
 
-// expected-error @+1 {{evo-lower-to-gpu supports f16, bf16, f32, f64 and integers of 2 to 64 bits, got 'f128'}}
+// expected-error @+1 {{evo-lower-to-gpu supports f16, bf16, f32, f64, i1 (a byte per element) and integers up to 64 bits, got 'f128'}}
 func.func @f128(%x: tensor<16xf128>) -> tensor<16xf128> {
   %e = tensor.empty() : tensor<16xf128>
   %r = linalg.exp ins(%x : tensor<16xf128>) outs(%e : tensor<16xf128>) -> tensor<16xf128>
@@ -154,7 +154,7 @@ func.func @f128(%x: tensor<16xf128>) -> tensor<16xf128> {
 
 // -----
 
-// expected-error @+1 {{evo-lower-to-gpu supports f16, bf16, f32, f64 and integers of 2 to 64 bits, got 'f8E4M3FN'}}
+// expected-error @+1 {{evo-lower-to-gpu supports f16, bf16, f32, f64, i1 (a byte per element) and integers up to 64 bits, got 'f8E4M3FN'}}
 func.func @f8(%x: tensor<16xf8E4M3FN>) -> tensor<16xf8E4M3FN> {
   %e = tensor.empty() : tensor<16xf8E4M3FN>
   %r = linalg.exp ins(%x : tensor<16xf8E4M3FN>) outs(%e : tensor<16xf8E4M3FN>) -> tensor<16xf8E4M3FN>

@@ -23,6 +23,7 @@ __device__ double loadAsDouble(const void *p, uint64_t i, int kind) {
   case ElementKind::I32: return static_cast<const int32_t *>(p)[i];
   case ElementKind::I16: return static_cast<const int16_t *>(p)[i];
   case ElementKind::I8: return static_cast<const int8_t *>(p)[i];
+  case ElementKind::I1: return static_cast<const uint8_t *>(p)[i]; // 0 or 1; anything else is wrong
   default: return 0.0;
   }
 }

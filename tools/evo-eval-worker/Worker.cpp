@@ -294,6 +294,7 @@ double decode(uint64_t bits, ElementKind k) {
   case ElementKind::I32: return static_cast<int32_t>(bits);
   case ElementKind::I16: return static_cast<int16_t>(bits);
   case ElementKind::I8: return static_cast<int8_t>(bits);
+  case ElementKind::I1: return static_cast<uint8_t>(bits); // 0 or 1; anything else is wrong
   default: return 0;
   }
 }
@@ -302,7 +303,7 @@ ElementKind kindFromName(const std::string &s) {
   static const std::map<std::string, ElementKind> m = {
       {"f64", ElementKind::F64}, {"f32", ElementKind::F32}, {"f16", ElementKind::F16},
       {"bf16", ElementKind::BF16}, {"i64", ElementKind::I64}, {"i32", ElementKind::I32},
-      {"i16", ElementKind::I16}, {"i8", ElementKind::I8}};
+      {"i16", ElementKind::I16}, {"i8", ElementKind::I8}, {"i1", ElementKind::I1}};
   auto it = m.find(s);
   if (it == m.end())
     throw std::invalid_argument("unsupported element kind '" + s + "'");
@@ -321,7 +322,7 @@ uint64_t entropy() {
 }
 
 std::string kindName(ElementKind k) {
-  static const char *names[] = {"f64", "f32", "f16", "bf16", "i64", "i32", "i16", "i8"};
+  static const char *names[] = {"f64", "f32", "f16", "bf16", "i64", "i32", "i16", "i8", "i1"};
   return names[static_cast<int>(k)];
 }
 
@@ -914,6 +915,7 @@ struct Evaluator {
     case ElementKind::I16:
       return d16(contract::kPoisonI16);
     case ElementKind::I8:
+    case ElementKind::I1:
       check(D->cuMemsetD8Async(p, contract::kPoisonI8, s.elements, gStream), "cuMemsetD8Async");
       return;
     default:

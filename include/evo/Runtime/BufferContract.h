@@ -21,8 +21,9 @@
 
 namespace evo::contract {
 
-/// Element types the verifier can fill and check.
-enum class ElementKind : int { F64 = 0, F32, F16, BF16, I64, I32, I16, I8, Unsupported };
+/// Element types the verifier can fill and check. I1 is a boolean stored as one byte holding 0
+/// or 1 (torch.bool's layout; LLVM's i1 in memory).
+enum class ElementKind : int { F64 = 0, F32, F16, BF16, I64, I32, I16, I8, I1, Unsupported };
 
 EVO_HD int elementBytes(ElementKind k) {
   switch (k) {
@@ -37,6 +38,7 @@ EVO_HD int elementBytes(ElementKind k) {
   case ElementKind::I16:
     return 2;
   case ElementKind::I8:
+  case ElementKind::I1:
     return 1;
   default:
     return 0;
