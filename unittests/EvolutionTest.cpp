@@ -500,6 +500,69 @@ func.func @rms(%x: tensor<16x64x32x32xf32>) -> tensor<16x64x32x32xf32> {
   EXPECT_TRUE(seedGenomes(Genome(), TaskFamily::Rows, 0, 0, 4096, 64).empty());
 }
 
+// A softmax over long rows is seeded with the fast forms of exp (fast_math) and one seed
+// without; the fast kernel calls __nv_fast_expf (ex2.approx of x * log2 e), the accurate one
+// libdevice's range-reduced expf. A row program without exponentials gets no such seeds.
+TEST(GenomeTest, RowProgramsWithExponentialsAreSeededWithFastMath) {
+  const char *softmax = R"mlir(
+func.func @softmax(%x: tensor<64x65536xf32>) -> tensor<64x65536xf32> {
+  %e = tensor.empty() : tensor<64x65536xf32>
+  %y = linalg.softmax dimension(1) ins(%x : tensor<64x65536xf32>) outs(%e : tensor<64x65536xf32>) -> tensor<64x65536xf32>
+  return %y : tensor<64x65536xf32>
+})mlir";
+  const char *rowSum = R"mlir(
+func.func @norm(%x: tensor<64x65536xf32>) -> tensor<64x65536xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64xf32>) -> tensor<64xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(r, c) -> (r, c)>, affine_map<(r, c) -> (r)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<64x65536xf32>) outs(%f : tensor<64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.addf %a, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<64xf32>
+  %e2 = tensor.empty() : tensor<64x65536xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(r, c) -> (r, c)>, affine_map<(r, c) -> (r)>, affine_map<(r, c) -> (r, c)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %s : tensor<64x65536xf32>, tensor<64xf32>) outs(%e2 : tensor<64x65536xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = math.rsqrt %b : f32
+    %t = arith.mulf %a, %r : f32
+    linalg.yield %t : f32
+  } -> tensor<64x65536xf32>
+  return %y : tensor<64x65536xf32>
+})mlir";
+  MLIRContext ctx(registry());
+  OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(softmax, &ctx);
+  OwningOpRef<ModuleOp> n = parseSourceString<ModuleOp>(rowSum, &ctx);
+  ASSERT_TRUE(m && n);
+  func::FuncOp task = *m->getOps<func::FuncOp>().begin();
+  EXPECT_TRUE(hasFastMathForms(task));
+  EXPECT_FALSE(hasFastMathForms(*n->getOps<func::FuncOp>().begin()));
+  // Many rows (4096: no row_split seeds): the five fast-math seeds, four with it.
+  std::vector<Genome> seeds = seedGenomes(Genome(), TaskFamily::Rows, 4096 * 65536, 0, 4096,
+                                          65536, /*stridedRows=*/false, /*fastMathForms=*/true);
+  ASSERT_EQ(seeds.size(), 5u);
+  EXPECT_EQ(llvm::count_if(seeds, [](const Genome &g) { return g.knobs.fastMath; }), 4);
+  EXPECT_TRUE(seedGenomes(Genome(), TaskFamily::Rows, 4096 * 65536, 0, 4096, 65536).empty());
+  // Few long rows: the row_split seeds first, then these.
+  std::vector<Genome> few = seedGenomes(Genome(), TaskFamily::Rows, 64 * 65536, 0, 64, 65536,
+                                        /*stridedRows=*/false, /*fastMathForms=*/true);
+  EXPECT_GT(few.front().knobs.rowSplit, 1);
+  EXPECT_TRUE(few.back().knobs.fastMath == false && few.back().knobs.vectorWidth == 4);
+  LegalityCache legal(task, TaskFamily::Rows);
+  PTXOptions ptx;
+  for (const Genome &g : seeds) {
+    ASSERT_TRUE(legal.isLegal(g)) << g.key(TaskFamily::Rows);
+    CompiledVariant v = compileVariant(registry(), softmax, TaskFamily::Rows, g, ptx, "");
+    ASSERT_TRUE(v.ok) << g.key(TaskFamily::Rows) << "\n" << v.diagnostics;
+    EXPECT_NE(v.ptx.find("ex2.approx"), std::string::npos);
+    // libdevice's accurate expf rounds x * log2 e downwards to split it (fma.rm); the fast form
+    // is one multiplication and ex2.approx.
+    EXPECT_EQ(v.ptx.find("fma.rm.f32") == std::string::npos, g.knobs.fastMath)
+        << g.key(TaskFamily::Rows);
+  }
+}
+
 TEST(GenomeTest, UnrollingChangesTheLoopsOfAKernel) {
   MLIRContext ctx(registry());
   PTXOptions ptx;

@@ -137,6 +137,17 @@ static LoweredTask finishLowering(LoweredTask lowered, TaskFamily family,
     auto kernel = module.lookupSymbol<gpu::GPUFuncOp>(launch.kernel);
     kernel->setAttr(kKnobsAttrName, lowered.knobs);
     kernel->setAttr(kFamilyAttrName, TaskFamilyAttr::get(ctx, family));
+    // fast_math: the math ops take `afn`, which the NVVM lowering turns into libdevice's fast
+    // forms (__nv_fast_expf: ex2.approx of x * log2 e) where it has them.
+    if (used.fastMath)
+      kernel.walk([&](arith::ArithFastMathInterface op) {
+        if (op->getDialect()->getNamespace() != "math")
+          return;
+        arith::FastMathFlagsAttr old = op.getFastMathFlagsAttr();
+        arith::FastMathFlags flags = old ? old.getValue() : arith::FastMathFlags::none;
+        op->setAttr(op.getFastMathAttrName(),
+                    arith::FastMathFlagsAttr::get(ctx, flags | arith::FastMathFlags::afn));
+      });
   }
   return lowered;
 }

@@ -28,7 +28,8 @@ BuiltinProposer::BuiltinProposer(TaskSearch &search, bool withSeeds)
       rowProgramExtent(search.taskFunc()).value_or(std::pair<int64_t, int64_t>{0, 0});
   for (Genome &g : seedGenomes(search.baselineGenome(), search.task().family, outputs,
                                depthwiseWindow(search.taskFunc()), rows.first, rows.second,
-                               rowProgramIsStrided(search.taskFunc())))
+                               rowProgramIsStrided(search.taskFunc()),
+                               hasFastMathForms(search.taskFunc())))
     seeds.push_back(std::move(g));
 }
 

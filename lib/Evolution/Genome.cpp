@@ -5,6 +5,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/IR/Diagnostics.h"
@@ -101,6 +102,18 @@ std::vector<KnobDimension> knobDimensions(TaskFamily family) {
   return dims;
 }
 
+bool hasFastMathForms(func::FuncOp task) {
+  return task
+      .walk([](Operation *op) {
+        return isa<linalg::SoftmaxOp, math::ExpOp, math::Exp2Op, math::ExpM1Op, math::LogOp,
+                   math::Log2Op, math::Log10Op, math::Log1pOp, math::SinOp, math::CosOp,
+                   math::TanOp, math::PowFOp>(op)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 int64_t depthwiseWindow(func::FuncOp task) {
   int64_t window = 0;
   task.walk([&](linalg::LinalgOp op) {
@@ -117,7 +130,7 @@ int64_t depthwiseWindow(func::FuncOp task) {
 
 std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
                                 int64_t outputElements, int64_t depthwiseWindow, int64_t rows,
-                                int64_t rowLength, bool stridedRows) {
+                                int64_t rowLength, bool stridedRows, bool fastMathForms) {
   std::vector<Genome> seeds;
   if (family == TaskFamily::Rows && stridedRows) {
     // Strided rows (neighbouring rows are neighbours in memory): a thread per row reads
@@ -131,6 +144,11 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
       g.knobs.vectorWidth = 1;
       g.knobs.cacheRow = s[1];
       g.knobs.rowSplit = 1;
+      seeds.push_back(g);
+    }
+    if (fastMathForms) {
+      Genome g = seeds.front();
+      g.knobs.fastMath = true;
       seeds.push_back(g);
     }
     return seeds;
@@ -158,6 +176,21 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
           g.knobs.rowSplit = s;
           seeds.push_back(g);
         }
+    }
+    // Exponentials and logarithms (a softmax, a log-softmax, a cross-entropy) cost more than
+    // the row's bytes at libdevice's accurate forms (an online softmax step is about 27
+    // instructions an element, the H200's issue rate at its read rate about 33): a block or a
+    // warp per row, 128-bit loads, with the fast forms, and one without them to compare.
+    if (fastMathForms) {
+      const int64_t shapes[][3] = {{2, 256, 1}, {2, 512, 1}, {2, 1024, 1}, {1, 256, 1}, {2, 256, 0}};
+      for (const auto &s : shapes) {
+        Genome g = baseline;
+        g.knobs.reduction = static_cast<ReductionStrategy>(s[0]);
+        g.knobs.blockSize = s[1];
+        g.knobs.vectorWidth = 4;
+        g.knobs.fastMath = s[2];
+        seeds.push_back(g);
+      }
     }
     return seeds;
   }

@@ -5,7 +5,7 @@
 // RUN: evo-opt %s -split-input-file -verify-diagnostics
 
 // Unknown key.
-// expected-error @+1 {{#evo.knobs: unknown key 'blok_size' (expected one of block_size, elements_per_thread, vector_width, reduction, accumulators, group_outputs, group_outputs2, stream_loads, tile_sizes, thread_tile, transpose_tile, split, cache_row, row_split, prefetch, wgmma, mma_sync, stages, persistent}}
+// expected-error @+1 {{#evo.knobs: unknown key 'blok_size' (expected one of block_size, elements_per_thread, vector_width, reduction, accumulators, group_outputs, group_outputs2, stream_loads, fast_math, tile_sizes, thread_tile, transpose_tile, split, cache_row, row_split, prefetch, wgmma, mma_sync, stages, persistent}}
 func.func private @f() attributes {k = #evo.knobs<blok_size = 64>}
 
 // -----

@@ -93,11 +93,15 @@ bool chipHasMmaSync(llvm::StringRef chip);
 /// of one row and the whole window as the K tile. `rows` rows of `rowLength` elements: a row
 /// program (rowProgramExtent); few long rows are seeded with row_split, rows x slices filling
 /// the GPU; strided rows (`stridedRows`, rowProgramIsStrided) with a thread per row, the row
-/// cached in registers.
+/// cached in registers. `fastMathForms` (hasFastMathForms): row programs are also seeded with
+/// `fast_math`.
 std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
                                 int64_t outputElements = 0, int64_t depthwiseWindow = 0,
                                 int64_t rows = 0, int64_t rowLength = 0,
-                                bool stridedRows = false);
+                                bool stridedRows = false, bool fastMathForms = false);
+/// Whether `task` computes functions that `fast_math` makes cheaper: exponentials, logarithms,
+/// trigonometric functions and powers (a linalg.softmax's exponential included).
+bool hasFastMathForms(mlir::func::FuncOp task);
 /// The filter window (taps) of `task`'s depthwise convolution, 0 when it has none: a linalg op
 /// that upstream's inferConvolutionDims sees as a convolution with a depth (channel) dimension and
 /// no output-channel dimension.

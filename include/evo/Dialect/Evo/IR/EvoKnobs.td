@@ -135,6 +135,15 @@ def Evo_StreamLoads : Evo_Knob<"stream_loads", "streamLoads", "stream-loads", "B
   let search = [[0], [1]];
 }
 
+def Evo_FastMath : Evo_Knob<"fast_math", "fastMath", "fast-math", "Bool",
+    "Math functions in their fast approximate forms (fastmath<afn>: libdevice's __nv_fast_expf, "
+    "__nv_fast_logf, ...; exp as ex2.approx(x * log2 e)), as Triton's exp; the verifier's "
+    "tolerance decides whether the kernel may keep them"> {
+  let cppDefault = "false";
+  let recorded = "k.fastMath";
+  let search = [[0], [1]];
+}
+
 def Evo_TileSizes : Evo_Knob<"tile_sizes", "tileSizes", "tile-sizes", "List",
     "Matmul: block tile M,N,K staged in shared memory (empty: one thread per output)"> {
   let check = [{
@@ -281,7 +290,8 @@ def Evo_F32MatmulKnob : Evo_Knob<"f32_matmul", "f32Matmul", "f32-matmul", "F32Ma
 
 /// Every knob, in the order #evo.knobs prints them.
 defvar Evo_AllKnobs = [Evo_BlockSize, Evo_ElementsPerThread, Evo_VectorWidth, Evo_Reduction,
-                       Evo_Accumulators, Evo_GroupOutputs, Evo_GroupOutputs2, Evo_StreamLoads, Evo_TileSizes, Evo_ThreadTile,
+                       Evo_Accumulators, Evo_GroupOutputs, Evo_GroupOutputs2, Evo_StreamLoads, Evo_FastMath,
+                       Evo_TileSizes, Evo_ThreadTile,
                        Evo_TransposeTile,
                        Evo_Split, Evo_CacheRow, Evo_RowSplit, Evo_Prefetch, Evo_Wgmma, Evo_MmaSync,
                        Evo_Stages, Evo_Persistent, Evo_F32MatmulKnob];
@@ -302,7 +312,7 @@ defvar Evo_FamilyKnobSets = [
                              Evo_Stages, Evo_Persistent, Evo_Reduction, Evo_Split,
                              Evo_GroupOutputs, Evo_GroupOutputs2, Evo_StreamLoads]>,
   Evo_FamilyKnobs<"Rows", [Evo_BlockSize, Evo_VectorWidth, Evo_Reduction, Evo_CacheRow,
-                           Evo_RowSplit]>,
+                           Evo_RowSplit, Evo_FastMath]>,
   Evo_FamilyKnobs<"Scan", [Evo_Reduction, Evo_VectorWidth, Evo_BlockSize,
                            Evo_ElementsPerThread]>
 ];
