@@ -8,24 +8,10 @@
 // add their tiles through shared memory. Timed like evo-eval-worker: one launch between events
 // after an L2 flush, median of 15; checked against a CPU loop on sampled rows.
 // Build: nvcc -O3 -arch=sm_90 -std=c++17 gemv_mma_probe.cu -o gemv_mma_probe
+#include "probe_common.cuh"
 #include <cuda_fp16.h>
-#include <cstdio>
 #include <cstdint>
-#include <vector>
-#include <algorithm>
-#include <functional>
 #include <cmath>
-
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1); } } while (0)
-
-template <int NC> __device__ __forceinline__ uint4 ld16(const void *p) {
-  uint4 v;
-  if (NC)
-    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-  else
-    v = *reinterpret_cast<const uint4 *>(p);
-  return v;
-}
 
 __device__ __forceinline__ void mma(float (&c)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0, unsigned b1) {
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
@@ -85,37 +71,9 @@ __global__ void gemv_mma(const __half *__restrict__ W, const __half *__restrict_
   }
 }
 
-// Read-only stream (the ceiling at this size): every 16-byte element once.
-template <int U> __global__ void readk(const uint4 *p, size_t n, unsigned *sink) {
-  unsigned s = 0;
-  size_t stride = size_t(gridDim.x) * blockDim.x;
-  size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  for (; i + (U - 1) * stride < n; i += U * stride) {
-    uint4 v[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) v[u] = ld16<1>(p + i + u * stride);
-#pragma unroll
-    for (int u = 0; u < U; ++u) s ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-  }
-  for (; i < n; i += stride) { uint4 v = ld16<1>(p + i); s ^= v.x ^ v.y ^ v.z ^ v.w; }
-  if (s == 0x12345678) sink[0] = s;
-}
 
 static void *gFlush;
-static float timeIt(std::function<void()> f, int reps = 15) {
-  cudaEvent_t a, b;
-  cudaEventCreate(&a); cudaEventCreate(&b);
-  std::vector<float> ms;
-  for (int i = 0; i < reps + 2; ++i) {
-    CK(cudaMemsetAsync(gFlush, i, 256 << 20));
-    cudaEventRecord(a); f(); cudaEventRecord(b); CK(cudaEventSynchronize(b));
-    float t; cudaEventElapsedTime(&t, a, b);
-    if (i >= 2) ms.push_back(t);
-  }
-  CK(cudaGetLastError());
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
+static float timeIt(std::function<void()> f) { return probeTime(f, gFlush); }
 
 static const int N = 8192, K = 8192;
 static std::vector<__half> hW, hX;
@@ -164,14 +122,7 @@ int main() {
   for (auto &v : hX) v = __float2half(rnd());
   CK(cudaMemcpy(W, hW.data(), bytes, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(X, hX.data(), hX.size() * 2, cudaMemcpyHostToDevice));
-  int sms; cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-  double best = 0;
-  for (int perSm : {4, 8, 16, 32}) for (int threads : {256, 512, 1024}) {
-    size_t n = bytes / 16;
-    float a = timeIt([&] { readk<4><<<sms * perSm, threads>>>((const uint4 *)W, n, sink); });
-    float c = timeIt([&] { readk<1><<<(n + threads - 1) / threads, threads>>>((const uint4 *)W, n, sink); });
-    best = std::max(best, bytes / std::min(a, c) / 1e6);
-  }
+  double best = readCeiling(W, bytes, gFlush, sink);
   gRead = best;
   printf("read %zu MiB: %.0f GB/s (%.4f ms)\n", bytes >> 20, best, bytes / best / 1e6);
   sweep<8>(W, X, Y);

@@ -4,26 +4,9 @@
 // batch rows; a lane loads U 16-byte chunks of each of its R rows (and of each x row) per
 // iteration. Timed like evo-eval-worker: one launch between events after an L2 flush, median of
 // 15. Build: nvcc -O3 -arch=sm_90 -std=c++17 gemv_probe.cu -o gemv_probe
+#include "probe_common.cuh"
 #include <cuda_fp16.h>
-#include <cstdio>
-#include <vector>
-#include <algorithm>
-#include <functional>
 
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1); } } while (0)
-
-// NC 0: ld.global; 1: ld.global.nc.L1::no_allocate; 2: ld.global.nc (what LLVM emits for a
-// noalias readonly kernel parameter).
-template <int NC> __device__ __forceinline__ uint4 ld16(const void *p) {
-  uint4 v;
-  if (NC == 1)
-    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-  else if (NC == 2)
-    asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-  else
-    v = *reinterpret_cast<const uint4 *>(p);
-  return v;
-}
 __device__ __forceinline__ float dot16(uint4 a, uint4 b, float acc, float) {
   const float *x = reinterpret_cast<const float *>(&a), *y = reinterpret_cast<const float *>(&b);
   for (int i = 0; i < 4; ++i) acc = fmaf(x[i], y[i], acc);
@@ -73,37 +56,9 @@ __global__ void gemv(const T *__restrict__ W, const T *__restrict__ X, T *__rest
     }
 }
 
-// Read-only stream: every 16-byte element once, grid-stride, U loads in flight.
-template <int U> __global__ void readk(const uint4 *p, size_t n, unsigned *sink) {
-  unsigned s = 0;
-  size_t stride = size_t(gridDim.x) * blockDim.x;
-  size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  for (; i + (U - 1) * stride < n; i += U * stride) {
-    uint4 v[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) v[u] = ld16<1>(p + i + u * stride);
-#pragma unroll
-    for (int u = 0; u < U; ++u) s ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-  }
-  for (; i < n; i += stride) { uint4 v = ld16<1>(p + i); s ^= v.x ^ v.y ^ v.z ^ v.w; }
-  if (s == 0x12345678) sink[0] = s;
-}
 
 static void *gFlush;
-static float timeIt(std::function<void()> f, int reps = 15) {
-  cudaEvent_t a, b;
-  cudaEventCreate(&a); cudaEventCreate(&b);
-  std::vector<float> ms;
-  for (int i = 0; i < reps + 2; ++i) {
-    CK(cudaMemsetAsync(gFlush, i, 256 << 20));
-    cudaEventRecord(a); f(); cudaEventRecord(b); CK(cudaEventSynchronize(b));
-    float t; cudaEventElapsedTime(&t, a, b);
-    if (i >= 2) ms.push_back(t);
-  }
-  CK(cudaGetLastError());
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
+static float timeIt(std::function<void()> f) { return probeTime(f, gFlush); }
 
 static int gSms;
 static double gRead1G;
@@ -131,14 +86,7 @@ int main() {
   size_t big = 1ull << 30;
   void *buf; CK(cudaMalloc(&buf, big)); CK(cudaMemset(buf, 1, big));
   for (size_t bytes : {size_t(1) << 30, size_t(256) << 20, size_t(128) << 20}) {
-    double best = 0;
-    for (int perSm : {4, 8, 16, 32}) for (int threads : {256, 512, 1024}) {
-      if (perSm * threads > 2048 * 4) continue;
-      size_t n = bytes / 16;
-      float a = timeIt([&] { readk<4><<<gSms * perSm / (threads / 256 > 0 ? 1 : 1), threads>>>((const uint4 *)buf, n, sink); });
-      float c = timeIt([&] { readk<1><<<(n + threads - 1) / threads, threads>>>((const uint4 *)buf, n, sink); });
-      best = std::max(best, bytes / std::min(a, c) / 1e6);
-    }
+    double best = readCeiling(buf, bytes, gFlush, sink);
     if (bytes == big) gRead1G = best;
     printf("read %zu MiB: best %.0f GB/s (%.3f of the 1 GiB rate)\n", bytes >> 20, best, best / gRead1G);
   }

@@ -5,13 +5,8 @@
 // group and combine their partial sums with shuffles. The row values stay in registers: x is
 // read once, y written once. Timed like evo-eval-worker: one launch between events after an L2
 // flush, median of 15. Build: nvcc -O3 -arch=sm_90 -std=c++17 rownorm_probe.cu -o rownorm_probe
-#include <cstdio>
-#include <vector>
-#include <algorithm>
-#include <functional>
+#include "probe_common.cuh"
 #include <cmath>
-
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1); } } while (0)
 
 constexpr int N = 16, C = 64, HW = 256 * 256;
 
@@ -126,18 +121,9 @@ int main() {
     }
     if (worst > 1e-4) { printf("%s WRONG: max err %g\n", name, worst); exit(1); }
   };
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
   auto time = [&](const char *name, std::function<void()> launch, size_t moved) {
-    launch(); CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
-    std::vector<float> ms;
-    for (int i = 0; i < 15; ++i) {
-      CK(cudaMemset(flush, i, 256 << 20));
-      CK(cudaEventRecord(e0)); launch(); CK(cudaEventRecord(e1)); CK(cudaEventSynchronize(e1));
-      float t; CK(cudaEventElapsedTime(&t, e0, e1)); ms.push_back(t);
-    }
-    std::sort(ms.begin(), ms.end());
-    printf("%-34s %.4f ms  %.0f GB/s\n", name, ms[7], moved / ms[7] / 1e6);
+    float ms = probeTime(launch, flush);
+    printf("%-34s %.4f ms  %.0f GB/s\n", name, ms, moved / ms / 1e6);
   };
   time("copy (read+write 256 MiB)", [&] { copy4<<<132 * 8, 512>>>((const float4 *)x, (float4 *)y, elems / 4); }, 2 * bytes);
   time("reread V1 S1 b256", [&] { rmsnorm_reread<<<N * HW / 256, 256>>>(x, y); }, 2 * bytes);

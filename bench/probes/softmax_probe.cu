@@ -4,13 +4,8 @@
 // blocks resident per SM with unused dynamic shared memory. Timed like evo-eval-worker: one
 // launch between events after an L2 flush, median of 15; checked against a CPU loop on sampled
 // rows. Build: nvcc -O3 -arch=sm_90 -std=c++17 softmax_probe.cu -o softmax_probe
-#include <cstdio>
-#include <vector>
-#include <algorithm>
-#include <functional>
+#include "probe_common.cuh"
 #include <cmath>
-
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1); } } while (0)
 
 constexpr int ROWS = 4096, COLS = 65536;
 
@@ -56,19 +51,7 @@ int main() {
   std::vector<float> h(n);
   for (size_t i = 0; i < n; ++i) h[i] = float((i * 2654435761u) % 2001) / 1000.f - 1.f;
   CK(cudaMemcpy(x, h.data(), bytes, cudaMemcpyHostToDevice));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
-  auto time = [&](std::function<void()> launch) {
-    launch(); CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
-    std::vector<float> ms;
-    for (int i = 0; i < 15; ++i) {
-      CK(cudaMemset(flush, i, 256 << 20));
-      CK(cudaEventRecord(e0)); launch(); CK(cudaEventRecord(e1)); CK(cudaEventSynchronize(e1));
-      float t; CK(cudaEventElapsedTime(&t, e0, e1)); ms.push_back(t);
-    }
-    std::sort(ms.begin(), ms.end());
-    return ms[7];
-  };
+  auto time = [&](std::function<void()> launch) { return probeTime(launch, flush); };
   auto check = [&] {
     std::vector<float> out(COLS);
     double worst = 0;
