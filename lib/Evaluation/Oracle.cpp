@@ -6,7 +6,7 @@
 // A Session evaluates the Program on demand with per-(value, element) memoization. No IR is used
 // after create().
 //
-// Why one file of ~1650 lines: the Program's node kinds, the compiler from IR that builds them
+// Why one file of ~1900 lines: the Program's node kinds, the compiler from IR that builds them
 // and the evaluator share private types (register programs, coefficient tables) that nothing
 // else may see; the reference stays one self-contained unit, independent of the lowering.
 //

@@ -19,7 +19,7 @@
 // Plain C++ on the dlopen'ed driver (evo/Runtime/CudaDriver.h) and nlohmann/json: no LLVM, so it
 // starts in milliseconds and can be copied to any GPU host.
 //
-// Why one file of ~1750 lines: the worker is a standalone program (no LLVM; built on GPU hosts
+// Why one file of ~2200 lines: the worker is a standalone program (no LLVM; built on GPU hosts
 // with only a C++ compiler and nvcc), and its four modes share the request, the CUDA state and
 // the result writer; the protocol itself lives in include/evo/Evaluation/WorkerProtocol.h.
 //
