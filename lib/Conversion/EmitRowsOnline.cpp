@@ -20,6 +20,17 @@ namespace evo {
 
 using namespace rows;
 
+/// Whether a reduction (or a softmax) lies strictly between `first` and `last` of one block: two
+/// reductions folded together take the shared buffers emit() made for them in order, so none
+/// may come in between.
+static bool reductionBetween(Operation *first, Operation *last) {
+  for (Operation *op = first->getNextNode(); op != last; op = op->getNextNode())
+    if (isa<linalg::SoftmaxOp>(op) ||
+        (isa<linalg::GenericOp>(op) && cast<linalg::GenericOp>(op).getNumReductionLoops()))
+      return true;
+  return false;
+}
+
 bool RowEmitter::onlineSoftmax() const {
   // Measured on the H200 (docs/bench.md): rows of 65536 f32 took 0.97 ms online against 1.03 in
   // two passes; rows of 4096 (16 KiB, whose second read mostly hits the caches) 0.072 against
@@ -164,15 +175,8 @@ linalg::GenericOp RowEmitter::expSumAfterMax(linalg::GenericOp max) {
     auto d = e ? e.getOperand().getDefiningOp<arith::SubFOp>() : arith::SubFOp();
     if (!d || d.getLhs() != sb.getArgument(0) || d.getRhs() != sb.getArgument(1))
       continue;
-    // No reduction in between: the two take the shared buffers emit() made for them in order.
-    if (sum->getBlock() != max->getBlock() || !max->isBeforeInBlock(sum))
-      continue;
-    bool between = false;
-    for (Operation *op = max->getNextNode(); op != sum.getOperation(); op = op->getNextNode())
-      if (isa<linalg::SoftmaxOp>(op) ||
-          (isa<linalg::GenericOp>(op) && cast<linalg::GenericOp>(op).getNumReductionLoops()))
-        between = true;
-    if (between)
+    if (sum->getBlock() != max->getBlock() || !max->isBeforeInBlock(sum) ||
+        reductionBetween(max, sum))
       continue;
     return sum;
   }
@@ -272,13 +276,7 @@ linalg::GenericOp RowEmitter::centredSquaresAfterSum(linalg::GenericOp sum) {
       if (inPayload ? !isMeanOf(d.getRhs().getDefiningOp(), vb.getArgument(1))
                     : d.getRhs() != vb.getArgument(1))
         continue;
-      // No reduction in between: the two take the shared buffers emit() made for them in order.
-      bool between = false;
-      for (Operation *op = sum->getNextNode(); op != var.getOperation(); op = op->getNextNode())
-        if (isa<linalg::SoftmaxOp>(op) ||
-            (isa<linalg::GenericOp>(op) && cast<linalg::GenericOp>(op).getNumReductionLoops()))
-          between = true;
-      if (!between)
+      if (!reductionBetween(sum, var))
         return var;
     }
   }
