@@ -1,5 +1,6 @@
 //===- RunStoreTest.cpp - the SQLite run store, including SIGKILL --------------===//
 
+#include "evo/Evolution/RunDirLock.h"
 #include "evo/Evolution/RunStore.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "evo/Evolution/RunDirLock.h"
 #include "evo/Evolution/RunMerge.h"
 #include "evo/Evolution/RunStore.h"
 #include "evo/Evolution/Shard.h"

@@ -19,6 +19,7 @@
 
 #include "evo/Evolution/Engine.h"
 #include "evo/Evolution/LLMMutator.h"
+#include "evo/Evolution/RunDirLock.h"
 #include "evo/Evolution/RunStore.h"
 #include "evo/Evolution/Shard.h"
 #include "evo/LLM/Backend.h"

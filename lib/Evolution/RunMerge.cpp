@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "evo/Evolution/RunMerge.h"
+#include "evo/Evolution/RunDirLock.h"
 #include "evo/Evolution/RunStore.h"
 #include "evo/Evolution/Shard.h"
 #include "evo/LLM/Mailbox.h"
