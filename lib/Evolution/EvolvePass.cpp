@@ -2,22 +2,21 @@
 //
 // A thin pass around the search library: it validates its options and translates them into
 // the library's settings, opens the run (RunSetup.cpp), sets up the LLM (LLMSetup.cpp), runs a
-// TaskSearch per task not finished yet (or rebuilds a finished task's winner on the CPU),
-// splices the winners (Splice.cpp), verifies the emitted module once more (FinalCheck.cpp) and
-// writes the reports. A pause (LLM prompts waiting in a mailbox) is the pass's result, not an
-// error: the module is marked with kEvolvePausedAttrName before the pass fails, and a driver
-// tells the two apart with createPausedObserver (Passes.h). docs/evolution.md.
+// TaskSearch per task not finished yet on the run's GPUs (Devices.cpp) or rebuilds a finished
+// task's winner on the CPU, splices the winners (Splice.cpp), verifies the emitted module once
+// more (FinalCheck.cpp) and writes the reports. A pause (LLM prompts waiting in a mailbox) is
+// the pass's result, not an error: the module is marked with kEvolvePausedAttrName before the
+// pass fails, and a driver tells the two apart with createPausedObserver (Passes.h).
+// docs/evolution.md.
 //
 //===----------------------------------------------------------------------===//
 
 #include "EvolveSteps.h"
 #include "evo/Evaluation/LaunchSelection.h"
 #include "evo/Evaluation/Roofline.h"
-#include "evo/Evaluation/TargetGpu.h"
 #include "evo/Evolution/Finalists.h"
 #include "evo/Evolution/Passes.h"
 #include "evo/Evolution/TuningExport.h"
-#include "evo/Runtime/CudaDriver.h"
 #include "evo/Target/Chips.h"
 #include "evo/Target/Manifest.h"
 #include "evo/Target/PTXAssembler.h"
@@ -25,13 +24,10 @@
 #include "mlir/Pass/PassInstrumentation.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/thread.h"
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <mutex>
-#include <numeric>
-#include <thread>
 #include <unistd.h>
 #include <cstdlib>
 #include <cstring>
@@ -232,57 +228,17 @@ LogicalResult EvolveDriver::validate() {
   if (llvm::Error e = evo::checkChip(p.chip, p.features))
     return emitError(loc) << "evo-evolve: " << llvm::toString(std::move(e));
   // devices=: 'all' is counted once the driver is loaded (gpuAndWorker).
-  StringRef ds = StringRef(p.devices).trim();
-  if (ds.empty()) {
-    devices = {p.device};
-  } else if (ds == "all") {
-    if (standIn)
-      return emitError(loc) << "evo-evolve: devices=all counts this host's GPUs; with the "
-                               "stand-in worker name them (devices=0,1)";
-  } else {
-    SmallVector<StringRef> parts;
-    ds.split(parts, ',');
-    for (StringRef part : parts) {
-      int d = -1;
-      if (part.trim().getAsInteger(10, d) || d < 0)
-        return emitError(loc) << "evo-evolve: devices must be 'all' or GPU ordinals like 0,1; '"
-                              << part.trim() << "' is not one";
-      if (llvm::is_contained(devices, d))
-        return emitError(loc) << "evo-evolve: devices names GPU " << d << " twice";
-      devices.push_back(d);
-    }
-  }
+  FailureOr<SmallVector<int>> ds = evo::parseDevices(loc, p.devices, p.device, standIn);
+  if (failed(ds))
+    return failure();
+  devices = std::move(*ds);
   return success();
 }
 
 /// Without a store there is work for the GPU: checked before anything is created on disk.
 LogicalResult EvolveDriver::gpuAndWorker() {
-  std::string why;
-  evo::cuda::Driver *driver = evo::cuda::Driver::get(&why);
-  if (!driver)
-    return emitError(module.getLoc()) << "evo-evolve: no GPU to run on: " << why;
-  int count = 0;
-  if (driver->cuDeviceGetCount(&count) != evo::cuda::CUDA_SUCCESS)
-    count = 0;
-  if (StringRef(p.devices).trim() == "all" && devices.empty())
-    for (int d = 0; d < count; ++d)
-      devices.push_back(d);
-  for (int d : devices)
-    if (d >= count)
-      return emitError(module.getLoc()) << "evo-evolve: there is no GPU " << d << " on this host ("
-                                        << count << " GPU(s))";
-  // What the search makes for `chip` (cubins when ptxas is found) must run on every GPU it uses.
-  llvm::Expected<std::optional<std::string>> assembler = evo::findPtxas(p.ptxas);
-  bool cubins = assembler && assembler->has_value();
-  if (!assembler)
-    llvm::consumeError(assembler.takeError());
-  for (int d : devices) {
-    evo::GpuMatch match = evo::matchGpuToChip(*driver, d, p.chip, cubins);
-    if (!match.error.empty())
-      return emitError(module.getLoc()) << "evo-evolve: " << match.error;
-    if (!match.warning.empty())
-      emitWarning(module.getLoc()) << "evo-evolve: " << match.warning;
-  }
+  if (failed(evo::checkDevices(module.getLoc(), p.devices, devices, p.chip, p.ptxas)))
+    return failure();
   llvm::Expected<std::string> w = evo::findWorker(p.worker);
   if (!w)
     return emitError(module.getLoc()) << "evo-evolve: " << llvm::toString(w.takeError());
@@ -303,37 +259,17 @@ LogicalResult EvolveDriver::ensureWorker() {
       return failure();
     opts.verify.worker.workerPath = workerPath;
     // Each GPU's own ceilings: a task is judged against the GPU it ran on.
-    // Measured on every GPU at once (each is a worker of its own; an uncached
-    // measurement takes seconds).
     auto t0 = std::chrono::steady_clock::now();
-    std::vector<std::optional<llvm::Expected<evo::Ceilings>>> measured(
-        devices.size());
-    {
-      std::vector<std::thread> threads;
-      for (unsigned i = 0; i < devices.size(); ++i)
-        threads.emplace_back([&, i] {
-          measured[i].emplace(
-              evo::deviceCeilings(opts.verify.worker, devices[i]));
-        });
-      for (std::thread &t : threads)
-        t.join();
-    }
     slotCeilings.clear();
-    json::Array names;
-    bool failedGpu = false;
-    for (auto [i, d] : llvm::enumerate(devices)) {
-      llvm::Expected<evo::Ceilings> &c = *measured[i];
-      if (!c) {
-        emitError(module.getLoc())
-            << "evo-evolve: GPU " << d << ": " << llvm::toString(c.takeError());
-        failedGpu = true;
-        continue;
-      }
-      names.push_back(json::Object{{"device", d}, {"name", c->device}});
-      slotCeilings.push_back(*c);
-    }
-    if (failedGpu)
+    FailureOr<std::vector<evo::Ceilings>> measured =
+        evo::measureCeilings(module.getLoc(), opts.verify.worker, devices);
+    if (failed(measured))
       return failure();
+    json::Array names;
+    for (auto [d, c] : llvm::zip_equal(devices, *measured)) {
+      names.push_back(json::Object{{"device", d}, {"name", c.device}});
+      slotCeilings.push_back(c);
+    }
     phases["ceilings_s"] = secondsSince(t0);
     // The final re-verification runs on `device`: its ceilings, else the first GPU's.
     ceilings = slotCeilings.front();
@@ -587,43 +523,20 @@ LogicalResult EvolveDriver::collectJobs(gpu::GPUModuleOp gm) {
   return success();
 }
 
-/// Searches every job: one at a time on one GPU, in order; with several GPUs one task per GPU
-/// at a time (a thread per GPU takes the next task), the biggest first, so that no GPU is left
-/// alone with a long task at the end. With fewer tasks to search than GPUs, each task's
-/// candidates are spread over the GPUs left over (thread s also uses GPUs s + J, s + 2J, ...
-/// for J tasks). A task that fails (not a pause) stops the tasks not started yet; those
-/// already running finish.
+/// Searches every job (runOnSlots: one GPU a slot); tasks finished by an earlier run are rebuilt.
+/// The tasks start biggest first when there are several GPUs, so that no GPU is left alone with
+/// a long task at the end. A task that fails (not a pause) stops the tasks not started yet.
 void EvolveDriver::runJobs() {
   unsigned slots = devices.size();
-  unsigned searching = tasksLeft;
-  std::vector<size_t> order(jobs.size());
-  std::iota(order.begin(), order.end(), 0);
+  std::vector<double> work;
   if (slots > 1) {
     // The work of each task as a rough time: bytes at HBM speed, flops at a naive kernel's rate
     // (the baseline and the slow candidates dominate a search). Only the order depends on it.
-    std::vector<double> work(jobs.size());
-    for (auto [k, j] : llvm::enumerate(jobs)) {
+    for (const Job &j : jobs) {
       evo::TaskCost c = evo::estimateTaskCost(j.input);
-      work[k] = c.bytes / 3e12 + c.flops / 5e12;
+      work.push_back(c.bytes / 3e12 + c.flops / 5e12);
     }
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return work[a] > work[b]; });
   }
-  std::atomic<size_t> next{0};
-  std::atomic<bool> stop{false};
-  std::vector<SmallVector<unsigned>> spread(slots);
-  auto runJob = [&](Job &j, unsigned slot) {
-    j.result.emplace(taskResult(j.desc, j.input, slot, spread[slot]));
-    j.device = devices[slot];
-    for (unsigned s : spread[slot])
-      j.alsoOn.push_back(devices[s]);
-    if (!*j.result && !j.result->errorIsA<evo::PausedError>())
-      stop = true;
-  };
-  auto work = [&](unsigned slot) {
-    for (size_t n; !stop && (n = next++) < jobs.size();)
-      runJob(jobs[order[n]], slot);
-  };
   if (slots > 1 && !ctx->isMultithreadingEnabled()) {
     emitWarning(module.getLoc())
         << "evo-evolve: devices=" << p.devices
@@ -632,40 +545,19 @@ void EvolveDriver::runJobs() {
         << devices.front();
     slots = 1;
   }
-  if (slots == 1) {
-    work(0);
-    return;
-  }
-  // The threads parse and build IR in `ctx` (thread-safe with multithreading on); deep IR
-  // needs the stack the main thread has (tools/evo-opt).
-  auto onThreads = [&](unsigned count, llvm::function_ref<void(unsigned)> fn) {
-    std::vector<llvm::thread> threads;
-    for (unsigned s = 0; s < count; ++s)
-      threads.emplace_back(std::optional<unsigned>(64u << 20), [fn, s] { fn(s); });
-    for (llvm::thread &t : threads)
-      t.join();
+  auto finished = [&](size_t k) {
+    std::optional<evo::TaskRecord> r = opened.store->getTask(jobs[k].desc.name);
+    return r && r->status == "done";
   };
-  if (searching > 0 && searching < slots) {
-    // Fewer tasks to search than GPUs: thread s searches the s-th biggest with GPU s and the
-    // spare GPUs s + J, s + 2J, ... (the biggest get the spares first); tasks finished by an
-    // earlier run are rebuilt afterwards (no GPU).
-    std::vector<size_t> search, rebuilt;
-    for (size_t k : order) {
-      std::optional<evo::TaskRecord> r = opened.store->getTask(jobs[k].desc.name);
-      (r && r->status == "done" ? rebuilt : search).push_back(k);
-    }
-    unsigned n = search.size();
-    if (n > 0 && n < slots) { // (else tasksLeft miscounted: one task per GPU below)
-      for (unsigned s = n; s < slots; ++s)
-        spread[(s - n) % n].push_back(s);
-      onThreads(n, [&](unsigned s) { runJob(jobs[search[s]], s); });
-      for (size_t k : rebuilt)
-        if (!stop)
-          runJob(jobs[k], 0);
-      return;
-    }
-  }
-  onThreads(slots, work);
+  evo::runOnSlots(jobs.size(), work, slots, tasksLeft, finished,
+                  [&](size_t k, unsigned slot, ArrayRef<unsigned> spread) {
+                    Job &j = jobs[k];
+                    j.result.emplace(taskResult(j.desc, j.input, slot, spread));
+                    j.device = devices[slot];
+                    for (unsigned s : spread)
+                      j.alsoOn.push_back(devices[s]);
+                    return *j.result || j.result->errorIsA<evo::PausedError>();
+                  });
 }
 
 /// Every task of one function (searched or rebuilt by runJobs), spliced in order; then the
@@ -759,11 +651,7 @@ LogicalResult EvolveDriver::finish() {
           ordered.eraseOrderIDForThread();
         }
       };
-      std::vector<llvm::thread> threads;
-      for (unsigned s = 0; s < slots; ++s)
-        threads.emplace_back(std::optional<unsigned>(64u << 20), work, s);
-      for (llvm::thread &t : threads)
-        t.join();
+      evo::onGpuThreads(slots, work);
     }
     phases["final_check_s"] = secondsSince(t0);
     if (llvm::Error e = store.setMeta(

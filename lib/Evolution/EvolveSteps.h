@@ -8,7 +8,9 @@
 //   LLMSetup.cpp    the LLM client shared by every task of the run (docs/llm.md);
 //   Splice.cpp      a task's winner into the function's gpu.module and plan ("The splice");
 //   FinalCheck.cpp  the emitted module verified once more as a whole ("Final re-verification");
-//   Shard.cpp       a shard's share of the tasks ("Many hosts: shards and Slurm").
+//   Shard.cpp       a shard's share of the tasks ("Many hosts: shards and Slurm");
+//   Devices.cpp     the run's GPUs: devices=, their ceilings, which task runs where ("Several
+//                   GPUs: devices=").
 //
 // Private to lib/Evolution: the library's API is Engine.h / TaskSearch.h.
 //
@@ -76,6 +78,39 @@ void selectShard(mlir::Location loc, const ShardPlan &shard,
 /// no shard): the same index, count and assignment.
 mlir::LogicalResult checkStoredShard(mlir::Location loc, llvm::StringRef runDir, RunStore &store,
                                      llvm::StringRef shardMeta);
+
+//===- Devices.cpp -----------------------------------------------------------===//
+
+/// devices= as GPU ordinals, each at most once: empty is {`device`}; "all" is none yet
+/// (checkDevices counts them), and an error with the stand-in worker. Errors at `loc`.
+mlir::FailureOr<llvm::SmallVector<int>> parseDevices(mlir::Location loc, llvm::StringRef option,
+                                                     int device, bool standIn);
+
+/// The GPUs exist on this host (devices=all: every one, filled in) and run what the search
+/// makes for `chip` (cubins when ptxas is found). Errors at `loc`.
+mlir::LogicalResult checkDevices(mlir::Location loc, llvm::StringRef option,
+                                 llvm::SmallVectorImpl<int> &devices, llvm::StringRef chip,
+                                 llvm::StringRef ptxas);
+
+/// Each GPU's ceilings, measured on all of them at once (a worker each; an uncached measurement
+/// takes seconds). Every GPU that fails is an error at `loc`.
+mlir::FailureOr<std::vector<Ceilings>> measureCeilings(mlir::Location loc,
+                                                       const WorkerOptions &worker,
+                                                       llvm::ArrayRef<int> devices);
+
+/// Runs fn(0) ... fn(count - 1) on threads of their own, with the stack the main thread has
+/// (tools/evo-opt): they parse and build deep IR in the run's context.
+void onGpuThreads(unsigned count, llvm::function_ref<void(unsigned)> fn);
+
+/// Runs `run(task, slot, spread)` for `count` tasks over `slots` GPUs: one at a time on one
+/// slot, in order; on several, a thread per slot takes the next task. With `work`, the biggest
+/// first. With fewer tasks to search than slots (`searching`, the tasks not `finished` by an
+/// earlier run), thread s searches the s-th biggest with slot s and the spare slots s + J,
+/// s + 2J, ... (`spread`, for J tasks), and the finished tasks are rebuilt afterwards on slot
+/// 0. A `run` that returns false stops the tasks not started yet; those running finish.
+void runOnSlots(size_t count, llvm::ArrayRef<double> work, unsigned slots, unsigned searching,
+                llvm::function_ref<bool(size_t)> finished,
+                llvm::function_ref<bool(size_t, unsigned, llvm::ArrayRef<unsigned>)> run);
 
 //===- LLMSetup.cpp ----------------------------------------------------------===//
 
