@@ -1,24 +1,20 @@
 //===- Verifier.cpp - differential execution of a function's kernels ----------===//
 //
-// FunctionVerifier: the tolerances, the trials (their seeds and rungs; what each trial writes
-// into each input is TrialInputs.cpp's), the float64 oracle's expected values at the sampled
-// elements, the request to evo-eval-worker and the verdicts from its results, including the
-// arbitration of a candidate that disagrees with the reference. docs/verification.md.
+// FunctionVerifier: the trials (their seeds and rungs; what each trial writes into each input is
+// TrialInputs.cpp's), the float64 oracle's expected values at the sampled elements, the request
+// to evo-eval-worker and the verdicts from its results, including the arbitration of a candidate
+// that disagrees with the reference. The tolerances are Tolerances.cpp's, the naive baseline
+// NaiveBaseline.cpp's. docs/verification.md.
 //
 //===----------------------------------------------------------------------===//
 
 #include "evo/Evaluation/Verifier.h"
 #include "TrialInputs.h"
-#include "evo/Conversion/LowerToGPU.h"
 #include "evo/Evaluation/InputGenerator.h"
 #include "evo/Evaluation/LaunchSelection.h"
 #include "evo/Evaluation/PackedValues.h"
 #include "evo/Evaluation/WorkerProtocol.h"
 #include "evo/Runtime/TensorMap.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/StringExtras.h"
@@ -41,87 +37,6 @@ using trials::Want;
 using trials::fillFor;
 using trials::fillJson;
 using trials::scheduled;
-
-//===----------------------------------------------------------------------===//
-// Tolerances
-//===----------------------------------------------------------------------===//
-
-static const char kTolerancesJson[] =
-#include "tolerances.json.inc"
-    ;
-
-const std::map<std::string, double> &defaultTolerances() {
-  static const std::map<std::string, double> table = [] {
-    std::map<std::string, double> t;
-    llvm::Expected<json::Value> v = json::parse(kTolerancesJson);
-    const json::Object *rtol = v && v->getAsObject() ? v->getAsObject()->getObject("rtol") : nullptr;
-    if (!rtol) {
-      if (!v)
-        llvm::consumeError(v.takeError());
-      llvm::report_fatal_error("evo: the embedded share/evo-opt/tolerances.json has no \"rtol\"");
-    }
-    for (const auto &[k, x] : *rtol)
-      if (std::optional<double> d = x.getAsNumber())
-        t[k.str()] = *d;
-    return t;
-  }();
-  return table;
-}
-
-double f32MatmulTolerance(F32Matmul mode) {
-  static const std::map<std::string, double> table = [] {
-    std::map<std::string, double> t;
-    llvm::Expected<json::Value> v = json::parse(kTolerancesJson);
-    const json::Object *o =
-        v && v->getAsObject() ? v->getAsObject()->getObject("f32_matmul") : nullptr;
-    if (!o) {
-      if (!v)
-        llvm::consumeError(v.takeError());
-      llvm::report_fatal_error(
-          "evo: the embedded share/evo-opt/tolerances.json has no \"f32_matmul\"");
-    }
-    for (const auto &[k, x] : *o)
-      if (std::optional<double> d = x.getAsNumber())
-        t[k.str()] = *d;
-    return t;
-  }();
-  if (mode == F32Matmul::Ieee)
-    return defaultTolerances().at("f32");
-  auto it = table.find(stringifyF32Matmul(mode).str());
-  if (it == table.end())
-    llvm::report_fatal_error("evo: share/evo-opt/tolerances.json has no f32_matmul tolerance for " +
-                             stringifyF32Matmul(mode));
-  return it->second;
-}
-
-void applyF32MatmulTolerance(const LaunchPlan &plan, std::map<std::string, double> &rtol) {
-  F32Matmul mode = planF32Matmul(plan);
-  if (mode == F32Matmul::Ieee)
-    return;
-  double &f32 = rtol["f32"];
-  f32 = std::max(f32, f32MatmulTolerance(mode));
-}
-
-llvm::Error parseTolerances(llvm::StringRef spec, std::map<std::string, double> &table) {
-  llvm::SmallVector<llvm::StringRef> items;
-  spec.split(items, ',', -1, /*KeepEmpty=*/false);
-  for (llvm::StringRef item : items) {
-    auto [kind, value] = item.split('=');
-    kind = kind.trim();
-    value = value.trim();
-    double x = 0;
-    if (!symbolizeElementKind(kind))
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "tolerances: unknown element kind '" + kind +
-                                         "' (f64, f32, f16, bf16, i64, i32, i16, i8)");
-    if (value.empty() || value.getAsDouble(x) || !std::isfinite(x) || x < 0)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "tolerances: '" + item +
-                                         "' is not kind=rtol with a finite rtol >= 0");
-    table[kind.str()] = x;
-  }
-  return llvm::Error::success();
-}
 
 //===----------------------------------------------------------------------===//
 // Samples and reports
@@ -756,109 +671,8 @@ FunctionVerifier::evaluate(ArrayRef<Variant> variants, const Ceilings *ceilings)
 }
 
 //===----------------------------------------------------------------------===//
-// The naive baseline and verifyFunction
+// verifyFunction
 //===----------------------------------------------------------------------===//
-
-llvm::Expected<Variant> naiveBaseline(const LaunchPlan &plan, const DialectRegistry &registry,
-                                      const PTXOptions &ptx) {
-  MLIRContext ctx(registry, MLIRContext::Threading::DISABLED);
-  ctx.loadDialect<func::FuncDialect, arith::ArithDialect, linalg::LinalgDialect,
-                  tensor::TensorDialect, math::MathDialect>();
-  loadLoweringDialects(&ctx);
-  std::string diagText;
-  llvm::raw_string_ostream diag(diagText);
-  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
-    diag << d.str() << "\n";
-    return success();
-  });
-  auto fail = [&](const llvm::Twine &msg) {
-    std::string text = msg.str();
-    if (!diagText.empty())
-      text += ": " + llvm::StringRef(diagText).trim().str();
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), text);
-  };
-  OwningOpRef<ModuleOp> src = parseSourceString<ModuleOp>(plan.source, ParserConfig(&ctx));
-  func::FuncOp func = src ? src->lookupSymbol<func::FuncOp>(plan.funcName) : nullptr;
-  if (!func)
-    return fail("the source of '" + plan.funcName + "' does not parse");
-  // Naive: the default schedule everywhere, whatever knobs the source's ops ask for (a reference
-  // lowered like the kernels under test could share their bugs).
-  func.walk([](Operation *op) { op->removeAttr(kOpKnobsAttrName); });
-  if (failed(lowerFunction(func, LowerOptions())))
-    return fail("the source of '" + plan.funcName + "' cannot be lowered with default knobs");
-  auto gms = llvm::to_vector(src->getOps<gpu::GPUModuleOp>());
-  if (gms.size() != 1)
-    return fail("lowering '" + plan.funcName + "' gave no single gpu.module");
-  FailureOr<LaunchPlan> base = LaunchPlan::fromModule(gms.front());
-  if (failed(base))
-    return fail("the baseline's plan cannot be read");
-
-  // Inputs and outputs bind by role and position; they must be the same buffers.
-  auto byRole = [](const LaunchPlan &p, BufferRole role) {
-    SmallVector<unsigned> out;
-    for (auto [i, b] : llvm::enumerate(p.buffers))
-      if (b.role == role)
-        out.push_back(i);
-    return out;
-  };
-  std::vector<int64_t> map(base->buffers.size(), -1);
-  for (BufferRole role : {BufferRole::Input, BufferRole::Output}) {
-    SmallVector<unsigned> mine = byRole(plan, role), theirs = byRole(*base, role);
-    if (mine.size() != theirs.size())
-      return fail("the baseline of '" + plan.funcName + "' has other " +
-                  stringifyBufferRole(role) + " buffers than the kernels");
-    for (auto [m, t] : llvm::zip(mine, theirs)) {
-      // (Different contexts: compare shapes and printed element types, not Type objects.)
-      if (plan.buffers[m].type.getShape() != base->buffers[t].type.getShape() ||
-          elementTypeName(plan.buffers[m].type.getElementType()) !=
-              elementTypeName(base->buffers[t].type.getElementType()))
-        return fail("the baseline's buffer '" + base->buffers[t].name + "' differs from '" +
-                    plan.buffers[m].name + "'");
-      map[t] = m;
-    }
-  }
-  Variant v;
-  v.id = "naive-baseline";
-  v.reference = true;
-  v.timeIt = false;
-  // Scratch and tensor maps become the variant's own, numbered first (a tensor map's source may
-  // come after it), then described.
-  SmallVector<unsigned> own;
-  for (auto [i, b] : llvm::enumerate(base->buffers))
-    if (b.role == BufferRole::Scratch || b.role == BufferRole::TensorMap) {
-      map[i] = plan.buffers.size() + own.size();
-      own.push_back(i);
-    }
-  for (unsigned i : own) {
-    const BufferDesc &b = base->buffers[i];
-    if (b.tensorMap) {
-      VariantScratch s;
-      s.name = b.name;
-      s.tensorMap = b.tensorMap;
-      s.tensorMap->source = static_cast<unsigned>(map[b.tensorMap->source]);
-      s.tensorMapElementType =
-          elementTypeName(base->buffers[b.tensorMap->source].type.getElementType());
-      v.scratch.push_back(std::move(s));
-      continue;
-    }
-    v.scratch.push_back({b.name, elementKindName(elementKindOf(b.type.getElementType())).str(),
-                         static_cast<uint64_t>(b.type.getNumElements()), b.zeroInit});
-  }
-  for (KernelLaunch l : base->launches) {
-    for (unsigned &a : l.args)
-      a = static_cast<unsigned>(map[a]);
-    v.launches.push_back(std::move(l));
-  }
-  OpBuilder b(&ctx);
-  OwningOpRef<ModuleOp> kernels = ModuleOp::create(gms.front().getLoc());
-  b.setInsertionPointToEnd(kernels->getBody());
-  b.clone(*gms.front().getOperation());
-  FailureOr<std::string> text = compileToPTX(*kernels, ptx);
-  if (failed(text))
-    return fail("the baseline of '" + plan.funcName + "' does not compile");
-  v.ptx = std::move(*text);
-  return v;
-}
 
 llvm::Expected<VariantReport> verifyFunction(const LaunchPlan &plan, StringRef kernelPtx,
                                              MLIRContext *ctx, Location loc,

@@ -23,28 +23,13 @@
 #include "evo/Evaluation/Oracle.h"
 #include "evo/Evaluation/Roofline.h"
 #include "evo/Evaluation/Supervisor.h"
+#include "evo/Evaluation/Tolerances.h"
 #include "evo/Runtime/BufferContract.h"
 #include "evo/Target/Compile.h"
 #include "mlir/IR/OwningOpRef.h"
 #include <map>
 
 namespace evo {
-
-/// The verifier's relative tolerance per element kind ("f32", "f16", ...): an element passes
-/// when |out - ref| <= rtol * (|ref| + RMS(ref)). The table lives in share/evo-opt/tolerances.json
-/// (embedded at build time; scripts read the same file).
-const std::map<std::string, double> &defaultTolerances();
-
-/// The rtol of the f32 outputs of a function whose f32 contractions run with `mode`
-/// (share/evo-opt/tolerances.json, "f32_matmul"; Ieee: rtol.f32 itself).
-double f32MatmulTolerance(F32Matmul mode);
-/// Raises `rtol["f32"]` to the tolerance of the plan's f32-matmul mode (never lowers it; an
-/// Ieee plan leaves the table as it is).
-void applyF32MatmulTolerance(const LaunchPlan &plan, std::map<std::string, double> &rtol);
-
-/// Applies "kind=rtol,kind=rtol" (e.g. "f32=2e-4,bf16=2e-2") to `table`; unknown kinds and
-/// malformed or negative numbers are errors.
-llvm::Error parseTolerances(llvm::StringRef spec, std::map<std::string, double> &table);
 
 struct VerifyOptions {
   unsigned trials = 5;
@@ -203,7 +188,7 @@ std::vector<uint64_t> chooseSamples(uint64_t numElements, uint64_t count, uint64
 
 /// The naive baseline of `plan.source` (evo-lower-to-gpu with default knobs, compiled to PTX with
 /// `ptx`) as the reference variant of `plan`: its inputs and outputs are `plan`'s, its scratch
-/// its own. Compiled in a private context created from `registry`.
+/// its own. Compiled in a private context created from `registry` (NaiveBaseline.cpp).
 llvm::Expected<Variant> naiveBaseline(const LaunchPlan &plan, const mlir::DialectRegistry &registry,
                                       const PTXOptions &ptx);
 
