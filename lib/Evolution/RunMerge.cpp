@@ -335,19 +335,69 @@ Error moveIntoPlace(StringRef temp, StringRef out) {
   return Error::success();
 }
 
-} // namespace
+/// The merged run's numbering so far: ids and evaluation orders continue from task to task.
+struct Numbering {
+  int64_t nextId = 1, nextOrder = 1;
+};
 
-Expected<MergeSummary> mergeRuns(const MergeOptions &o) {
-  if (o.runs.empty())
-    return makeError("no shard run directories to merge");
-  if (o.out.empty())
-    return makeError("no output run directory");
-  if (llvm::sys::fs::exists(o.out))
-    return makeError(quoted(o.out) + " exists; runs-merge makes a new run directory (choose "
-                                     "another, or remove that one)");
-  MergeSummary summary;
+/// One task of shard `s` into the merged `store`: its candidates renumbered (`ids`: the shard's
+/// ids to the merged run's), and every reference to an id with them.
+Error importTask(RunStore &store, const Shard &s, StringRef taskName,
+                 std::map<int64_t, int64_t> &ids, Numbering &n, MergeSummary &summary) {
+  std::optional<TaskRecord> task = s.store->getTask(taskName);
+  if (!task)
+    return Error::success(); // not started (allowIncomplete): the merged run's resume searches it
+  std::vector<CandidateRecord> cs = s.store->getCandidates(taskName);
+  for (const CandidateRecord &c : cs)
+    ids[c.id] = n.nextId++;
+  // The evaluation order, renumbered in the order this task's verdicts were recorded.
+  std::vector<CandidateRecord *> evaluated;
+  for (CandidateRecord &c : cs)
+    if (c.evalOrder >= 0)
+      evaluated.push_back(&c);
+  llvm::stable_sort(evaluated, [](const CandidateRecord *a, const CandidateRecord *b) {
+    return a->evalOrder < b->evalOrder;
+  });
+  for (CandidateRecord *c : evaluated)
+    c->evalOrder = n.nextOrder++;
+  for (CandidateRecord &c : cs) {
+    for (int64_t &p : c.parents) {
+      auto it = ids.find(p);
+      if (it == ids.end())
+        return makeError(llvm::formatv("{0}: candidate {1} of task '{2}' names parent {3}, "
+                                       "which is not in that run",
+                                       quoted(s.dir), c.id, taskName, p)
+                             .str());
+      p = it->second;
+    }
+    c.reason = remapReason(c.reason, ids);
+    if (c.llmRequest != "{}")
+      c.llmRequest = remapRequest(c.llmRequest, ids);
+    c.id = ids.at(c.id);
+  }
+  auto remapTaskId = [&](int64_t id) -> int64_t {
+    auto it = ids.find(id);
+    return it == ids.end() ? -1 : it->second;
+  };
+  TaskRecord stored = *task;
+  stored.baselineId = stored.bestId = -1;
+  if (Error e = store.upsertTask(stored))
+    return e;
+  if (Error e = store.importCandidates(cs))
+    return e;
+  stored.baselineId = task->baselineId < 0 ? -1 : remapTaskId(task->baselineId);
+  stored.bestId = task->bestId < 0 ? -1 : remapTaskId(task->bestId);
+  if (Error e = store.upsertTask(stored))
+    return e;
+  ++summary.tasks;
+  summary.candidates += cs.size();
+  return Error::success();
+}
+
+/// The shard run directories, each given once, opened (and locked) in the order given.
+Expected<std::vector<Shard>> openShards(llvm::ArrayRef<std::string> dirs) {
   std::vector<Shard> shards;
-  for (const std::string &dir : o.runs) {
+  for (const std::string &dir : dirs) {
     for (const Shard &s : shards)
       if (llvm::sys::fs::equivalent(s.dir, dir))
         return makeError(quoted(s.dir) + " and " + quoted(dir) +
@@ -357,11 +407,13 @@ Expected<MergeSummary> mergeRuns(const MergeOptions &o) {
       return s.takeError();
     shards.push_back(std::move(*s));
   }
-  if (Error e = checkArray(shards))
-    return std::move(e);
-  std::vector<const Shard *> byIndex(shards.front().plan.count);
-  for (const Shard &s : shards)
-    byIndex[s.plan.index] = &s;
+  return std::move(shards);
+}
+
+/// Lists in `summary` what keeps each shard from being finished; an error unless
+/// `allowIncomplete`.
+Error checkFinished(const std::vector<const Shard *> &byIndex, bool allowIncomplete,
+                    MergeSummary &summary) {
   std::string notDone;
   for (const Shard *s : byIndex) {
     Expected<std::vector<std::string>> why = unfinished(*s);
@@ -373,25 +425,24 @@ Expected<MergeSummary> mergeRuns(const MergeOptions &o) {
       notDone += "\n  " + line;
     }
   }
-  if (!notDone.empty() && !o.allowIncomplete)
+  if (!notDone.empty() && !allowIncomplete)
     return makeError(
         "not every shard is finished:" + notDone +
         "\nresume the shard with the same options and resume=true (in its array element, or "
         "with shard=I/N), or pass --allow-incomplete to merge what there is (the merged run's "
         "resume then searches and verifies the rest, on a GPU)");
+  return Error::success();
+}
 
-  Expected<std::vector<std::pair<std::string, std::string>>> meta = mergedMeta(byIndex);
-  if (!meta)
-    return meta.takeError();
-
-  // The merged run is built under a temporary name beside OUT, renamed into place at the end.
-  llvm::SmallString<256> parent(llvm::sys::path::parent_path(o.out));
+/// A new, empty directory beside `out` (the merged run is built there, then renamed into place).
+Expected<llvm::SmallString<256>> makeTempBeside(StringRef out) {
+  llvm::SmallString<256> parent(llvm::sys::path::parent_path(out));
   if (parent.empty())
     parent = ".";
   if (std::error_code ec = llvm::sys::fs::create_directories(parent))
     return makeError("cannot create " + quoted(parent) + ": " + ec.message());
   llvm::SmallString<256> model(parent);
-  llvm::sys::path::append(model, "." + llvm::sys::path::filename(o.out) + ".merging-%%%%%%");
+  llvm::sys::path::append(model, "." + llvm::sys::path::filename(out) + ".merging-%%%%%%");
   llvm::SmallString<256> temp;
   std::error_code made;
   for (int attempt = 0; attempt < 16; ++attempt) {
@@ -402,92 +453,81 @@ Expected<MergeSummary> mergeRuns(const MergeOptions &o) {
       break;
   }
   if (made)
-    return makeError("cannot create a directory beside " + quoted(o.out) + ": " + made.message());
+    return makeError("cannot create a directory beside " + quoted(out) + ": " + made.message());
+  return temp;
+}
+
+/// The merged run in `dir`: its meta, every task of every shard in the input's order, the LLM
+/// caches and the reports.
+Error buildMergedRun(StringRef dir, const std::vector<std::pair<std::string, std::string>> &meta,
+                     const std::vector<const Shard *> &byIndex, MergeSummary &summary) {
+  Expected<std::unique_ptr<RunStore>> opened = RunStore::open(dir, /*create=*/true, meta);
+  if (!opened)
+    return opened.takeError();
+  RunStore &store = **opened;
+  Numbering numbering;
+  std::vector<std::map<int64_t, int64_t>> shardIds(byIndex.size());
+  std::set<std::string> certified, toVerify;
+  for (const ShardFunction &f : byIndex.front()->plan.functions) {
+    ++summary.functions;
+    bool certifiedHere =
+        f.whole() && !f.tasks.empty() &&
+        llvm::any_of(meta, [&](const auto &kv) { return kv.first == "final_check:" + f.name; });
+    (certifiedHere ? certified : toVerify).insert(f.name);
+    for (auto [taskName, shardIndex] : llvm::zip_equal(f.tasks, f.shards))
+      if (Error e = importTask(store, *byIndex[shardIndex], taskName, shardIds[shardIndex],
+                               numbering, summary))
+        return e;
+  }
+  summary.certified.assign(certified.begin(), certified.end());
+  summary.toVerify.assign(toVerify.begin(), toVerify.end());
+  std::map<std::string, std::string> cacheFrom;
+  for (const Shard *s : byIndex) {
+    Expected<size_t> n = copyCache(*s, dir, cacheFrom, summary.warnings);
+    if (!n)
+      return makeError(quoted(s->dir) + "/llm-cache: " + llvm::toString(n.takeError()));
+    summary.cacheEntries += *n;
+  }
+  return writeReports(store, dir);
+}
+
+} // namespace
+
+Expected<MergeSummary> mergeRuns(const MergeOptions &o) {
+  if (o.runs.empty())
+    return makeError("no shard run directories to merge");
+  if (o.out.empty())
+    return makeError("no output run directory");
+  if (llvm::sys::fs::exists(o.out))
+    return makeError(quoted(o.out) + " exists; runs-merge makes a new run directory (choose "
+                                     "another, or remove that one)");
+  MergeSummary summary;
+  Expected<std::vector<Shard>> shards = openShards(o.runs);
+  if (!shards)
+    return shards.takeError();
+  if (Error e = checkArray(*shards))
+    return std::move(e);
+  std::vector<const Shard *> byIndex(shards->front().plan.count);
+  for (const Shard &s : *shards)
+    byIndex[s.plan.index] = &s;
+  if (Error e = checkFinished(byIndex, o.allowIncomplete, summary))
+    return std::move(e);
+
+  Expected<std::vector<std::pair<std::string, std::string>>> meta = mergedMeta(byIndex);
+  if (!meta)
+    return meta.takeError();
+  Expected<llvm::SmallString<256>> temp = makeTempBeside(o.out);
+  if (!temp)
+    return temp.takeError();
   bool done = false;
   llvm::scope_exit cleanUp([&] {
     if (!done)
-      llvm::sys::fs::remove_directories(temp);
+      llvm::sys::fs::remove_directories(*temp);
   });
-
-  {
-    Expected<std::unique_ptr<RunStore>> opened = RunStore::open(temp, /*create=*/true, *meta);
-    if (!opened)
-      return opened.takeError();
-    RunStore &store = **opened;
-    int64_t nextId = 1, nextOrder = 1;
-    std::vector<std::map<int64_t, int64_t>> shardIds(byIndex.size());
-    std::set<std::string> certified, toVerify;
-    for (const ShardFunction &f : byIndex.front()->plan.functions) {
-      ++summary.functions;
-      bool certifiedHere =
-          f.whole() && !f.tasks.empty() &&
-          llvm::any_of(*meta, [&](const auto &kv) { return kv.first == "final_check:" + f.name; });
-      (certifiedHere ? certified : toVerify).insert(f.name);
-      for (auto [taskName, shardIndex] : llvm::zip_equal(f.tasks, f.shards)) {
-        const Shard &s = *byIndex[shardIndex];
-        std::optional<TaskRecord> task = s.store->getTask(taskName);
-        if (!task)
-          continue; // not started (allowIncomplete): the merged run's resume searches it
-        std::vector<CandidateRecord> cs = s.store->getCandidates(taskName);
-        std::map<int64_t, int64_t> &ids = shardIds[shardIndex];
-        for (const CandidateRecord &c : cs)
-          ids[c.id] = nextId++;
-        // The evaluation order, renumbered in the order this task's verdicts were recorded.
-        std::vector<CandidateRecord *> evaluated;
-        for (CandidateRecord &c : cs)
-          if (c.evalOrder >= 0)
-            evaluated.push_back(&c);
-        llvm::stable_sort(evaluated, [](const CandidateRecord *a, const CandidateRecord *b) {
-          return a->evalOrder < b->evalOrder;
-        });
-        for (CandidateRecord *c : evaluated)
-          c->evalOrder = nextOrder++;
-        for (CandidateRecord &c : cs) {
-          for (int64_t &p : c.parents) {
-            auto it = ids.find(p);
-            if (it == ids.end())
-              return makeError(llvm::formatv("{0}: candidate {1} of task '{2}' names parent {3}, "
-                                             "which is not in that run",
-                                             quoted(s.dir), c.id, taskName, p)
-                                   .str());
-            p = it->second;
-          }
-          c.reason = remapReason(c.reason, ids);
-          if (c.llmRequest != "{}")
-            c.llmRequest = remapRequest(c.llmRequest, ids);
-          c.id = ids.at(c.id);
-        }
-        auto remapTaskId = [&](int64_t id) -> int64_t {
-          auto it = ids.find(id);
-          return it == ids.end() ? -1 : it->second;
-        };
-        TaskRecord stored = *task;
-        stored.baselineId = stored.bestId = -1;
-        if (Error e = store.upsertTask(stored))
-          return std::move(e);
-        if (Error e = store.importCandidates(cs))
-          return std::move(e);
-        stored.baselineId = task->baselineId < 0 ? -1 : remapTaskId(task->baselineId);
-        stored.bestId = task->bestId < 0 ? -1 : remapTaskId(task->bestId);
-        if (Error e = store.upsertTask(stored))
-          return std::move(e);
-        ++summary.tasks;
-        summary.candidates += cs.size();
-      }
-    }
-    summary.certified.assign(certified.begin(), certified.end());
-    summary.toVerify.assign(toVerify.begin(), toVerify.end());
-    std::map<std::string, std::string> cacheFrom;
-    for (const Shard *s : byIndex) {
-      Expected<size_t> n = copyCache(*s, temp, cacheFrom, summary.warnings);
-      if (!n)
-        return makeError(quoted(s->dir) + "/llm-cache: " + llvm::toString(n.takeError()));
-      summary.cacheEntries += *n;
-    }
-    if (Error e = writeReports(store, temp))
-      return std::move(e);
-  } // the store is closed (its WAL checkpointed into run.sqlite) before the rename
-  if (Error e = moveIntoPlace(temp, o.out))
+  // The store is closed (its WAL checkpointed into run.sqlite) before the rename.
+  if (Error e = buildMergedRun(*temp, *meta, byIndex, summary))
+    return std::move(e);
+  if (Error e = moveIntoPlace(*temp, o.out))
     return std::move(e);
   done = true;
   summary.shards = byIndex.size();
