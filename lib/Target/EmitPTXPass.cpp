@@ -32,9 +32,20 @@ namespace evo {
 using namespace mlir;
 
 namespace {
+/// The targets of the invocation, resolved from the options before any work is done.
+struct EmitTargets {
+  std::optional<std::string> ptxasPath;
+  std::string ptxChip;            // chips=: the lowest, which the PTX is made for
+  SmallVector<std::string> chips; // chips=: a cubin each; empty for chip=
+  std::string chipsContext;       // " (chips=...)" for the diagnostics
+  evo::PTXOptions ptx;
+  Attribute nvvmTarget;
+};
+
 struct EvoEmitPTXPass final : evo::impl::EvoEmitPTXPassBase<EvoEmitPTXPass> {
   using Base::Base;
   void runOnOperation() override;
+  FailureOr<EmitTargets> resolveTargets(ModuleOp module);
   /// The kernel pipeline runs nested (runPipeline), when no dialect may be loaded any more: the
   /// dialects its passes create (affine, scf, vector, ...) are loaded with this pass's.
   void getDependentDialects(DialectRegistry &registry) const override {
@@ -70,180 +81,130 @@ static LogicalResult checkKernelParam(gpu::GPUFuncOp func, unsigned index, Type 
   });
 }
 
-void EvoEmitPTXPass::runOnOperation() {
-  ModuleOp module = getOperation();
-  MLIRContext *ctx = &getContext();
-  SmallVector<gpu::GPUModuleOp> gpuModules = llvm::to_vector(module.getOps<gpu::GPUModuleOp>());
-  if (gpuModules.empty())
-    return;
-
-  // Resolve the tools first: a bad option fails before any work is done.
-  std::optional<std::string> ptxasPath;
-  if (ptxas != "none") {
-    llvm::Expected<std::optional<std::string>> found = evo::findPtxas(ptxas);
-    if (!found) {
-      emitError(module.getLoc()) << "evo-emit-ptx: " << llvm::toString(found.takeError());
-      return signalPassFailure();
-    }
-    ptxasPath = *found;
+/// A gpu.module checked (the chips, the plan, the bare-pointer ABI) and what its manifest needs,
+/// taken before the pipeline replaces it by a gpu.binary.
+static FailureOr<PendingModule> prepareModule(gpu::GPUModuleOp gm, const EmitTargets &targets,
+                                              llvm::StringSet<llvm::MallocAllocator> &names) {
+  if (failed(evo::checkKernelModule(gm)))
+    return failure();
+  // Kernels that need another chip (wgmma on sm_80) would fail deep in the pipeline, or be
+  // emitted for a chip that cannot run them: one diagnostic per kernel and chip instead.
+  bool runs = true;
+  for (StringRef c :
+       targets.chips.empty() ? SmallVector<std::string>{targets.ptxChip} : targets.chips)
+    runs &= succeeded(evo::checkModuleRunsOn(gm, c, targets.chipsContext));
+  if (!runs)
+    return failure();
+  PendingModule p{gm.getSymName().str(), gm.getLoc(), {}, {}};
+  p.planAttr = gm->getAttrOfType<evo::PlanAttr>(evo::kPlanAttrName);
+  if (!p.planAttr && gm->hasAttr(evo::kPlanAttrName)) {
+    gm.emitError() << "evo-emit-ptx: '" << evo::kPlanAttrName << "' must be a #evo.plan attribute";
+    return failure();
   }
-  // The targets: `chip` (PTX; ptxas only checks it and reports resources), or `chips` (PTX for
-  // the lowest, a cubin per chip). Checked before NVPTX sees them: it aborts on some.
-  std::string ptxChip = chip;
-  SmallVector<std::string> targetChips;
-  std::string chipsContext;
-  if (!chips.empty()) {
-    std::vector<std::string> list(chips.begin(), chips.end());
-    llvm::Expected<evo::ChipTargets> t = evo::resolveChips(list, features);
-    if (!t) {
-      emitError(module.getLoc()) << "evo-emit-ptx: " << llvm::toString(t.takeError());
-      return signalPassFailure();
-    }
-    if (!ptxasPath) {
-      emitError(module.getLoc())
-          << "evo-emit-ptx: chips= needs ptxas to assemble a cubin per chip ("
-          << (ptxas == "none" ? "ptxas=none" : "none was found") << "); give ptxas=<path> or use chip=";
-      return signalPassFailure();
-    }
-    ptxChip = t->ptxChip;
-    targetChips = t->chips;
-    chipsContext = " (chips=" + llvm::join(list, ",") + ")";
+  if (p.planAttr) {
+    FailureOr<evo::LaunchPlan> plan = evo::LaunchPlan::fromModule(gm);
+    if (failed(plan) || failed(plan->verifyAgainst(gm)))
+      return failure();
+    p.info.plan = std::move(*plan);
+    p.info.name = p.info.plan->funcName;
+  } else {
+    p.info.name = p.symName;
   }
-  evo::PTXOptions ptxOptions;
-  ptxOptions.chip = ptxChip;
-  ptxOptions.features = features;
-  ptxOptions.optLevel = optLevel;
-  ptxOptions.cudaPath = cudaPath;
-  FailureOr<Attribute> target = evo::nvvmTarget(
-      ctx, ptxOptions, [&] { return emitError(module.getLoc()) << "evo-emit-ptx: "; });
-  if (failed(target))
-    return signalPassFailure();
-
-  SmallVector<PendingModule, 2> pending;
-  llvm::StringSet<llvm::MallocAllocator> names;
-  for (gpu::GPUModuleOp gm : gpuModules) {
-    if (failed(evo::checkKernelModule(gm)))
-      return signalPassFailure();
-    // Kernels that need another chip (wgmma on sm_80) would fail deep in the pipeline, or be
-    // emitted for a chip that cannot run them: one diagnostic per kernel and chip instead.
-    bool runs = true;
-    for (StringRef c : targetChips.empty() ? SmallVector<std::string>{ptxChip} : targetChips)
-      runs &= succeeded(evo::checkModuleRunsOn(gm, c, chipsContext));
-    if (!runs)
-      return signalPassFailure();
-    PendingModule p{gm.getSymName().str(), gm.getLoc(), {}, {}};
-    p.planAttr = gm->getAttrOfType<evo::PlanAttr>(evo::kPlanAttrName);
-    if (!p.planAttr && gm->hasAttr(evo::kPlanAttrName)) {
-      gm.emitError() << "evo-emit-ptx: '" << evo::kPlanAttrName << "' must be a #evo.plan attribute";
-      return signalPassFailure();
+  // The output name is a valid symbol (checked above or by the plan's reader), so the files
+  // are plain names inside output-dir. Names equal without case collide on some file systems.
+  if (!names.insert(StringRef(p.info.name).lower()).second) {
+    gm.emitError() << "evo-emit-ptx: two gpu.modules would both write '" << p.info.name
+                   << ".ptx'";
+    return failure();
+  }
+  p.info.chip = targets.ptxChip;
+  p.info.chips.assign(targets.chips.begin(), targets.chips.end());
+  p.info.features = targets.ptx.features;
+  p.info.ptxFile = p.info.name + ".ptx";
+  for (auto func : gm.getOps<gpu::GPUFuncOp>()) {
+    if (!func.isKernel())
+      continue;
+    evo::KernelSignature sig;
+    sig.name = func.getName().str();
+    for (auto [i, t] : llvm::enumerate(func.getArgumentTypes())) {
+      if (failed(checkKernelParam(func, i, t)))
+        return failure();
+      sig.params.push_back(cast<MemRefType>(t));
     }
-    if (p.planAttr) {
-      FailureOr<evo::LaunchPlan> plan = evo::LaunchPlan::fromModule(gm);
-      if (failed(plan) || failed(plan->verifyAgainst(gm)))
-        return signalPassFailure();
-      p.info.plan = std::move(*plan);
-      p.info.name = p.info.plan->funcName;
+    sig.knobs = func->getAttr(evo::kKnobsAttrName);
+    p.info.kernels.push_back(std::move(sig));
+  }
+  if (p.info.kernels.empty()) {
+    gm.emitError() << "evo-emit-ptx: gpu.module '" << gm.getSymName()
+                   << "' has no kernel (gpu.func ... kernel): nothing to launch";
+    return failure();
+  }
+  gm.setTargetsAttr(ArrayAttr::get(gm.getContext(), ArrayRef<Attribute>{targets.nvvmTarget}));
+  return p;
+}
+
+/// The PTX the pipeline left in the module's gpu.binary (which keeps the plan); with ptxas, the
+/// kernels' resources and a cubin per chip.
+static LogicalResult takeBinary(ModuleOp module, PendingModule &p, const EmitTargets &t) {
+  auto bin = module.lookupSymbol<gpu::BinaryOp>(p.symName);
+  if (!bin) {
+    emitError(p.loc) << "evo-emit-ptx: no gpu.binary was produced for '" << p.symName << "'";
+    return failure();
+  }
+  if (p.planAttr)
+    bin->setAttr(evo::kPlanAttrName, p.planAttr);
+  for (Attribute a : bin.getObjects())
+    if (auto obj = dyn_cast<gpu::ObjectAttr>(a))
+      p.info.ptx = obj.getObject().getValue().str();
+  if (!t.ptxasPath)
+    return success();
+  llvm::Expected<evo::AssembleResult> assembled =
+      evo::assemblePtx(*t.ptxasPath, p.info.ptx, t.ptxChip);
+  if (!assembled) {
+    emitError(p.loc) << "evo-emit-ptx: ptxas rejected the PTX of '" << p.info.name << "'"
+                     << (t.chips.empty() ? "" : " for " + t.ptxChip) << ": "
+                     << llvm::toString(assembled.takeError());
+    return failure();
+  }
+  p.info.ptxasPath = *t.ptxasPath;
+  p.info.resources = std::move(assembled->kernels);
+  // chips=: a cubin per chip, from the same PTX (the PTX chip's is the one just made).
+  for (const std::string &c : t.chips) {
+    std::string cubin;
+    if (c == t.ptxChip) {
+      cubin = assembled->cubin;
     } else {
-      p.info.name = p.symName;
-    }
-    // The output name is a valid symbol (checked above or by the plan's reader), so the files
-    // are plain names inside output-dir. Names equal without case collide on some file systems.
-    if (!names.insert(StringRef(p.info.name).lower()).second) {
-      gm.emitError() << "evo-emit-ptx: two gpu.modules would both write '" << p.info.name
-                     << ".ptx'";
-      return signalPassFailure();
-    }
-    p.info.chip = ptxChip;
-    p.info.chips.assign(targetChips.begin(), targetChips.end());
-    p.info.features = std::string(features);
-    p.info.ptxFile = p.info.name + ".ptx";
-    for (auto func : gm.getOps<gpu::GPUFuncOp>()) {
-      if (!func.isKernel())
-        continue;
-      evo::KernelSignature sig;
-      sig.name = func.getName().str();
-      for (auto [i, t] : llvm::enumerate(func.getArgumentTypes())) {
-        if (failed(checkKernelParam(func, i, t)))
-          return signalPassFailure();
-        sig.params.push_back(cast<MemRefType>(t));
+      llvm::Expected<evo::AssembleResult> other = evo::assemblePtx(*t.ptxasPath, p.info.ptx, c);
+      if (!other) {
+        emitError(p.loc) << "evo-emit-ptx: ptxas rejected the PTX of '" << p.info.name
+                         << "' for " << c << ": " << llvm::toString(other.takeError());
+        return failure();
       }
-      sig.knobs = func->getAttr(evo::kKnobsAttrName);
-      p.info.kernels.push_back(std::move(sig));
+      cubin = std::move(other->cubin);
     }
-    if (p.info.kernels.empty()) {
-      gm.emitError() << "evo-emit-ptx: gpu.module '" << gm.getSymName()
-                     << "' has no kernel (gpu.func ... kernel): nothing to launch";
-      return signalPassFailure();
+    if (cubin.empty()) {
+      emitError(p.loc) << "evo-emit-ptx: ptxas made no cubin of '" << p.info.name << "' for "
+                       << c;
+      return failure();
     }
-    gm.setTargetsAttr(ArrayAttr::get(ctx, ArrayRef<Attribute>{*target}));
-    pending.push_back(std::move(p));
+    p.info.binaries.push_back({c, p.info.name + "." + c + ".cubin", std::move(cubin)});
   }
+  return success();
+}
 
-  // NVVM lowering with the bare-pointer ABI, then LLVM's NVPTX backend to PTX text.
-  OpPassManager pm(ModuleOp::getOperationName());
-  evo::buildKernelsToPTXPipeline(pm, ptxOptions);
-  if (failed(runPipeline(pm, module)))
-    return signalPassFailure();
-
-  for (PendingModule &p : pending) {
-    auto bin = module.lookupSymbol<gpu::BinaryOp>(p.symName);
-    if (!bin) {
-      emitError(p.loc) << "evo-emit-ptx: no gpu.binary was produced for '" << p.symName << "'";
-      return signalPassFailure();
-    }
-    if (p.planAttr)
-      bin->setAttr(evo::kPlanAttrName, p.planAttr);
-    for (Attribute a : bin.getObjects())
-      if (auto obj = dyn_cast<gpu::ObjectAttr>(a))
-        p.info.ptx = obj.getObject().getValue().str();
-    if (ptxasPath) {
-      llvm::Expected<evo::AssembleResult> assembled =
-          evo::assemblePtx(*ptxasPath, p.info.ptx, ptxChip);
-      if (!assembled) {
-        emitError(p.loc) << "evo-emit-ptx: ptxas rejected the PTX of '" << p.info.name << "'"
-                         << (targetChips.empty() ? "" : " for " + ptxChip) << ": "
-                         << llvm::toString(assembled.takeError());
-        return signalPassFailure();
-      }
-      p.info.ptxasPath = *ptxasPath;
-      p.info.resources = std::move(assembled->kernels);
-      // chips=: a cubin per chip, from the same PTX (the PTX chip's is the one just made).
-      for (const std::string &c : targetChips) {
-        std::string cubin;
-        if (c == ptxChip) {
-          cubin = assembled->cubin;
-        } else {
-          llvm::Expected<evo::AssembleResult> other = evo::assemblePtx(*ptxasPath, p.info.ptx, c);
-          if (!other) {
-            emitError(p.loc) << "evo-emit-ptx: ptxas rejected the PTX of '" << p.info.name
-                             << "' for " << c << ": " << llvm::toString(other.takeError());
-            return signalPassFailure();
-          }
-          cubin = std::move(other->cubin);
-        }
-        if (cubin.empty()) {
-          emitError(p.loc) << "evo-emit-ptx: ptxas made no cubin of '" << p.info.name << "' for "
-                           << c;
-          return signalPassFailure();
-        }
-        p.info.binaries.push_back({c, p.info.name + "." + c + ".cubin", std::move(cubin)});
-      }
-    }
-  }
-
-  if (outputDir == "-")
-    return;
-  // All files of the invocation are one transaction (OutputFiles.h): staged here, handed to
-  // evo-opt's transaction (renamed into place when the whole invocation succeeds) or committed
-  // at the end of the pass outside evo-opt; a failure anywhere removes them.
+/// All files of the invocation are one transaction (OutputFiles.h): staged here, handed to
+/// evo-opt's transaction (renamed into place when the whole invocation succeeds) or committed
+/// at the end of the pass outside evo-opt; a failure anywhere removes them.
+static LogicalResult writeFiles(ModuleOp module, StringRef outputDir,
+                                ArrayRef<PendingModule> pending) {
   evo::OutputTransaction local;
   llvm::Expected<std::string> dir = local.createDirectory(outputDir);
   if (!dir) {
     emitError(module.getLoc()) << "evo-emit-ptx: " << llvm::toString(dir.takeError());
-    return signalPassFailure();
+    return failure();
   }
   evo::OutputTransaction *invocation = evo::OutputTransaction::current();
-  for (PendingModule &p : pending) {
+  for (const PendingModule &p : pending) {
     llvm::Error err = llvm::Error::success();
     SmallVector<std::string> files = {p.info.name + ".ptx", p.info.name + ".json"};
     for (const evo::ManifestInfo::Binary &b : p.info.binaries)
@@ -266,11 +227,87 @@ void EvoEmitPTXPass::runOnOperation() {
       });
     if (err) {
       emitError(p.loc) << "evo-emit-ptx: " << llvm::toString(std::move(err));
-      return signalPassFailure();
+      return failure();
     }
   }
   if (llvm::Error err = invocation ? invocation->adopt(local) : local.commit()) {
     emitError(module.getLoc()) << "evo-emit-ptx: " << llvm::toString(std::move(err));
-    return signalPassFailure();
+    return failure();
   }
+  return success();
+}
+
+FailureOr<EmitTargets> EvoEmitPTXPass::resolveTargets(ModuleOp module) {
+  // Resolve the tools first: a bad option fails before any work is done.
+  EmitTargets t;
+  if (ptxas != "none") {
+    llvm::Expected<std::optional<std::string>> found = evo::findPtxas(ptxas);
+    if (!found) {
+      emitError(module.getLoc()) << "evo-emit-ptx: " << llvm::toString(found.takeError());
+      return failure();
+    }
+    t.ptxasPath = *found;
+  }
+  // The targets: `chip` (PTX; ptxas only checks it and reports resources), or `chips` (PTX for
+  // the lowest, a cubin per chip). Checked before NVPTX sees them: it aborts on some.
+  t.ptxChip = chip;
+  if (!chips.empty()) {
+    std::vector<std::string> list(chips.begin(), chips.end());
+    llvm::Expected<evo::ChipTargets> resolved = evo::resolveChips(list, features);
+    if (!resolved) {
+      emitError(module.getLoc()) << "evo-emit-ptx: " << llvm::toString(resolved.takeError());
+      return failure();
+    }
+    if (!t.ptxasPath) {
+      emitError(module.getLoc())
+          << "evo-emit-ptx: chips= needs ptxas to assemble a cubin per chip ("
+          << (ptxas == "none" ? "ptxas=none" : "none was found") << "); give ptxas=<path> or use chip=";
+      return failure();
+    }
+    t.ptxChip = resolved->ptxChip;
+    t.chips = resolved->chips;
+    t.chipsContext = " (chips=" + llvm::join(list, ",") + ")";
+  }
+  t.ptx.chip = t.ptxChip;
+  t.ptx.features = features;
+  t.ptx.optLevel = optLevel;
+  t.ptx.cudaPath = cudaPath;
+  FailureOr<Attribute> target = evo::nvvmTarget(
+      &getContext(), t.ptx, [&] { return emitError(module.getLoc()) << "evo-emit-ptx: "; });
+  if (failed(target))
+    return failure();
+  t.nvvmTarget = *target;
+  return t;
+}
+
+void EvoEmitPTXPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  SmallVector<gpu::GPUModuleOp> gpuModules = llvm::to_vector(module.getOps<gpu::GPUModuleOp>());
+  if (gpuModules.empty())
+    return;
+  FailureOr<EmitTargets> targets = resolveTargets(module);
+  if (failed(targets))
+    return signalPassFailure();
+  SmallVector<PendingModule, 2> pending;
+  llvm::StringSet<llvm::MallocAllocator> names;
+  for (gpu::GPUModuleOp gm : gpuModules) {
+    FailureOr<PendingModule> p = prepareModule(gm, *targets, names);
+    if (failed(p))
+      return signalPassFailure();
+    pending.push_back(std::move(*p));
+  }
+
+  // NVVM lowering with the bare-pointer ABI, then LLVM's NVPTX backend to PTX text.
+  OpPassManager pm(ModuleOp::getOperationName());
+  evo::buildKernelsToPTXPipeline(pm, targets->ptx);
+  if (failed(runPipeline(pm, module)))
+    return signalPassFailure();
+  for (PendingModule &p : pending)
+    if (failed(takeBinary(module, p, *targets)))
+      return signalPassFailure();
+
+  if (outputDir == "-")
+    return;
+  if (failed(writeFiles(module, outputDir, pending)))
+    return signalPassFailure();
 }
