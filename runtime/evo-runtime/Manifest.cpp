@@ -214,17 +214,8 @@ TensorMapInfo tensorMapOf(const json &b, const BufferInfo &info, const std::stri
   return tm;
 }
 
-Manifest parseTree(const json &root) {
-  Manifest m;
-  object(root, "manifest");
-  std::string format = str(root, "format", "manifest", 64);
-  if (format != "evo-manifest/1")
-    fail("not an evo manifest: format is " + quote(format) + ", expected 'evo-manifest/1'");
-  m.name = str(root, "name", "manifest");
-  if (!detail::isSymbol(m.name))
-    fail("manifest: name " + quote(m.name) + " is not a valid symbol ([A-Za-z_][A-Za-z0-9_$]*, at "
-         "most 200 bytes)");
-  m.function = optStr(root, "function", "manifest");
+/// "target": what evo-opt compiled for, and the chips of its cubins.
+void parseTarget(const json &root, Manifest &m) {
   if (auto t = root.find("target"); t != root.end() && !t->is_null()) {
     object(*t, "manifest: 'target'");
     m.chip = optStr(*t, "chip", "manifest: target");
@@ -239,7 +230,9 @@ Manifest parseTree(const json &root) {
       }
     }
   }
+}
 
+void parsePtx(const json &root, Manifest &m) {
   const json &ptx = field(root, "ptx", "manifest");
   object(ptx, "manifest: 'ptx'");
   m.ptxFile = str(ptx, "file", "manifest: ptx", 255);
@@ -252,8 +245,10 @@ Manifest parseTree(const json &root) {
   if (m.ptxSha256.size() != 64 ||
       m.ptxSha256.find_first_not_of("0123456789abcdef") != std::string::npos)
     fail("manifest: ptx sha256 must be 64 lowercase hex digits");
+}
 
-  // A cubin per chip (evo-opt's chips=), files beside the PTX; the loader picks one per GPU.
+/// A cubin per chip (evo-opt's chips=), files beside the PTX; the loader picks one per GPU.
+void parseBinaries(const json &root, Manifest &m) {
   if (auto bins = root.find("binaries"); bins != root.end() && !bins->is_null()) {
     const json &list = array(root, "binaries", "manifest", detail::kMaxBinaries);
     for (size_t i = 0; i < list.size(); ++i) {
@@ -288,8 +283,10 @@ Manifest parseTree(const json &root) {
       m.binaries.push_back(std::move(info));
     }
   }
+}
 
-  // Buffers: in ABI order; `index` restates the position.
+/// Buffers: in ABI order; `index` restates the position.
+void parseBuffers(const json &root, Manifest &m) {
   const json &buffers = array(root, "buffers", "manifest", detail::kMaxBuffers);
   for (size_t i = 0; i < buffers.size(); ++i) {
     std::string where = "buffer " + std::to_string(i);
@@ -340,9 +337,12 @@ Manifest parseTree(const json &root) {
         .push_back(info.index);
     m.buffers.push_back(std::move(info));
   }
-  // Tensor maps, against their sources (which may come later in the list): the rules of
-  // evo/Runtime/TensorMap.h, as the plan verifier applies them, so that no map lets TMA reach
-  // beyond the buffer it is encoded over.
+}
+
+/// Tensor maps, against their sources (which may come later in the list): the rules of
+/// evo/Runtime/TensorMap.h, as the plan verifier applies them, so that no map lets TMA reach
+/// beyond the buffer it is encoded over.
+void checkTensorMaps(const Manifest &m) {
   for (unsigned t : m.tensorMaps) {
     const BufferInfo &map = m.buffers[t];
     const TensorMapInfo &tm = map.tensorMap;
@@ -362,7 +362,10 @@ Manifest parseTree(const json &root) {
     if (!why.empty())
       fail(where + " over '" + src.name + "': " + why);
   }
+}
 
+/// The scratch buffers, each at an aligned offset of the one workspace the runtime allocates.
+void layOutWorkspace(Manifest &m) {
   uint64_t offset = 0;
   for (unsigned s : m.scratch) {
     m.buffers[s].workspaceOffset = offset;
@@ -371,15 +374,22 @@ Manifest parseTree(const json &root) {
     offset += size; // at most 4096 buffers of at most 2^40 bytes: no overflow
   }
   m.workspaceBytes = offset;
+}
 
-  // Kernels: their parameter lists check every launch's buffers.
-  struct Param {
-    DType dtype;
-    std::vector<int64_t> shape;
-  };
+/// A kernel parameter: a device pointer to a buffer of this dtype and shape.
+struct Param {
+  DType dtype;
+  std::vector<int64_t> shape;
+};
+struct Kernels {
   std::vector<std::vector<Param>> params;
+  std::map<std::string, size_t> index; // launches look kernels up by name
+};
+
+/// Kernels: their parameter lists check every launch's buffers.
+Kernels parseKernels(const json &root, Manifest &m) {
+  Kernels out;
   const json &kernels = array(root, "kernels", "manifest", detail::kMaxKernels);
-  std::map<std::string, size_t> kernelIndex; // launches look kernels up by name
   for (size_t i = 0; i < kernels.size(); ++i) {
     std::string where = "kernel " + std::to_string(i);
     const json &k = kernels[i];
@@ -387,7 +397,7 @@ Manifest parseTree(const json &root) {
     std::string name = str(k, "name", where, 256);
     if (!detail::isSymbol(name))
       fail(where + ": name " + quote(name) + " is not a valid PTX symbol");
-    if (!kernelIndex.emplace(name, i).second)
+    if (!out.index.emplace(name, i).second)
       fail(where + ": kernel '" + name + "' is listed twice");
     where = "kernel '" + name + "'";
     const json &ps = array(k, "params", where, detail::kMaxParams);
@@ -404,9 +414,14 @@ Manifest parseTree(const json &root) {
       list.push_back(std::move(p));
     }
     m.kernels.push_back(name);
-    params.push_back(std::move(list));
+    out.params.push_back(std::move(list));
   }
+  return out;
+}
 
+/// Launches: within CUDA's limits, each passing buffers its kernel's parameters accept; every
+/// output is written by one.
+void parseLaunches(const json &root, const Kernels &kernels, Manifest &m) {
   size_t numTasks = 0;
   if (auto t = root.find("tasks"); t != root.end()) {
     if (!t->is_array())
@@ -425,8 +440,8 @@ Manifest parseTree(const json &root) {
     onlyKeys(l, {"kernel", "task", "grid", "block", "dynamic_shared_memory", "args"}, where);
     LaunchInfo info;
     info.kernel = str(l, "kernel", where, 256);
-    auto found = kernelIndex.find(info.kernel);
-    if (found == kernelIndex.end())
+    auto found = kernels.index.find(info.kernel);
+    if (found == kernels.index.end())
       fail(where + ": kernel " + quote(info.kernel) + " is not listed in 'kernels'");
     size_t k = found->second;
     info.kernelIndex = static_cast<unsigned>(k);
@@ -448,7 +463,7 @@ Manifest parseTree(const json &root) {
     info.dynamicSharedMemory = static_cast<uint32_t>(
         intField(l, "dynamic_shared_memory", where, 0, detail::kMaxDynamicSharedMemory));
     const json &args = array(l, "args", where, detail::kMaxParams);
-    const std::vector<Param> &want = params[k];
+    const std::vector<Param> &want = kernels.params[k];
     if (args.size() != want.size())
       fail(where + ": passes " + std::to_string(args.size()) + " buffers to a kernel of " +
            std::to_string(want.size()) + " parameters");
@@ -468,6 +483,27 @@ Manifest parseTree(const json &root) {
     if (!written[o])
       fail("output buffer '" + m.buffers[o].name + "' is passed to no launch (it would never be "
            "written)");
+}
+
+Manifest parseTree(const json &root) {
+  Manifest m;
+  object(root, "manifest");
+  std::string format = str(root, "format", "manifest", 64);
+  if (format != "evo-manifest/1")
+    fail("not an evo manifest: format is " + quote(format) + ", expected 'evo-manifest/1'");
+  m.name = str(root, "name", "manifest");
+  if (!detail::isSymbol(m.name))
+    fail("manifest: name " + quote(m.name) + " is not a valid symbol ([A-Za-z_][A-Za-z0-9_$]*, at "
+         "most 200 bytes)");
+  m.function = optStr(root, "function", "manifest");
+  parseTarget(root, m);
+  parsePtx(root, m);
+  parseBinaries(root, m);
+  parseBuffers(root, m);
+  checkTensorMaps(m);
+  layOutWorkspace(m);
+  Kernels kernels = parseKernels(root, m);
+  parseLaunches(root, kernels, m);
   return m;
 }
 
