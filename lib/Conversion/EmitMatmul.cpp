@@ -11,7 +11,8 @@
 // (BM/TM), columns likewise, so each K step reads its A and B fragments with 128-bit shared-memory
 // loads (a warp's A reads are broadcasts, its B reads two wavefronts), A's tile is stored with
 // rows padded by 4 elements (its transposed stores do not collide on banks), and C is written
-// 4 columns at a time.
+// 4 columns at a time. A B contiguous along K only (x @ Wᵀ) is read as A is, in runs of 4 K,
+// and stored transposed into rows padded the same way.
 //
 // A fused epilogue (elementwise ops on the result, TaskAnalysis.h) is applied to each element
 // of the register tile, in f32 for f16/bf16, just before its store (storeOutput).
@@ -184,6 +185,11 @@ struct MatmulPlan {
   int64_t BM = 0, BN = 0, BK = 0, TM = 0, TN = 0;
   int64_t tx = 0, ty = 0, threads = 0;
   int64_t lda = 0;                                // A's tile in shared memory: BK rows of lda
+  // B contiguous along K only (x @ Wᵀ, nn.Linear's weight): its tile is stored transposed, as
+  // A's, in BK rows of ldb > BN (padded, so that the threads' transposed stores, consecutive K
+  // of one column, fall on different banks).
+  bool bKMajor = false;
+  int64_t ldb = 0;
   bool vec = false, prefetch = false;
   // Shapes the tiles do not divide: the last row (column) tile reads clamped rows (columns) and
   // stores only those inside; K: kFull whole K tiles, then a tail tile of kTail < BK elements.
@@ -269,10 +275,17 @@ FailureOr<MatmulPlan> planMatmul(const GenericTask &t, const ScheduleKnobs &k) {
     return bad() << "split=" << pl.split << " needs at least " << pl.split << " whole K tiles, got "
                  << pl.kFull;
   pl.lda = pl.vec ? BM + 4 : BM;
+  // (A convolution's image is contiguous along both output and filter columns: N wins, as
+  // consecutive K there jump rows after a filter width.) Padding by 4 keeps the 128-bit
+  // fragment loads of the vector schedule aligned.
+  AffineMap mapB = op.getIndexingMapsArray()[pl.ib];
+  pl.bKMajor = accessAlong(mapB, pl.kDim) == Access::Contiguous &&
+               accessAlong(mapB, pl.nDim) != Access::Contiguous;
+  pl.ldb = pl.bKMajor ? BN + (pl.vec ? 4 : 1) : BN;
   pl.eltA = t.params[t.inputs[pl.ia].buffer].getElementType();
   pl.eltB = t.params[t.inputs[pl.ib].buffer].getElementType();
   int64_t smemBytes = pl.lda * BK * pl.eltA.getIntOrFloatBitWidth() / 8 +
-                      BK * BN * pl.eltB.getIntOrFloatBitWidth() / 8;
+                      BK * pl.ldb * pl.eltB.getIntOrFloatBitWidth() / 8;
   if (smemBytes > 48 * 1024)
     return bad() << "the tiles need " << smemBytes << " bytes of shared memory (limit 49152)";
   for (unsigned d : view->batch) {
@@ -392,7 +405,7 @@ private:
   SmallVector<AffineMap> maps;
   Type outElt, acc; // the contraction's own result type (an epilogue may store another one)
   const Combiner &comb;
-  bool aKFastest = false, bNFastest = false, vecA = false, vecB = false;
+  bool aKFastest = false, bNFastest = false, vecA = false, vecB = false, vecBK = false;
   Value As, Bs, tid, tCol, tRow, m0, n0, zeroIdx, unusedOut;
   Value slice, batchLin; // split-K: the block's slice of K and its linear batch index
   SmallVector<Value> batchIdx, init;
@@ -406,11 +419,10 @@ MatmulKernel::MatmulKernel(const MatmulPlan &pl, KernelBuilder &kb)
   auto contiguousIn = [&](AffineMap map, unsigned dim) {
     return accessAlong(map, dim) == Access::Contiguous;
   };
-  // A is read along K where K's fastest dimension is contiguous in it; B along N where N's is
-  // (a convolution's image is contiguous along both output and filter columns: N wins, as
-  // consecutive K there jump rows after a filter width).
+  // A is read along K where K's fastest dimension is contiguous in it; B along N unless it is
+  // contiguous along K only (planMatmul).
   aKFastest = contiguousIn(maps[pl.ia], pl.kDim);
-  bNFastest = contiguousIn(maps[pl.ib], pl.nDim) || !contiguousIn(maps[pl.ib], pl.kDim);
+  bNFastest = !pl.bKMajor;
   // A run of 4 elements contiguous in global memory is one 128-bit load (vector schedule, when
   // the threads share the runs evenly); A's tile is stored transposed. 128-bit loads only where
   // a GEMM index is one loop dimension: a run of 4 along a split one can leave its dimension (a
@@ -422,6 +434,9 @@ MatmulKernel::MatmulKernel(const MatmulPlan &pl, KernelBuilder &kb)
          t.loopSizes[pl.kDim] % 4 == 0 && (pl.BM * pl.BK / 4) % pl.threads == 0;
   vecB = pl.vec && bNFastest && view.n.size() == 1 && t.loopSizes[pl.nDim] % 4 == 0 &&
          (pl.BK * pl.BN / 4) % pl.threads == 0;
+  // B along K: runs of 4 K, as A's.
+  vecBK = pl.vec && pl.bKMajor && view.k.size() == 1 && pl.BK % 4 == 0 &&
+          t.loopSizes[pl.kDim] % 4 == 0 && (pl.BK * pl.BN / 4) % pl.threads == 0;
 }
 
 void MatmulKernel::setUp() {
@@ -476,7 +491,7 @@ MatmulKernel::Fetched MatmulKernel::fetch(Value k0, bool tail) {
   const int64_t BM = pl.BM, BN = pl.BN, BK = pl.BK, threads = pl.threads;
   const unsigned ia = pl.ia, ib = pl.ib;
   Fetched f;
-  const int64_t pa = vecA ? 4 : 1, pb = vecB ? 4 : 1;
+  const int64_t pa = vecA ? 4 : 1, pb = vecB || vecBK ? 4 : 1;
   auto clamp = [&](Value i, bool guard, int64_t extent, int64_t run) -> Value {
     return guard ? arith::MinUIOp::create(kb.b, i, kb.idx(extent - run)).getResult() : i;
   };
@@ -494,13 +509,19 @@ MatmulKernel::Fetched MatmulKernel::fetch(Value k0, bool tail) {
   }
   for (int64_t l = 0; l < BK * BN / pb / threads; ++l) {
     Value e = kb.add(tid, l * threads);
-    Value nn = vecB ? kb.mul(kb.rem(e, BN / 4), 4) : bNFastest ? kb.rem(e, BN) : kb.div(e, BK);
-    Value kk = vecB ? kb.div(e, BN / 4) : bNFastest ? kb.div(e, BN) : kb.rem(e, BK);
+    Value nn = vecB    ? kb.mul(kb.rem(e, BN / 4), 4)
+               : vecBK ? kb.div(e, BK / 4)
+               : bNFastest ? kb.rem(e, BN)
+                           : kb.div(e, BK);
+    Value kk = vecB    ? kb.div(e, BN / 4)
+               : vecBK ? kb.mul(kb.rem(e, BK / 4), 4)
+               : bNFastest ? kb.div(e, BN)
+                           : kb.rem(e, BK);
     f.b.push_back({kk, nn,
                    loadLanes(kb, t.inputs[ib], maps[ib], pl.eltB,
-                             indices(zeroIdx, clamp(kb.add(n0, nn), pl.guardN, pl.N, pb),
-                                     clamp(kb.add(k0, kk), tail, pl.K, 1)),
-                             pl.nDim, pb)});
+                             indices(zeroIdx, clamp(kb.add(n0, nn), pl.guardN, pl.N, vecB ? 4 : 1),
+                                     clamp(kb.add(k0, kk), tail, pl.K, vecBK ? 4 : 1)),
+                             vecBK ? pl.kDim : pl.nDim, pb)});
   }
   return f;
 }
@@ -511,7 +532,13 @@ void MatmulKernel::stash(const Fetched &f) {
       memref::StoreOp::create(kb.b, v, As,
                               ValueRange{kb.add(kb.mul(kb.add(p.col, q), pl.lda), p.row)});
   for (const Piece &p : f.b) {
-    Value at = kb.add(kb.mul(p.row, pl.BN), p.col);
+    if (vecBK) { // a run along K: down one column of the transposed tile
+      for (auto [q, v] : llvm::enumerate(p.values))
+        memref::StoreOp::create(kb.b, v, Bs,
+                                ValueRange{kb.add(kb.mul(kb.add(p.row, q), pl.ldb), p.col)});
+      continue;
+    }
+    Value at = kb.add(kb.mul(p.row, pl.ldb), p.col);
     if (p.values.size() == 1) {
       memref::StoreOp::create(kb.b, p.values.front(), Bs, ValueRange{at});
       continue;
@@ -528,7 +555,7 @@ void MatmulKernel::stash(const Fetched &f) {
 SmallVector<Value> MatmulKernel::step(Value kk, ValueRange a) {
   const int64_t TM = pl.TM, TN = pl.TN;
   SmallVector<Value> as, bs;
-  Value aRow = kb.mul(kk, pl.lda), bRow = kb.mul(kk, pl.BN);
+  Value aRow = kb.mul(kk, pl.lda), bRow = kb.mul(kk, pl.ldb);
   if (pl.vec) {
     for (int64_t i = 0; i < TM; i += 4)
       llvm::append_range(as, load4(As, pl.eltA, kb.add(aRow, rowOf(i))));
@@ -748,7 +775,7 @@ FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &t, const ScheduleKnobs
   }
   KernelBuilder kb(ctx.module, ctx.kernelName, params,
                    {workgroupBuffer(mctx, pl->BK * pl->lda, pl->eltA),
-                    workgroupBuffer(mctx, pl->BK * pl->BN, pl->eltB)},
+                    workgroupBuffer(mctx, pl->BK * pl->ldb, pl->eltB)},
                    {pl->threads, 1, 1}, t.op->getLoc());
   MatmulKernel kernel(*pl, kb);
   kernel.setUp();

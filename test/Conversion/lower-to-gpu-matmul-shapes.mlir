@@ -288,3 +288,50 @@ func.func @mask_on_k(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x
   } -> tensor<64x64xf32>
   return %c : tensor<64x64xf32>
 }
+
+// -----
+
+// x @ Wᵀ (nn.Linear's layout: B contiguous along K only). B is read as A is, in 128-bit runs
+// of 4 K, and stored transposed into shared-memory rows padded by 4 (16 x (64 + 4) = 1088
+// elements), so that a warp's column stores do not fall on one bank; without vector accesses
+// the rows are padded by 1 (8 x (32 + 1) = 264). N = 136 and K = 200 are not multiples of the
+// tiles (guarded columns, a K tail whose runs of 4 are clamped whole).
+
+// CHECK-LABEL: func.func @linear_tb
+// CHECK:         gpu.func @linear_tb_k0(%[[A:.*]]: memref<96x200xf32>, %[[B:.*]]: memref<136x200xf32>, %{{.*}}: memref<96x136xf32>) workgroup(%[[AS:.*]] : memref<1088xf32, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<1088xf32, #gpu.address_space<workgroup>>)
+// CHECK:           vector.load %[[B]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<136x200xf32>, vector<4xf32>
+// CHECK-COUNT-4:   memref.store %{{.*}}, %[[BS]][%{{.*}}] : memref<1088xf32, #gpu.address_space<workgroup>>
+// CHECK:           scf.for
+// CHECK:             vector.load %[[BS]][%{{.*}}] {alignment = 16 : i64} : memref<1088xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK-LABEL: func.func @linear_tb_scalar
+// CHECK:         gpu.func @linear_tb_scalar_k0(%{{.*}}: memref<96x200xf32>, %[[B:.*]]: memref<136x200xf32>, %{{.*}}: memref<96x136xf32>) workgroup(%{{.*}} : memref<256xf32, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<264xf32, #gpu.address_space<workgroup>>)
+// CHECK:           memref.load %[[B]]
+// CHECK:           memref.store %{{.*}}, %[[BS]]
+
+#map = affine_map<(m, n, k) -> (m, k)>
+#map1 = affine_map<(m, n, k) -> (n, k)>
+#map2 = affine_map<(m, n, k) -> (m, n)>
+func.func @linear_tb(%a: tensor<96x200xf32>, %b: tensor<136x200xf32>) -> tensor<96x136xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<96x136xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<96x136xf32>) -> tensor<96x136xf32>
+  %c = linalg.generic {indexing_maps = [#map, #map1, #map2], iterator_types = ["parallel", "parallel", "reduction"], evo.knobs = {tile_sizes = [64, 64, 16], thread_tile = [4, 4], vector_width = 4, prefetch = 1}} ins(%a, %b : tensor<96x200xf32>, tensor<136x200xf32>) outs(%f : tensor<96x136xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<96x136xf32>
+  return %c : tensor<96x136xf32>
+}
+func.func @linear_tb_scalar(%a: tensor<96x200xf32>, %b: tensor<136x200xf32>) -> tensor<96x136xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<96x136xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<96x136xf32>) -> tensor<96x136xf32>
+  %c = linalg.generic {indexing_maps = [#map, #map1, #map2], iterator_types = ["parallel", "parallel", "reduction"], evo.knobs = {tile_sizes = [32, 32, 8], thread_tile = [2, 2]}} ins(%a, %b : tensor<96x200xf32>, tensor<136x200xf32>) outs(%f : tensor<96x136xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<96x136xf32>
+  return %c : tensor<96x136xf32>
+}

@@ -176,3 +176,61 @@ func.func @tril_vec(%a: tensor<128x64xf32>, %b: tensor<64x128xf32>) -> tensor<12
   } -> tensor<128x128xf32>
   return %c : tensor<128x128xf32>
 }
+
+// -----
+
+// x @ Wᵀ (B contiguous along K only, stored transposed into padded shared-memory rows): 128-bit
+// runs of K with guarded columns and a K tail (N = 136, K = 200), the element path with rows
+// padded by 1, split-K with a tail, and transposed A and B together (torch.matmul(A.T, B.T)).
+// expected-remark @below {{evo-verify: 'linear_tb' is valid (5 trials, }}
+func.func @linear_tb(%a: tensor<96x200xf32>, %b: tensor<136x200xf32>) -> tensor<96x136xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<96x136xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<96x136xf32>) -> tensor<96x136xf32>
+  %c = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"], evo.knobs = {tile_sizes = [64, 64, 16], thread_tile = [4, 4], vector_width = 4, prefetch = 1}} ins(%a, %b : tensor<96x200xf32>, tensor<136x200xf32>) outs(%f : tensor<96x136xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<96x136xf32>
+  return %c : tensor<96x136xf32>
+}
+// expected-remark @below {{evo-verify: 'linear_tb_scalar' is valid (5 trials, }}
+func.func @linear_tb_scalar(%a: tensor<100x130xf32>, %b: tensor<70x130xf32>) -> tensor<100x70xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<100x70xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<100x70xf32>) -> tensor<100x70xf32>
+  %c = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"], evo.knobs = {tile_sizes = [32, 32, 8], thread_tile = [2, 2]}} ins(%a, %b : tensor<100x130xf32>, tensor<70x130xf32>) outs(%f : tensor<100x70xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<100x70xf32>
+  return %c : tensor<100x70xf32>
+}
+// expected-remark @below {{evo-verify: 'linear_tb_split' is valid (5 trials, }}
+func.func @linear_tb_split(%a: tensor<64x4100xf32>, %b: tensor<96x4100xf32>) -> tensor<64x96xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x96xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<64x96xf32>) -> tensor<64x96xf32>
+  %c = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"], evo.knobs = {tile_sizes = [64, 64, 16], thread_tile = [4, 4], vector_width = 4, prefetch = 1, split = 8}} ins(%a, %b : tensor<64x4100xf32>, tensor<96x4100xf32>) outs(%f : tensor<64x96xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x96xf32>
+  return %c : tensor<64x96xf32>
+}
+// expected-remark @below {{evo-verify: 'transposed_both' is valid (5 trials, }}
+func.func @transposed_both(%a: tensor<200x96xf32>, %b: tensor<136x200xf32>) -> tensor<96x136xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<96x136xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<96x136xf32>) -> tensor<96x136xf32>
+  %c = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"], evo.knobs = {tile_sizes = [64, 64, 8], thread_tile = [4, 4], vector_width = 4}} ins(%a, %b : tensor<200x96xf32>, tensor<136x200xf32>) outs(%f : tensor<96x136xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<96x136xf32>
+  return %c : tensor<96x136xf32>
+}
