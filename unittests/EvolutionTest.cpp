@@ -22,6 +22,18 @@ using evo::unittest::kElementwise;
 using evo::unittest::registry;
 
 namespace {
+SeedTraits traits(int64_t outputs, int64_t depthwiseWindow = 0, int64_t rows = 0,
+                  int64_t rowLength = 0, bool stridedRows = false, bool fastMathForms = false) {
+  SeedTraits t;
+  t.outputElements = outputs;
+  t.depthwiseWindow = depthwiseWindow;
+  t.rows = rows;
+  t.rowLength = rowLength;
+  t.stridedRows = stridedRows;
+  t.fastMathForms = fastMathForms;
+  return t;
+}
+
 const char *kReduction = R"mlir(func.func @sum_t0(%x: tensor<64x256xf32>) -> tensor<64xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<64xf32>
@@ -167,14 +179,14 @@ TEST(GenomeTest, MutatorsOnlyProposeVariantsThatLowerAndCompile) {
 TEST(GenomeTest, SkinnyContractionsAreSeededWithTheGemvSchedulesFirst) {
   // At most 65536 outputs: the untiled reduction schedules (warp or block per output, vector
   // loads, split-K) come before the tiled and tensor-core seeds; larger problems do not get them.
-  std::vector<Genome> skinny = seedGenomes(Genome(), TaskFamily::Matmul, 8192);
+  std::vector<Genome> skinny = seedGenomes(Genome(), TaskFamily::Matmul, traits(8192));
   ASSERT_FALSE(skinny.empty());
   EXPECT_TRUE(skinny.front().knobs.tileSizes.empty());
   EXPECT_EQ(skinny.front().knobs.reduction, ReductionStrategy::Warp);
   EXPECT_GT(skinny.front().knobs.vectorWidth, 1);
   EXPECT_TRUE(llvm::any_of(skinny, [](const Genome &g) { return g.knobs.split > 1; }));
   EXPECT_TRUE(llvm::any_of(skinny, [](const Genome &g) { return g.knobs.wgmma; }));
-  std::vector<Genome> square = seedGenomes(Genome(), TaskFamily::Matmul, 4096 * 4096);
+  std::vector<Genome> square = seedGenomes(Genome(), TaskFamily::Matmul, traits(4096 * 4096));
   EXPECT_TRUE(llvm::none_of(square, [](const Genome &g) { return g.knobs.tileSizes.empty(); }));
   // Few outputs also get tiled split-K seeds; a square 4096^2 problem does not.
   EXPECT_TRUE(llvm::any_of(skinny, [](const Genome &g) {
@@ -185,8 +197,77 @@ TEST(GenomeTest, SkinnyContractionsAreSeededWithTheGemvSchedulesFirst) {
   EXPECT_TRUE(skinny.front().knobs.streamLoads);
   EXPECT_TRUE(llvm::none_of(square, [](const Genome &g) { return g.knobs.streamLoads; }));
   // Skinny: 10 untiled and 6 + 4 + 1 grouped untiled (over one and two output dimensions), 4
-  // few-row tensor-core and 4 few-row split-K SIMT seeds, 5 split-K tiles.
-  EXPECT_EQ(skinny.size(), square.size() + 10 + 6 + 4 + 1 + 4 + 4 + 5);
+  // few-row tensor-core and 4 few-row split-K SIMT seeds, 4 split-K tiles (8192 outputs: one
+  // tile of 128 x 128, 256 slices for 2 and for 4 blocks per SM, so one seed for each of the two
+  // 128 x 128 shapes; two tiles of 64 x 64, 128 and 256 slices).
+  EXPECT_EQ(skinny.size(), square.size() + 10 + 6 + 4 + 1 + 4 + 4 + 4);
+}
+
+TEST(GenomeTest, SeedTraitsTellSkinnyFromLongKContractions) {
+  // seedTraits reads M and N from the contraction. A 256 x 256 result of a long K (KernelBench's
+  // large-K matmul) has as few outputs as a GEMV but is no GEMV: it gets no untiled seeds, and
+  // its split-K tiles give 2, then 4, blocks per SM (4 tiles of 128 x 128: 64 and 128 slices).
+  // A matrix-vector product (N = 1) keeps the untiled schedules first.
+  const char *src = R"mlir(func.func @lk_t0(%a: tensor<256x131072xf32>, %b: tensor<131072x256xf32>) -> tensor<256x256xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x256xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<256x131072xf32>, tensor<131072x256xf32>) outs(%f : tensor<256x256xf32>) -> tensor<256x256xf32>
+  return %r : tensor<256x256xf32>
+}
+func.func @mv_t0(%a: tensor<4096x8192xf32>, %x: tensor<8192x1xf32>) -> tensor<4096x1xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4096x1xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<4096x1xf32>) -> tensor<4096x1xf32>
+  %r = linalg.matmul ins(%a, %x : tensor<4096x8192xf32>, tensor<8192x1xf32>) outs(%f : tensor<4096x1xf32>) -> tensor<4096x1xf32>
+  return %r : tensor<4096x1xf32>
+})mlir";
+  MLIRContext ctx(registry());
+  OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(src, &ctx);
+  ASSERT_TRUE(m);
+  auto funcs = llvm::to_vector(m->getOps<func::FuncOp>());
+  SeedTraits longK = seedTraits(funcs[0]), gemv = seedTraits(funcs[1]);
+  EXPECT_EQ(longK.outputElements, 65536);
+  EXPECT_EQ(longK.contractionMinMN, 256);
+  EXPECT_EQ(gemv.outputElements, 4096);
+  EXPECT_EQ(gemv.contractionMinMN, 1);
+  std::vector<Genome> lk = seedGenomes(Genome(), TaskFamily::Matmul, longK);
+  EXPECT_TRUE(llvm::none_of(lk, [](const Genome &g) { return g.knobs.tileSizes.empty(); }));
+  SmallVector<int64_t> splits128;
+  for (const Genome &g : lk)
+    if (g.knobs.tileSizes == SmallVector<int64_t>{128, 128, 8} && g.knobs.split > 1)
+      splits128.push_back(g.knobs.split);
+  EXPECT_EQ(splits128, (SmallVector<int64_t>{64, 128}));
+  LegalityCache legal(funcs[0], TaskFamily::Matmul);
+  const Genome *firstLegal = nullptr;
+  for (const Genome &g : lk)
+    if (legal.isLegal(g)) {
+      firstLegal = &g;
+      break;
+    }
+  ASSERT_NE(firstLegal, nullptr);
+  EXPECT_EQ(firstLegal->knobs.split, 64) << firstLegal->key(TaskFamily::Matmul);
+  std::vector<Genome> mv = seedGenomes(Genome(), TaskFamily::Matmul, gemv);
+  ASSERT_FALSE(mv.empty());
+  EXPECT_TRUE(mv.front().knobs.tileSizes.empty());
+  EXPECT_EQ(mv.front().knobs.reduction, ReductionStrategy::Warp);
+}
+
+TEST(GenomeTest, ElementwiseTasksAreSeededWithVectorAccesses) {
+  // Elementwise tasks start from 128-bit accesses (a module's elementwise task after a long
+  // reduction gets little of the budget: the search must not depend on mutation to find them).
+  MLIRContext ctx(registry());
+  OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(kElementwise, &ctx);
+  ASSERT_TRUE(m);
+  func::FuncOp task = *m->getOps<func::FuncOp>().begin();
+  std::vector<Genome> seeds =
+      seedGenomes(Genome(), TaskFamily::Elementwise, seedTraits(task));
+  ASSERT_FALSE(seeds.empty());
+  EXPECT_EQ(seeds.front().knobs.vectorWidth, 4);
+  LegalityCache legal(task, TaskFamily::Elementwise);
+  EXPECT_TRUE(legal.isLegal(seeds.front()));
+  // f32: 8 lanes would be 32 bytes, illegal (and skipped by the proposer).
+  EXPECT_TRUE(llvm::any_of(seeds, [&](const Genome &g) { return !legal.isLegal(g); }));
 }
 
 TEST(GenomeTest, TiledSeedsLowerOnIrregularAndLongKMatmuls) {
@@ -214,7 +295,7 @@ TEST(GenomeTest, TiledSeedsLowerOnIrregularAndLongKMatmuls) {
     ASSERT_TRUE(m);
     LegalityCache legal(*m->getOps<func::FuncOp>().begin(), TaskFamily::Matmul);
     unsigned tiled = 0, split = 0;
-    for (const Genome &g : seedGenomes(Genome(), TaskFamily::Matmul, outputs)) {
+    for (const Genome &g : seedGenomes(Genome(), TaskFamily::Matmul, traits(outputs))) {
       if (g.knobs.tileSizes.empty() || g.knobs.wgmma || g.knobs.mmaSync)
         continue; // f32 operands: the tensor-core seeds are illegal here
       ++tiled;
@@ -230,8 +311,8 @@ TEST(GenomeTest, TiledSeedsLowerOnIrregularAndLongKMatmuls) {
       split += g.knobs.split > 1;
     }
     EXPECT_GE(tiled, 14u + 5u);
-    // Both have few outputs: the 5 split-K tiles and the 4 few-row ones (legal on long K only).
-    EXPECT_EQ(split, src == irregular ? 0u : 5u + 4u);
+    // Both have few outputs: the 3 split-K tiles and the 4 few-row ones (legal on long K only).
+    EXPECT_EQ(split, src == irregular ? 0u : 3u + 4u);
   }
 }
 
@@ -253,7 +334,7 @@ TEST(GenomeTest, MmaSyncSeedsAreLegalOnlyWhereTheChipHasIt) {
   LegalityCache ampere(task, TaskFamily::Matmul, /*wgmmaTarget=*/false, /*mmaSyncTarget=*/true);
   LegalityCache older(task, TaskFamily::Matmul, /*wgmmaTarget=*/false, /*mmaSyncTarget=*/false);
   unsigned mma = 0;
-  for (const Genome &g : seedGenomes(Genome(), TaskFamily::Matmul, 200 * 136)) {
+  for (const Genome &g : seedGenomes(Genome(), TaskFamily::Matmul, traits(200 * 136))) {
     EXPECT_FALSE(g.knobs.mmaSync && g.knobs.wgmma);
     if (!g.knobs.mmaSync)
       continue;
@@ -283,13 +364,13 @@ TEST(GenomeTest, ReductionsWithFewOutputsAreSeededWithSplitsThatLower) {
     }
   return %r : tensor<f32>
 })mlir";
-  std::vector<Genome> one = seedGenomes(Genome(), TaskFamily::Reduction, 1);
+  std::vector<Genome> one = seedGenomes(Genome(), TaskFamily::Reduction, traits(1));
   ASSERT_FALSE(one.empty());
   EXPECT_EQ(one.front().knobs.reduction, ReductionStrategy::Block);
   EXPECT_EQ(one.front().knobs.split, 256);
-  std::vector<Genome> sixteen = seedGenomes(Genome(), TaskFamily::Reduction, 16);
+  std::vector<Genome> sixteen = seedGenomes(Genome(), TaskFamily::Reduction, traits(16));
   EXPECT_EQ(sixteen.front().knobs.split, 64);
-  std::vector<Genome> many = seedGenomes(Genome(), TaskFamily::Reduction, 65536);
+  std::vector<Genome> many = seedGenomes(Genome(), TaskFamily::Reduction, traits(65536));
   ASSERT_FALSE(many.empty());
   EXPECT_TRUE(llvm::none_of(many, [](const Genome &g) { return g.knobs.split > 1; }));
   EXPECT_TRUE(llvm::any_of(many, [](const Genome &g) {
@@ -395,17 +476,17 @@ TEST(GenomeTest, FewLongRowsAreSeededWithRowSplitsThatLower) {
   ASSERT_TRUE(extent);
   EXPECT_EQ(*extent, (std::pair<int64_t, int64_t>{16, 65536}));
   std::vector<Genome> seeds =
-      seedGenomes(Genome(), TaskFamily::Rows, 16 * 65536, 0, extent->first, extent->second);
+      seedGenomes(Genome(), TaskFamily::Rows, traits(16 * 65536, 0, extent->first, extent->second));
   ASSERT_FALSE(seeds.empty());
   EXPECT_EQ(seeds.front().knobs.rowSplit, 16);
   EXPECT_EQ(seeds.front().knobs.reduction, ReductionStrategy::Block);
   EXPECT_TRUE(llvm::any_of(seeds, [](const Genome &g) { return g.knobs.rowSplit == 32; }));
   EXPECT_TRUE(llvm::all_of(seeds, [](const Genome &g) { return g.knobs.rowSplit > 1; }));
-  EXPECT_TRUE(seedGenomes(Genome(), TaskFamily::Rows, 0, 0, 4096, 65536).empty());
-  EXPECT_TRUE(seedGenomes(Genome(), TaskFamily::Rows, 0, 0, 16, 1024).empty());
+  EXPECT_TRUE(seedGenomes(Genome(), TaskFamily::Rows, traits(0, 0, 4096, 65536)).empty());
+  EXPECT_TRUE(seedGenomes(Genome(), TaskFamily::Rows, traits(0, 0, 16, 1024)).empty());
   EXPECT_TRUE(seedGenomes(Genome(), TaskFamily::Rows).empty());
   // 128 rows (a GroupNorm's groups): 2 and 4 slices.
-  EXPECT_EQ(seedGenomes(Genome(), TaskFamily::Rows, 0, 0, 128, 1 << 21).front().knobs.rowSplit, 2);
+  EXPECT_EQ(seedGenomes(Genome(), TaskFamily::Rows, traits(0, 0, 128, 1 << 21)).front().knobs.rowSplit, 2);
 
   // Every seed but one is legal (32 slices of 512 chunks leave no whole chunk in registers for
   // each of 1024 threads: cache_row is refused), and each lowers to three launches.
@@ -480,8 +561,8 @@ func.func @rms(%x: tensor<16x64x32x32xf32>) -> tensor<16x64x32x32xf32> {
   // Matching does not change the function (the lowering interchanges its own copy).
   mlir::linalg::GenericOp first = *task.getBody().getOps<mlir::linalg::GenericOp>().begin();
   EXPECT_EQ(first.getIteratorTypesArray()[1], mlir::utils::IteratorType::reduction);
-  std::vector<Genome> seeds = seedGenomes(Genome(), TaskFamily::Rows, 16 * 64 * 32 * 32, 0,
-                                          extent->first, extent->second, /*stridedRows=*/true);
+  std::vector<Genome> seeds = seedGenomes(Genome(), TaskFamily::Rows, traits(16 * 64 * 32 * 32, 0,
+                                          extent->first, extent->second, /*stridedRows=*/true));
   ASSERT_FALSE(seeds.empty());
   EXPECT_TRUE(llvm::all_of(seeds, [](const Genome &g) {
     return g.knobs.reduction == ReductionStrategy::Thread && g.knobs.vectorWidth == 1;
@@ -497,7 +578,7 @@ func.func @rms(%x: tensor<16x64x32x32xf32>) -> tensor<16x64x32x32xf32> {
     EXPECT_EQ(v.launches.size(), 1u) << g.key(TaskFamily::Rows);
   }
   // Contiguous rows get no such seeds.
-  EXPECT_TRUE(seedGenomes(Genome(), TaskFamily::Rows, 0, 0, 4096, 64).empty());
+  EXPECT_TRUE(seedGenomes(Genome(), TaskFamily::Rows, traits(0, 0, 4096, 64)).empty());
 }
 
 // A softmax over long rows is seeded with the fast forms of exp (fast_math) and one seed
@@ -539,14 +620,14 @@ func.func @norm(%x: tensor<64x65536xf32>) -> tensor<64x65536xf32> {
   EXPECT_TRUE(hasFastMathForms(task));
   EXPECT_FALSE(hasFastMathForms(*n->getOps<func::FuncOp>().begin()));
   // Many rows (4096: no row_split seeds): the five fast-math seeds, four with it.
-  std::vector<Genome> seeds = seedGenomes(Genome(), TaskFamily::Rows, 4096 * 65536, 0, 4096,
-                                          65536, /*stridedRows=*/false, /*fastMathForms=*/true);
+  std::vector<Genome> seeds = seedGenomes(Genome(), TaskFamily::Rows, traits(4096 * 65536, 0, 4096,
+                                          65536, /*stridedRows=*/false, /*fastMathForms=*/true));
   ASSERT_EQ(seeds.size(), 5u);
   EXPECT_EQ(llvm::count_if(seeds, [](const Genome &g) { return g.knobs.fastMath; }), 4);
-  EXPECT_TRUE(seedGenomes(Genome(), TaskFamily::Rows, 4096 * 65536, 0, 4096, 65536).empty());
+  EXPECT_TRUE(seedGenomes(Genome(), TaskFamily::Rows, traits(4096 * 65536, 0, 4096, 65536)).empty());
   // Few long rows: the row_split seeds first, then these.
-  std::vector<Genome> few = seedGenomes(Genome(), TaskFamily::Rows, 64 * 65536, 0, 64, 65536,
-                                        /*stridedRows=*/false, /*fastMathForms=*/true);
+  std::vector<Genome> few = seedGenomes(Genome(), TaskFamily::Rows, traits(64 * 65536, 0, 64, 65536,
+                                        /*stridedRows=*/false, /*fastMathForms=*/true));
   EXPECT_GT(few.front().knobs.rowSplit, 1);
   EXPECT_TRUE(few.back().knobs.fastMath == false && few.back().knobs.vectorWidth == 4);
   LegalityCache legal(task, TaskFamily::Rows);

@@ -20,16 +20,8 @@ BuiltinProposer::BuiltinProposer(TaskSearch &search, bool withSeeds)
             chipHasWgmma(search.options().ptx.chip), chipHasMmaSync(search.options().ptx.chip)) {
   if (!withSeeds)
     return;
-  int64_t outputs = 0;
-  for (mlir::Type t : search.taskFunc().getResultTypes())
-    if (auto s = mlir::dyn_cast<mlir::ShapedType>(t); s && s.hasStaticShape())
-      outputs += s.getNumElements();
-  std::pair<int64_t, int64_t> rows =
-      rowProgramExtent(search.taskFunc()).value_or(std::pair<int64_t, int64_t>{0, 0});
-  for (Genome &g : seedGenomes(search.baselineGenome(), search.task().family, outputs,
-                               depthwiseWindow(search.taskFunc()), rows.first, rows.second,
-                               rowProgramIsStrided(search.taskFunc()),
-                               hasFastMathForms(search.taskFunc())))
+  for (Genome &g : seedGenomes(search.baselineGenome(), search.task().family,
+                               seedTraits(search.taskFunc())))
     seeds.push_back(std::move(g));
 }
 

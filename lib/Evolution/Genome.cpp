@@ -128,11 +128,58 @@ int64_t depthwiseWindow(func::FuncOp task) {
   return window;
 }
 
+SeedTraits seedTraits(func::FuncOp task) {
+  SeedTraits t;
+  for (Type r : task.getResultTypes())
+    if (auto s = dyn_cast<ShapedType>(r); s && s.hasStaticShape())
+      t.outputElements += s.getNumElements();
+  t.depthwiseWindow = depthwiseWindow(task);
+  if (std::optional<std::pair<int64_t, int64_t>> rows = rowProgramExtent(task))
+    std::tie(t.rows, t.rowLength) = *rows;
+  t.stridedRows = rowProgramIsStrided(task);
+  t.fastMathForms = hasFastMathForms(task);
+  task.walk([&](linalg::LinalgOp op) {
+    FailureOr<linalg::ContractionDimensions> c = linalg::inferContractionDims(op);
+    SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+    if (failed(c) || c->k.empty())
+      return;
+    auto extent = [&](ArrayRef<unsigned> dims) {
+      int64_t e = 1;
+      for (unsigned d : dims)
+        e = ShapedType::isDynamic(sizes[d]) ? ShapedType::kDynamic : e * sizes[d];
+      return e;
+    };
+    int64_t m = extent(c->m), n = extent(c->n);
+    if (ShapedType::isDynamic(m) || ShapedType::isDynamic(n))
+      return;
+    int64_t least = std::min(m, n);
+    t.contractionMinMN = t.contractionMinMN ? std::min(t.contractionMinMN, least) : least;
+  });
+  return t;
+}
+
 std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
-                                int64_t outputElements, int64_t depthwiseWindow, int64_t rows,
-                                int64_t rowLength, bool stridedRows, bool fastMathForms) {
+                                const SeedTraits &traits) {
+  const int64_t outputElements = traits.outputElements, rows = traits.rows,
+                rowLength = traits.rowLength;
+  const bool fastMathForms = traits.fastMathForms;
   std::vector<Genome> seeds;
-  if (family == TaskFamily::Rows && stridedRows) {
+  if (family == TaskFamily::Elementwise) {
+    // 128-bit accesses (illegal, and skipped, where the innermost dimension refuses them; 8
+    // lanes only for 16-bit types), one to four vector groups a thread: {block, vector width,
+    // elements per thread}.
+    const int64_t shapes[][3] = {{256, 4, 2}, {256, 4, 1}, {512, 4, 1}, {256, 8, 1},
+                                 {128, 4, 4}, {256, 2, 2}};
+    for (const auto &s : shapes) {
+      Genome g = baseline;
+      g.knobs.blockSize = s[0];
+      g.knobs.vectorWidth = s[1];
+      g.knobs.elementsPerThread = s[2];
+      seeds.push_back(g);
+    }
+    return seeds;
+  }
+  if (family == TaskFamily::Rows && traits.stridedRows) {
     // Strided rows (neighbouring rows are neighbours in memory): a thread per row reads
     // coalesced; with the row in registers (cache_row, rows of at most 64) the input is read
     // once. {block size, cache_row}; the illegal ones are skipped.
@@ -255,7 +302,9 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
   // Groups over two output dimensions (group_outputs2: nn.Linear's batch rows x a few rows of
   // W; the probe's best at batch 8 in f32, 4 rows of W) are legal only where there are two.
   // {strategy, vector width, accumulators, split, group, stream, group2}.
-  if (outputElements > 0 && outputElements <= 65536) {
+  const bool skinny = outputElements > 0 && outputElements <= 65536 &&
+                      (traits.contractionMinMN == 0 || traits.contractionMinMN <= 16);
+  if (skinny) {
     const int64_t gemv[][7] = {
         {1, 8, 2, 1, 1, 1, 1},  {1, 4, 2, 1, 1, 1, 1}, {1, 8, 4, 1, 1, 0, 1},
         {1, 4, 4, 1, 1, 0, 1},  {2, 8, 2, 1, 1, 0, 1}, {2, 4, 2, 1, 1, 0, 1},
@@ -306,6 +355,7 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
   // pixels each (a stencil schedule, with the image patch in shared memory, would reuse more).
   // Tiles of more rows than its one would only compute rows that are not there: the larger
   // seeds below are not proposed.
+  const int64_t depthwiseWindow = traits.depthwiseWindow;
   if (depthwiseWindow > 0 && depthwiseWindow <= 512) {
     const int64_t rows[][2] = {{128, 4}, {256, 4}, {64, 2}, {256, 2}, {512, 4}};
     for (const auto &s : rows) {
@@ -350,23 +400,32 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
       g.knobs.stages = s[3];
       seeds.push_back(g);
     }
-  // Split-K tiles for few outputs (a 256x256 result is 16 tiles of 64x64, far too few blocks for
-  // 132 SMs; long K is the whole work): {BM, BN, BK, TM, TN, split}, prefetching, the slices'
-  // partial tiles added in order by a second kernel. Illegal (and skipped) where K has fewer
-  // whole tiles than slices.
+  // Split-K tiles for few outputs (a 256x256 result is 4 tiles of 128x128, far too few blocks
+  // for 132 SMs; long K is the whole work): {BM, BN, BK, TM, TN}, prefetching, with as many
+  // slices as give about 2 and then 4 blocks per SM of an H100/H200 SXM (power of 2, 2-256), the
+  // slices' partial tiles added in order by a second kernel. Illegal (and skipped) where K has
+  // fewer whole tiles than slices.
   if (outputElements > 0 && outputElements <= (int64_t(1) << 20)) {
-    const int64_t splitK[][6] = {{64, 64, 16, 4, 4, 16}, {64, 64, 16, 4, 4, 32},
-                                 {128, 128, 8, 8, 8, 16}, {64, 64, 16, 4, 4, 8},
-                                 {128, 128, 8, 8, 8, 32}};
-    for (const auto &s : splitK) {
-      Genome g = baseline;
-      g.knobs.tileSizes = {s[0], s[1], s[2]};
-      g.knobs.threadTile = {s[3], s[4]};
-      g.knobs.vectorWidth = 4;
-      g.knobs.prefetch = true;
-      g.knobs.split = s[5];
-      seeds.push_back(g);
-    }
+    constexpr int64_t kSMs = 132;
+    const int64_t splitK[][5] = {{128, 128, 8, 8, 8}, {64, 64, 16, 4, 4}, {128, 128, 16, 8, 8}};
+    auto slices = [&](const int64_t *s, int64_t perSM) {
+      int64_t tiles = std::max<int64_t>(1, outputElements / (s[0] * s[1]));
+      uint64_t wanted = std::max<int64_t>(1, perSM * kSMs / tiles);
+      return std::clamp<int64_t>(static_cast<int64_t>(llvm::bit_floor(wanted)), 2, 256);
+    };
+    for (int64_t perSM : {2, 4})
+      for (const auto &s : splitK) {
+        int64_t split = slices(s, perSM);
+        if (perSM == 4 && split == slices(s, 2))
+          continue; // (both at the 256 cap)
+        Genome g = baseline;
+        g.knobs.tileSizes = {s[0], s[1], s[2]};
+        g.knobs.threadTile = {s[3], s[4]};
+        g.knobs.vectorWidth = 4;
+        g.knobs.prefetch = true;
+        g.knobs.split = split;
+        seeds.push_back(g);
+      }
   }
   // {BM, BN, BK, TM, TN}: 256 threads (128 for the last), 128-bit fragments, BK of 8 or 16, each
   // with and without register prefetch of the next K tile. The tiles need not divide the

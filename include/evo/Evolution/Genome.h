@@ -81,24 +81,33 @@ bool chipHasMmaSync(llvm::StringRef chip);
 
 /// The built-in mutators. Each returns a genome different from its parents that lowers for the
 /// task, or std::nullopt after a bounded number of attempts.
+/// What a task's seeds depend on, read from its IR by seedTraits (0 / false: unknown or not
+/// applicable).
+struct SeedTraits {
+  int64_t outputElements = 0;  // static elements of every result
+  int64_t depthwiseWindow = 0; // depthwiseWindow()
+  int64_t rows = 0, rowLength = 0; // a row program's extent (rowProgramExtent)
+  bool stridedRows = false;    // rowProgramIsStrided
+  bool fastMathForms = false;  // hasFastMathForms
+  int64_t contractionMinMN = 0; // the smaller of a contraction's M and N (1: a GEMV)
+};
+SeedTraits seedTraits(mlir::func::FuncOp task);
+
 /// Known-good starting points of a family, proposed before any mutation (the caller checks their
 /// legality): for contractions, Hopper tensor-core schedules (f16/bf16 on sm_90a) and
 /// register-tiled schedules that mutations from the naive one reach only after several legal
-/// steps; for contractions with few outputs (`outputElements` at most 65536: GEMV, nn.Linear at
-/// small batch, long-K dot products), the untiled reduction schedules first (a warp or block per
-/// output, 128-bit loads, split-K). `outputElements` 0: unknown. For scans, parallel scans (a
-/// warp or a block per line, 128-bit loads, several chunks per thread) before mutation.
-/// `depthwiseWindow` > 0: the task is a depthwise convolution with a filter window of that many
-/// taps (an implicit GEMM with M = 1, K = the window: depthwiseWindow()), seeded first with tiles
-/// of one row and the whole window as the K tile. `rows` rows of `rowLength` elements: a row
-/// program (rowProgramExtent); few long rows are seeded with row_split, rows x slices filling
-/// the GPU; strided rows (`stridedRows`, rowProgramIsStrided) with a thread per row, the row
-/// cached in registers. `fastMathForms` (hasFastMathForms): row programs are also seeded with
-/// `fast_math`.
+/// steps; for skinny contractions (at most 65536 outputs and, where known, M or N at most 16:
+/// GEMV, nn.Linear at small batch), the untiled reduction schedules first (a warp or block per
+/// output, 128-bit loads, split-K); for few outputs (at most 2^20: long-K products), register
+/// tiles with split-K, the slices chosen to give 2 or 4 blocks per SM. For scans, parallel scans
+/// (a warp or a block per line, 128-bit loads, several chunks per thread) before mutation. A
+/// depthwise convolution (`depthwiseWindow` > 0: an implicit GEMM with M = 1, K = the window) is
+/// seeded first with tiles of one row and the whole window as the K tile. A row program of few
+/// long rows is seeded with row_split, rows x slices filling the GPU; strided rows with a thread
+/// per row, the row cached in registers; with `fastMathForms`, also with `fast_math`.
+/// Elementwise tasks: 128-bit accesses and a few elements per thread.
 std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
-                                int64_t outputElements = 0, int64_t depthwiseWindow = 0,
-                                int64_t rows = 0, int64_t rowLength = 0,
-                                bool stridedRows = false, bool fastMathForms = false);
+                                const SeedTraits &traits = {});
 /// Whether `task` computes functions that `fast_math` makes cheaper: exponentials, logarithms,
 /// trigonometric functions and powers (a linalg.softmax's exponential included).
 bool hasFastMathForms(mlir::func::FuncOp task);
