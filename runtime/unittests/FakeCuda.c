@@ -45,7 +45,16 @@
  * cuTensorMapEncodeTiled at all (a driver older than CUDA 12).
  *
  * Graph capture: cuStreamIsCapturing reports the stream $EVO_FAKE_CUDA_CAPTURING (a handle in
- * hex, e.g. 0x7000) as capturing, every other as not.
+ * hex, e.g. 0x7000) as capturing, every other as not. While it is set, a capture is in progress
+ * in global mode, as torch.cuda.graph makes one: cuMemAlloc, cuMemAllocHost and cuMemHostAlloc
+ * fail (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) and log "ALLOC-IN-CAPTURE <call>", and a
+ * cuMemcpyHtoDAsync from pageable memory on the capturing stream fails the same way (its
+ * htodasync line ends with " pageable-in-capture").
+ *
+ * Pinned memory: cuMemAllocHost_v2 / cuMemHostAlloc log "hostalloc P N" (page-aligned, real
+ * memory), cuMemFreeHost logs "hostfree P". A cuMemcpyHtoDAsync whose source lies in such memory
+ * logs " pinned" at the end of its htodasync line, and each 128 bytes of it are remembered and
+ * logged as htod128 lines (a copy of several tensor maps at once).
  *
  *===----------------------------------------------------------------------===*/
 
@@ -98,7 +107,10 @@ struct Function {
 CUresult cuInit(unsigned flags) { (void)flags; return 0; }
 CUresult cuDriverGetVersion(int *v) { *v = 13000; return 0; }
 CUresult cuGetErrorName(CUresult rc, const char **s) {
-  *s = rc == 218 ? "CUDA_ERROR_INVALID_PTX" : rc == 500 ? "CUDA_ERROR_NOT_FOUND" : "CUDA_ERROR_FAKE";
+  *s = rc == 218   ? "CUDA_ERROR_INVALID_PTX"
+       : rc == 500 ? "CUDA_ERROR_NOT_FOUND"
+       : rc == 900 ? "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"
+                   : "CUDA_ERROR_FAKE";
   return 0;
 }
 CUresult cuGetErrorString(CUresult rc, const char **s) { (void)rc; *s = "fake driver"; return 0; }
@@ -162,7 +174,20 @@ CUresult cuStreamGetCtx(void *s, CUcontext *c) {
   *c = (void *)(uintptr_t)(0xc000 + ((uintptr_t)s >> 20));
   return 0;
 }
+/* Whether a capture is in progress ($EVO_FAKE_CUDA_CAPTURING set): allocations are refused. */
+static int capturing(void) {
+  const char *c = getenv("EVO_FAKE_CUDA_CAPTURING");
+  return c && *c;
+}
+static int capturingStream(void *s) {
+  return capturing() &&
+         strtoull(getenv("EVO_FAKE_CUDA_CAPTURING"), NULL, 16) == (unsigned long long)(uintptr_t)s;
+}
 CUresult cuMemAlloc_v2(uintptr_t *p, size_t n) {
+  if (capturing()) {
+    logLine("ALLOC-IN-CAPTURE cuMemAlloc");
+    return 900;
+  }
   pthread_mutex_lock(&lock);
   *p = nextAlloc;
   nextAlloc += (n + 4095) / 4096 * 4096 + 4096;
@@ -280,8 +305,55 @@ CUresult cuTensorMapEncodeTiled(void *map, int dtype, uint32_t rank, void *addr,
 #endif
 
 CUresult cuStreamIsCapturing(void *s, int *status) {
-  const char *c = getenv("EVO_FAKE_CUDA_CAPTURING");
-  *status = c && *c && strtoull(c, NULL, 16) == (unsigned long long)(uintptr_t)s ? 1 : 0;
+  *status = capturingStream(s);
+  return 0;
+}
+
+/* Pinned host memory: the ranges cuMemAllocHost / cuMemHostAlloc handed out. */
+static uintptr_t pinnedAt[256];
+static size_t pinnedBytes[256];
+static int pinnedCount;
+static int isPinned(const void *p, size_t n) {
+  uintptr_t a = (uintptr_t)p;
+  int found = 0;
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < pinnedCount && !found; ++i)
+    found = a >= pinnedAt[i] && a + n <= pinnedAt[i] + pinnedBytes[i];
+  pthread_mutex_unlock(&lock);
+  return found;
+}
+static CUresult hostAlloc(void **p, size_t n, const char *call) {
+  if (capturing()) {
+    logLine("ALLOC-IN-CAPTURE %s", call);
+    return 900;
+  }
+  if (posix_memalign(p, 4096, n ? n : 1) != 0)
+    return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+  pthread_mutex_lock(&lock);
+  if (pinnedCount < 256) {
+    pinnedAt[pinnedCount] = (uintptr_t)*p;
+    pinnedBytes[pinnedCount++] = n;
+  }
+  pthread_mutex_unlock(&lock);
+  logLine("hostalloc %#lx %zu", (unsigned long)(uintptr_t)*p, n);
+  return 0;
+}
+CUresult cuMemAllocHost_v2(void **p, size_t n) { return hostAlloc(p, n, "cuMemAllocHost"); }
+CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags) {
+  (void)flags;
+  return hostAlloc(p, n, "cuMemHostAlloc");
+}
+CUresult cuMemFreeHost(void *p) {
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < pinnedCount; ++i)
+    if (pinnedAt[i] == (uintptr_t)p) {
+      pinnedAt[i] = pinnedAt[--pinnedCount];
+      pinnedBytes[i] = pinnedBytes[pinnedCount];
+      break;
+    }
+  pthread_mutex_unlock(&lock);
+  logLine("hostfree %#lx", (unsigned long)(uintptr_t)p);
+  free(p);
   return 0;
 }
 
@@ -404,8 +476,17 @@ CUresult cuMemsetD32Async(uintptr_t p, unsigned v, size_t n, void *s) {
   return 0;
 }
 CUresult cuMemcpyHtoDAsync_v2(uintptr_t a, const void *b, size_t n, void *s) {
-  logLine("htodasync %#lx %zu stream=%p ctx=%p", (unsigned long)a, n, s, current());
-  copyIn128(a, b, n);
+  int pinned = isPinned(b, n);
+  int refused = !pinned && capturingStream(s);
+  logLine("htodasync %#lx %zu stream=%p ctx=%p%s", (unsigned long)a, n, s, current(),
+          pinned ? " pinned" : refused ? " pageable-in-capture" : "");
+  if (refused)
+    return 900;
+  if (pinned && n % 128 == 0)
+    for (size_t off = 0; off < n; off += 128)
+      copyIn128(a + off, (const unsigned char *)b + off, 128);
+  else
+    copyIn128(a, b, n);
   return 0;
 }
 NOOP(cuMemsetD8_v2, uintptr_t a, unsigned char v, size_t n)
