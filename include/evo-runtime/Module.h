@@ -299,8 +299,15 @@ public:
 
   /// Loads the CUDA module into the context of `stream` (null: the current context, or device 0's
   /// primary context when none is current) now rather than at the first launch, e.g. before a
-  /// CUDA graph capture (loading a module is not allowed while capturing).
+  /// CUDA graph capture (loading a module is not allowed while capturing). A manifest with
+  /// tensor maps also needs capture slots by then (see launch): from a launch outside capture,
+  /// or reserveCaptureSlots().
   Status prepare(Stream stream = nullptr) const;
+
+  /// Makes at least `count` capture slots free in the context of `stream` (see prepare and
+  /// launch): one per launch with tensor maps that a CUDA graph capture will hold. Call it
+  /// outside capture (allocation is not allowed during one); nothing to do without tensor maps.
+  Status reserveCaptureSlots(size_t count, Stream stream = nullptr) const;
 
   /// Allocates a workspace of workspaceBytes() in the context of `stream` (see prepare). A
   /// module without scratch buffers gets an empty one.
@@ -316,9 +323,14 @@ public:
   /// as soon as they are enqueued: it never synchronizes, so it may be captured in a CUDA graph
   /// (after prepare()). Kernel faults surface at the caller's next synchronization.
   /// Tensor maps (if the manifest has any) are encoded over the sources' addresses of this call
-  /// and copied (cuMemcpyHtoDAsync) to device memory the Module owns, one slot per stream, before
-  /// the launches; a call with the same addresses on the same stream reuses them. During graph
-  /// capture they must already be there: launch once with the same tensors on that stream first.
+  /// and copied (cuMemcpyHtoDAsync) to device memory the Module owns before the launches: outside
+  /// capture into one slot per stream, which a call with the same addresses on the same stream
+  /// reuses; during CUDA graph capture into a fresh capture slot (pinned host bytes and device
+  /// memory, so the copy is captured and replayed), which then belongs to the graph and is never
+  /// rewritten, reused or freed. Capture slots come from a pool per context allocated outside
+  /// capture: 256 ($EVO_RUNTIME_CAPTURE_SLOTS) at the first launch with tensor maps, refilled at
+  /// later launches outside capture when half are used, or reserveCaptureSlots(). A capture
+  /// with none left is refused with an InvalidArgument error that says so.
   Status launch(Stream stream, const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
                 size_t numOutputs, WorkspaceRef workspace = {}) const;
   Status launch(Stream stream, const std::vector<TensorRef> &inputs,

@@ -12,6 +12,7 @@
 #include "evo/Runtime/CudaDriver.h"
 #include "evo/Runtime/TensorMap.h"
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -40,6 +41,10 @@ constexpr int kFuncMaxThreadsPerBlock = 0;
 constexpr int kFuncNumRegs = 4;
 constexpr uintptr_t kStreamLegacy = 0x1, kStreamPerThread = 0x2;
 constexpr uint32_t kDefaultSharedMemoryLimit = 48 * 1024;
+/// Capture slots per context (a 32-layer model captures one launch per layer); more with
+/// $EVO_RUNTIME_CAPTURE_SLOTS or Module::reserveCaptureSlots.
+constexpr size_t kDefaultCaptureSlots = 256, kMaxCaptureSlots = size_t(1) << 20;
+constexpr const char *kCaptureSlotsVar = "EVO_RUNTIME_CAPTURE_SLOTS";
 
 /// Entry points CudaDriver.h does not bind, looked up in the library it loaded (null when the
 /// driver lacks them: the checks that use them are then skipped).
@@ -49,6 +54,9 @@ struct ExtraEntryPoints {
   CUresult (*cuCtxGetDevice)(CUdevice *) = nullptr;
   /// (CUstream, CUstreamCaptureStatus *): 0 none, 1 active, 2 invalidated.
   CUresult (*cuStreamIsCapturing)(CUstream, int *) = nullptr;
+  /// Pinned host memory for the tensor maps of captured launches.
+  CUresult (*cuMemAllocHost)(void **, size_t) = nullptr;
+  CUresult (*cuMemFreeHost)(void *) = nullptr;
 };
 
 const ExtraEntryPoints &extra() {
@@ -64,6 +72,9 @@ const ExtraEntryPoints &extra() {
       x.cuCtxGetDevice = reinterpret_cast<decltype(x.cuCtxGetDevice)>(dlsym(lib, "cuCtxGetDevice"));
       x.cuStreamIsCapturing =
           reinterpret_cast<decltype(x.cuStreamIsCapturing)>(dlsym(lib, "cuStreamIsCapturing"));
+      x.cuMemAllocHost =
+          reinterpret_cast<decltype(x.cuMemAllocHost)>(dlsym(lib, "cuMemAllocHost_v2"));
+      x.cuMemFreeHost = reinterpret_cast<decltype(x.cuMemFreeHost)>(dlsym(lib, "cuMemFreeHost"));
       dlclose(lib); // Driver::get keeps its own reference
     }
     return x;
@@ -119,7 +130,7 @@ struct Module::Impl {
   std::vector<std::string> cubins;
   std::string prefix; ///< "evo-runtime: <name>: "
 
-  /// The tensor maps of launches on one stream: 128 bytes of device memory per map (one
+  /// The tensor maps of eager launches on one stream: 128 bytes of device memory per map (one
   /// cuMemAlloc, so 256-byte aligned), the encoded bytes they were copied from (kept here, so the
   /// asynchronous copy never reads freed memory), and the source addresses they encode.
   struct MapSlot {
@@ -127,11 +138,30 @@ struct Module::Impl {
     CUdeviceptr device = 0;
     std::vector<CUtensorMap> host;
     std::vector<CUdeviceptr> sources; ///< empty: nothing valid on the device
-    bool frozen = false; ///< used in a CUDA graph capture: never rewritten
+  };
+  /// Room for one captured launch's maps: device memory and the pinned host bytes its copy
+  /// reads. A copy from pinned memory is captured as a memcpy node that every replay runs again,
+  /// so once captured a slot is never rewritten, reused or freed.
+  struct CaptureSlot {
+    CUdeviceptr device = 0;
+    CUtensorMap *host = nullptr; ///< cuMemAllocHost memory, page-aligned
+    size_t block = 0;            ///< into MapState::blocks
+  };
+  /// One allocation of capture slots (a cuMemAlloc and a cuMemAllocHost).
+  struct CaptureBlock {
+    CUdeviceptr device = 0;
+    void *host = nullptr;
+    bool captured = false; ///< a slot of it is in a graph: kept for the process
   };
   struct MapState {
     std::mutex mutex; ///< held from the maps' upload to the last launch of a call
     std::deque<MapSlot> slots;
+    /// The capture pool: allocated outside capture (cuMemAlloc and cuMemAllocHost are not
+    /// allowed during a global-mode capture), at the first launch with tensor maps and topped
+    /// up at later launches outside capture; each captured launch takes a slot for good.
+    std::vector<CaptureBlock> blocks;
+    std::deque<CaptureSlot> freeSlots;
+    size_t capturedSlots = 0;
   };
 
   struct Loaded {
@@ -284,68 +314,172 @@ struct Module::Impl {
     return &loaded.back();
   }
 
-  /// The device address of this call's tensor maps (map k at + 128 k): those already uploaded
-  /// on `stream` over the same source addresses, else encoded now over `addr` and copied with
-  /// cuMemcpyHtoDAsync on `stream` (ordered before the launches; no synchronization). The
-  /// caller holds st.mutex until its launches are enqueued. A slot used during a CUDA graph
-  /// capture is frozen (the graph reads it at every replay); a capture cannot upload (a copy from
-  /// pageable memory is not capturable), so it needs a launch with the same tensors before.
-  Expected<CUdeviceptr> bindTensorMaps(Driver &d, MapState &st, Stream stream,
-                                       const std::vector<CUdeviceptr> &addr) const {
-    namespace tm = evo::tensormap;
-    const size_t n = manifest.tensorMaps.size();
-    std::vector<CUdeviceptr> sources(n);
-    for (size_t k = 0; k < n; ++k)
+  /// Whether work enqueued on `stream` now is captured into a CUDA graph (an invalidated
+  /// capture counts: nothing may be allocated then either).
+  static bool isCapturing(CUstream stream) {
+    int status = 0;
+    return extra().cuStreamIsCapturing &&
+           extra().cuStreamIsCapturing(stream, &status) == CUDA_SUCCESS && status != 0;
+  }
+
+  /// The source address of each tensor map for the buffers' addresses `addr`.
+  std::vector<CUdeviceptr> mapSources(const std::vector<CUdeviceptr> &addr) const {
+    std::vector<CUdeviceptr> sources(manifest.tensorMaps.size());
+    for (size_t k = 0; k < sources.size(); ++k)
       sources[k] = addr[manifest.buffers[manifest.tensorMaps[k]].tensorMap.source];
-    CUstream s = cu(stream);
-    bool capturing = false;
-    if (extra().cuStreamIsCapturing) {
-      int status = 0;
-      if (extra().cuStreamIsCapturing(s, &status) == CUDA_SUCCESS)
-        capturing = status != 0;
-    }
-    MapSlot *spare = nullptr;
-    for (MapSlot &slot : st.slots) {
-      if (slot.stream != s)
-        continue;
-      if (!slot.sources.empty() && slot.sources == sources) {
-        slot.frozen |= capturing;
-        return slot.device;
-      }
-      if (!slot.frozen)
-        spare = &slot;
-    }
-    if (capturing)
-      return err(Error::Code::InvalidArgument,
-                 "its tensor maps over these tensors are not on the device yet and cannot be "
-                 "uploaded during CUDA graph capture: launch once with the same tensors on this "
-                 "stream before capturing");
-    if (!spare) {
-      CUdeviceptr p = 0;
-      if (CUresult rc = d.cuMemAlloc(&p, n * tm::kDescriptorBytes); rc != CUDA_SUCCESS)
-        return cudaErr(d, "cuMemAlloc", rc, "tensor maps");
-      st.slots.push_back(MapSlot{s, p, std::vector<CUtensorMap>(n), {}, false});
-      spare = &st.slots.back();
-    }
-    spare->sources.clear(); // nothing valid until every map is encoded and its copy enqueued
-    for (size_t k = 0; k < n; ++k) {
+    return sources;
+  }
+
+  /// Encodes every map over `sources` into out[0..n).
+  Status encodeMaps(Driver &d, CUtensorMap *out, const std::vector<CUdeviceptr> &sources) const {
+    for (size_t k = 0; k < sources.size(); ++k) {
       const BufferInfo &map = manifest.buffers[manifest.tensorMaps[k]];
       const TensorMapInfo &t = map.tensorMap;
       const BufferInfo &src = manifest.buffers[t.source];
       std::string why;
-      if (!encodeTensorMap(d, spare->host[k], t.elementType, sources[k], src.bytes, t.dims.data(),
+      if (!encodeTensorMap(d, out[k], t.elementType, sources[k], src.bytes, t.dims.data(),
                            t.strides.data(), t.box.data(), t.dims.size(), t.swizzle, why))
         return err(Error::Code::Cuda, "tensor map '" + map.name + "' over '" + src.name +
                                           "' cannot be encoded: " + why);
     }
+    return Status();
+  }
+
+  /// The capture pool's size: $EVO_RUNTIME_CAPTURE_SLOTS, else kDefaultCaptureSlots.
+  Expected<size_t> captureSlotTarget() const {
+    const char *v = std::getenv(kCaptureSlotsVar);
+    if (!v || !*v)
+      return kDefaultCaptureSlots;
+    char *end = nullptr;
+    errno = 0;
+    unsigned long long n = std::strtoull(v, &end, 10);
+    if (errno || *end || *v < '0' || *v > '9' || n < 1 || n > kMaxCaptureSlots)
+      return err(Error::Code::InvalidArgument, std::string("$") + kCaptureSlotsVar + "='" + v +
+                                                   "' is not a number of slots from 1 to " +
+                                                   std::to_string(kMaxCaptureSlots));
+    return static_cast<size_t>(n);
+  }
+
+  /// Adds `count` capture slots to the pool of the current context: one cuMemAlloc and one
+  /// cuMemAllocHost. Never during a capture (both are refused then).
+  Status addCaptureSlots(Driver &d, MapState &st, size_t count) const {
+    namespace tm = evo::tensormap;
+    if (!extra().cuMemAllocHost || !extra().cuMemFreeHost)
+      return err(Error::Code::Unsupported,
+                 "the CUDA driver has no cuMemAllocHost_v2 / cuMemFreeHost (pinned memory for "
+                 "the tensor maps of CUDA graph captures)");
+    const size_t bytes = manifest.tensorMaps.size() * tm::kDescriptorBytes; // a multiple of 128
+    std::string what = std::to_string(count) + " capture slots for its tensor maps";
+    CaptureBlock block;
+    if (CUresult rc = d.cuMemAlloc(&block.device, count * bytes); rc != CUDA_SUCCESS)
+      return cudaErr(d, "cuMemAlloc", rc, what);
+    if (CUresult rc = extra().cuMemAllocHost(&block.host, count * bytes); rc != CUDA_SUCCESS) {
+      d.cuMemFree(block.device);
+      return cudaErr(d, "cuMemAllocHost", rc, what);
+    }
+    st.blocks.push_back(block);
+    auto *host = static_cast<unsigned char *>(block.host);
+    for (size_t i = 0; i < count; ++i)
+      st.freeSlots.push_back(CaptureSlot{block.device + i * bytes,
+                                         reinterpret_cast<CUtensorMap *>(host + i * bytes),
+                                         st.blocks.size() - 1});
+    return Status();
+  }
+
+  /// Outside capture: fills the pool back to its size when fewer than half of it are free.
+  Status topUpCaptureSlots(Driver &d, MapState &st) const {
+    Expected<size_t> target = captureSlotTarget();
+    if (!target)
+      return target.error();
+    if (st.freeSlots.size() * 2 >= *target && !st.freeSlots.empty())
+      return Status();
+    return addCaptureSlots(d, st, *target - st.freeSlots.size());
+  }
+
+  /// Makes `count` capture slots free in the current context (Module::reserveCaptureSlots).
+  Status reserveCaptureSlots(Driver &d, MapState &st, size_t count) const {
+    if (count > kMaxCaptureSlots)
+      return err(Error::Code::InvalidArgument, "at most " + std::to_string(kMaxCaptureSlots) +
+                                                   " capture slots can be reserved at once");
+    if (st.freeSlots.size() >= count)
+      return Status();
+    return addCaptureSlots(d, st, count - st.freeSlots.size());
+  }
+
+  /// During a capture: the call's maps are encoded into a fresh slot's pinned bytes and copied
+  /// to its device memory by one cuMemcpyHtoDAsync on the capturing stream (a memcpy node of the
+  /// graph, run again at every replay, before the launches). The slot is the graph's for good.
+  Expected<CUdeviceptr> bindForCapture(Driver &d, MapState &st, CUstream s,
+                                       const std::vector<CUdeviceptr> &sources) const {
+    namespace tm = evo::tensormap;
+    if (st.freeSlots.empty()) {
+      if (st.blocks.empty())
+        return err(Error::Code::InvalidArgument,
+                   "its tensor maps need a capture slot in this context and none is allocated "
+                   "yet (they cannot be allocated during CUDA graph capture): launch it once "
+                   "outside capture first, or call Module::reserveCaptureSlots before capturing");
+      return err(Error::Code::InvalidArgument,
+                 "no capture slot is left for its tensor maps: the " +
+                     std::to_string(st.capturedSlots) +
+                     " slots of this context are held by earlier captured launches (one each, "
+                     "for good); reserve more before capturing (Module::reserveCaptureSlots, or $" +
+                     kCaptureSlotsVar + " above " + std::to_string(kDefaultCaptureSlots) +
+                     ": the pool is refilled to that size at launches outside capture)");
+    }
+    CaptureSlot slot = st.freeSlots.front();
+    // A slot whose maps cannot be encoded stays free: nothing was enqueued that reads it.
+    if (Status s = encodeMaps(d, slot.host, sources); !s)
+      return s.error();
+    st.freeSlots.pop_front();
+    st.blocks[slot.block].captured = true;
+    ++st.capturedSlots;
+    if (CUresult rc =
+            d.cuMemcpyHtoDAsync(slot.device, slot.host, sources.size() * tm::kDescriptorBytes, s);
+        rc != CUDA_SUCCESS)
+      return cudaErr(d, "cuMemcpyHtoDAsync", rc, "the tensor maps (captured)");
+    return slot.device;
+  }
+
+  /// The device address of this call's tensor maps (map k at + 128 k). During a CUDA graph
+  /// capture: a fresh capture slot (bindForCapture). Otherwise those already uploaded on
+  /// `stream` over the same source addresses, else encoded now over `addr` and copied with
+  /// cuMemcpyHtoDAsync on `stream` into the stream's slot (ordered before the launches; no
+  /// synchronization); the capture pool is topped up first. The caller holds st.mutex until its
+  /// launches are enqueued.
+  Expected<CUdeviceptr> bindTensorMaps(Driver &d, MapState &st, Stream stream,
+                                       const std::vector<CUdeviceptr> &addr) const {
+    namespace tm = evo::tensormap;
+    const size_t n = manifest.tensorMaps.size();
+    std::vector<CUdeviceptr> sources = mapSources(addr);
+    CUstream s = cu(stream);
+    if (isCapturing(s))
+      return bindForCapture(d, st, s, sources);
+    if (Status topUp = topUpCaptureSlots(d, st); !topUp)
+      return topUp.error();
+    MapSlot *slot = nullptr;
+    for (MapSlot &candidate : st.slots)
+      if (candidate.stream == s)
+        slot = &candidate;
+    if (slot && slot->sources == sources)
+      return slot->device;
+    if (!slot) {
+      CUdeviceptr p = 0;
+      if (CUresult rc = d.cuMemAlloc(&p, n * tm::kDescriptorBytes); rc != CUDA_SUCCESS)
+        return cudaErr(d, "cuMemAlloc", rc, "tensor maps");
+      st.slots.push_back(MapSlot{s, p, std::vector<CUtensorMap>(n), {}});
+      slot = &st.slots.back();
+    }
+    slot->sources.clear(); // nothing valid until every map is encoded and its copy enqueued
+    if (Status e = encodeMaps(d, slot->host.data(), sources); !e)
+      return e.error();
     for (size_t k = 0; k < n; ++k)
-      if (CUresult rc = d.cuMemcpyHtoDAsync(spare->device + k * tm::kDescriptorBytes,
-                                            &spare->host[k], tm::kDescriptorBytes, s);
+      if (CUresult rc = d.cuMemcpyHtoDAsync(slot->device + k * tm::kDescriptorBytes, &slot->host[k],
+                                            tm::kDescriptorBytes, s);
           rc != CUDA_SUCCESS)
         return cudaErr(d, "cuMemcpyHtoDAsync", rc,
                        "tensor map '" + manifest.buffers[manifest.tensorMaps[k]].name + "'");
-    spare->sources = std::move(sources);
-    return spare->device;
+    slot->sources = std::move(sources);
+    return slot->device;
   }
 };
 
@@ -394,9 +528,16 @@ Module::~Module() {
   for (const Impl::Loaded &l : impl_->loaded) {
     // Errors are ignored: the context may be gone already (e.g. at process exit).
     ContextGuard guard(*d, l.ctx);
-    if (l.maps)
+    if (l.maps) {
       for (const Impl::MapSlot &slot : l.maps->slots)
         d->cuMemFree(slot.device);
+      // Capture slots in a graph stay: a replay copies from them (they are freed with the process).
+      for (const Impl::CaptureBlock &block : l.maps->blocks)
+        if (!block.captured) {
+          d->cuMemFree(block.device);
+          extra().cuMemFreeHost(block.host);
+        }
+    }
     d->cuModuleUnload(l.module);
   }
 }
@@ -516,6 +657,24 @@ Status Module::prepare(Stream stream) const {
   ContextGuard guard(**d, *ctx);
   Expected<const Impl::Loaded *> l = impl_->loadedIn(**d, *ctx);
   return l ? Status() : Status(l.error());
+}
+
+Status Module::reserveCaptureSlots(size_t count, Stream stream) const {
+  if (impl_->manifest.tensorMaps.empty())
+    return Status();
+  Expected<Driver *> d = driver(impl_->prefix);
+  if (!d)
+    return d.error();
+  Expected<CUcontext> ctx = impl_->contextFor(**d, stream);
+  if (!ctx)
+    return ctx.error();
+  ContextGuard guard(**d, *ctx);
+  Expected<const Impl::Loaded *> l = impl_->loadedIn(**d, *ctx);
+  if (!l)
+    return l.error();
+  Impl::MapState &st = *(*l)->maps;
+  std::lock_guard<std::mutex> lock(st.mutex);
+  return impl_->reserveCaptureSlots(**d, st, count);
 }
 
 Expected<Workspace> Module::allocateWorkspace(Stream stream) const {

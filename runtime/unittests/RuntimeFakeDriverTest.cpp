@@ -291,6 +291,41 @@ uintptr_t allocated(const std::vector<std::string> &log, size_t bytes) {
   return found;
 }
 
+/// How many "alloc ctx=C P N" lines of `log` have N bytes.
+size_t allocations(const std::vector<std::string> &log, size_t bytes) {
+  size_t found = 0;
+  for (const std::string &l : log) {
+    unsigned long p = 0;
+    size_t n = 0;
+    found += std::sscanf(l.c_str(), "alloc ctx=%*s %lx %zu", &p, &n) == 2 && n == bytes;
+  }
+  return found;
+}
+
+/// The address of the one "hostalloc P N" line of `log` with N bytes (pinned memory).
+uintptr_t hostAllocated(const std::vector<std::string> &log, size_t bytes) {
+  uintptr_t found = 0;
+  for (const std::string &l : log) {
+    unsigned long p = 0;
+    size_t n = 0;
+    if (std::sscanf(l.c_str(), "hostalloc %lx %zu", &p, &n) == 2 && n == bytes) {
+      EXPECT_EQ(found, 0u) << "two pinned allocations of " << bytes << " bytes";
+      found = p;
+    }
+  }
+  return found;
+}
+
+/// The default capture pool of the tensor-map manifest: 256 slots of two 128-byte maps.
+constexpr size_t kPoolBytes = 256 * 256;
+
+/// Sets an environment variable for a scope.
+struct ScopedEnv {
+  const char *name;
+  ScopedEnv(const char *name, const char *value) : name(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name); }
+};
+
 const char kEncodeA[] = "tensormap dtype=6 rank=2 addr=0x100000 dims=64,256 strides=128 box=64,128 "
                         "estrides=1,1 interleave=0 swizzle=3 l2=3 oob=0";
 const char kEncodeBt[] = "tensormap dtype=6 rank=2 addr=0x400000 dims=128,64 strides=256 box=32,64 "
@@ -309,20 +344,24 @@ TEST_F(FakeDriver, TensorMapsAreEncodedOverTheCallersBuffersAndUploadedOnItsStre
   uintptr_t maps = allocated(log, 256); // 128 bytes per map, allocated once
   ASSERT_NE(maps, 0u) << joined(log);
   EXPECT_EQ(maps % 64, 0u);
+  // The capture pool, allocated at the first launch with tensor maps (device and pinned memory).
+  uintptr_t pool = allocated(log, kPoolBytes), poolHost = hostAllocated(log, kPoolBytes);
+  ASSERT_NE(pool, 0u) << joined(log);
+  ASSERT_NE(poolHost, 0u) << joined(log);
   std::vector<std::string> want = {
-      "load ctx=0xc000",
-      "attr tm_k1 8=100000",
+      "load ctx=0xc000", "attr tm_k1 8=100000",
+      "alloc ctx=0xc000 " + hex(pool) + " " + std::to_string(kPoolBytes),
+      "hostalloc " + hex(poolHost) + " " + std::to_string(kPoolBytes),
       "alloc ctx=0xc000 " + hex(maps) + " 256",
       // dtype f16 (6), rank 2, the manifest's dims/strides/box, element strides 1, interleave
       // none (0), swizzle 128 B (3) / 64 B (2), L2 256 B (3), OOB fill none (0); map_bt over the
       // scratch buffer at its workspace offset.
-      kEncodeA,
-      kEncodeBt,
-      "htodasync " + hex(maps) + " 128 stream=0x7000 ctx=0xc000",
+      kEncodeA, kEncodeBt, "htodasync " + hex(maps) + " 128 stream=0x7000 ctx=0xc000",
       "htod128 " + hex(maps) + " first=0x100000",
       "htodasync " + hex(maps + 128) + " 128 stream=0x7000 ctx=0xc000",
       "htod128 " + hex(maps + 128) + " first=0x400000",
-      "launch tm_k0 grid=4,1,1 block=128,1,1 smem=0 stream=0x7000 ctx=0xc000 args=0x200000,0x400000",
+      "launch tm_k0 grid=4,1,1 block=128,1,1 smem=0 stream=0x7000 ctx=0xc000 "
+      "args=0x200000,0x400000",
       "launch tm_k1 grid=2,1,1 block=384,1,1 smem=100000 stream=0x7000 ctx=0xc000 args=0x100000," +
           hex(maps) + "," + hex(maps + 128) + ",0x300000"};
   EXPECT_EQ(joined(log), joined(want));
@@ -355,61 +394,178 @@ TEST_F(FakeDriver, TensorMapsAreEncodedOverTheCallersBuffersAndUploadedOnItsStre
   EXPECT_EQ(count(log, "htodasync " + hex(other) + " 128 stream=0x8000 ctx=0xc000"), 1u) << joined(log);
   EXPECT_EQ(count(log, "SYNC"), 0u);
 
-  // The Module frees its tensor maps with it.
+  // The Module frees its tensor maps with it, and the capture pool (no slot of it captured).
   { Module dropped = std::move(*mod); }
   log = takeLog();
   EXPECT_EQ(count(log, "free ctx=0xc000 " + hex(maps)), 1u) << joined(log);
   EXPECT_EQ(count(log, "free ctx=0xc000 " + hex(other)), 1u) << joined(log);
+  EXPECT_EQ(count(log, "free ctx=0xc000 " + hex(pool)), 1u) << joined(log);
+  EXPECT_EQ(count(log, "hostfree " + hex(poolHost)), 1u) << joined(log);
 }
 
-TEST_F(FakeDriver, TensorMapsInAGraphCaptureAreNeverRewritten) {
+TEST_F(FakeDriver, TensorMapsInAGraphCaptureGetPinnedSlotsOfTheirOwn) {
   auto mod = Module::fromMemory(evo::runtime::testing::tensorMapManifest(),
                                 evo::runtime::testing::kTensorMapImage);
   ASSERT_TRUE(mod.ok());
   TmArgs a;
   ASSERT_TRUE(mod->prepare(stream(0x9000)).ok());
   takeLog();
-  // Capturing with maps not uploaded yet: refused (a copy from pageable memory is not
-  // capturable), nothing enqueued.
-  setenv("EVO_FAKE_CUDA_CAPTURING", "0x9000", 1);
-  Status s = mod->launch(stream(0x9000), a.in, a.out, a.ws);
-  unsetenv("EVO_FAKE_CUDA_CAPTURING");
-  ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.error().code(), Error::Code::InvalidArgument);
-  EXPECT_NE(s.message().find("launch once with the same tensors on this stream before capturing"),
-            std::string::npos)
-      << s.message();
+  // Capturing before any launch outside capture: no capture slot exists and none can be
+  // allocated now; refused with the way out, nothing allocated or enqueued.
+  {
+    ScopedEnv capture("EVO_FAKE_CUDA_CAPTURING", "0x9000");
+    Status s = mod->launch(stream(0x9000), a.in, a.out, a.ws);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().code(), Error::Code::InvalidArgument);
+    EXPECT_NE(s.message().find("none is allocated yet (they cannot be allocated during CUDA graph "
+                               "capture): launch it once outside capture first, or call "
+                               "Module::reserveCaptureSlots before capturing"),
+              std::string::npos)
+        << s.message();
+  }
   EXPECT_EQ(takeLog(), std::vector<std::string>{});
-  // A warm-up launch, then the capture: uses the uploaded maps, copies nothing.
+  // A launch outside capture allocates the pool (and the stream's own slot).
   ASSERT_TRUE(mod->launch(stream(0x9000), a.in, a.out, a.ws).ok());
-  uintptr_t captured = allocated(takeLog(), 256);
-  setenv("EVO_FAKE_CUDA_CAPTURING", "0x9000", 1);
-  s = mod->launch(stream(0x9000), a.in, a.out, a.ws);
-  unsetenv("EVO_FAKE_CUDA_CAPTURING");
-  ASSERT_TRUE(s.ok()) << s.message();
   std::vector<std::string> log = takeLog();
-  EXPECT_EQ(count(log, "htod"), 0u) << joined(log);
+  uintptr_t eager = allocated(log, 256), pool = allocated(log, kPoolBytes);
+  ASSERT_NE(pool, 0u) << joined(log);
+  ASSERT_NE(hostAllocated(log, kPoolBytes), 0u) << joined(log);
+
+  // Captured: encoded into the first slot's pinned bytes, one copy from them on the capturing
+  // stream (a memcpy node), the launches given that slot; nothing allocated.
+  auto captured = [&](uintptr_t slot) {
+    ScopedEnv capture("EVO_FAKE_CUDA_CAPTURING", "0x9000");
+    Status s = mod->launch(stream(0x9000), a.in, a.out, a.ws);
+    EXPECT_TRUE(s.ok()) << s.message();
+    std::vector<std::string> want = {kEncodeA,
+                                     kEncodeBt,
+                                     "htodasync " + hex(slot) +
+                                         " 256 stream=0x9000 ctx=0xc000 pinned",
+                                     "htod128 " + hex(slot) + " first=0x100000",
+                                     "htod128 " + hex(slot + 128) + " first=0x400000",
+                                     "launch tm_k0 grid=4,1,1 block=128,1,1 smem=0 stream=0x9000 "
+                                     "ctx=0xc000 args=0x200000,0x400000",
+                                     "launch tm_k1 grid=2,1,1 block=384,1,1 smem=100000 "
+                                     "stream=0x9000 ctx=0xc000 args=0x100000," +
+                                         hex(slot) + "," + hex(slot + 128) + ",0x300000"};
+    EXPECT_EQ(joined(takeLog()), joined(want));
+  };
+  captured(pool);
+  // A second capture of the same call (another graph, or the same one) gets the next slot: the
+  // first one's device bytes exist only when its graph replays.
+  captured(pool + 256);
+
+  // Outside capture again: the stream's own slot, never a captured one.
+  ASSERT_TRUE(mod->launch(stream(0x9000), a.in, a.out, a.ws).ok());
+  log = takeLog();
+  EXPECT_EQ(log.size(), 2u) << joined(log); // same tensors: nothing encoded or copied
   EXPECT_EQ(count(log, "launch tm_k1 grid=2,1,1 block=384,1,1 smem=100000 stream=0x9000 ctx=0xc000 "
-                       "args=0x100000," + hex(captured) + ","),
+                       "args=0x100000," +
+                           hex(eager) + ","),
             1u)
       << joined(log);
-  // Later launches on that stream with other buffers leave the captured maps alone.
   a.in[0].data = at(0x600000);
   ASSERT_TRUE(mod->launch(stream(0x9000), a.in, a.out, a.ws).ok());
   log = takeLog();
-  uintptr_t fresh = allocated(log, 256);
-  EXPECT_NE(fresh, 0u) << joined(log);
-  EXPECT_NE(fresh, captured);
-  EXPECT_EQ(count(log, "htodasync " + hex(captured)), 0u) << joined(log);
-  // ... and the captured ones are still used for their own buffers.
-  a.in[0].data = at(0x100000);
+  EXPECT_EQ(count(log, "htodasync " + hex(eager) + " 128 stream=0x9000"), 1u) << joined(log);
+  EXPECT_EQ(count(log, "htodasync " + hex(eager + 128) + " 128 stream=0x9000"), 1u) << joined(log);
+  EXPECT_EQ(count(log, "htodasync"), 2u) << joined(log);
+  EXPECT_EQ(count(log, "alloc"), 0u) << joined(log);
+
+  // The captured slots outlive the Module (a graph replays them); its other memory goes.
+  { Module dropped = std::move(*mod); }
+  log = takeLog();
+  EXPECT_EQ(count(log, "free ctx=0xc000 " + hex(eager)), 1u) << joined(log);
+  EXPECT_EQ(count(log, "free ctx=0xc000 " + hex(pool)), 0u) << joined(log);
+  EXPECT_EQ(count(log, "hostfree"), 0u) << joined(log);
+}
+
+TEST_F(FakeDriver, CaptureSlotsReservedRefilledAndExhausted) {
+  auto mod = Module::fromMemory(evo::runtime::testing::tensorMapManifest(),
+                                evo::runtime::testing::kTensorMapImage);
+  ASSERT_TRUE(mod.ok());
+  TmArgs a;
+  auto capture = [&] {
+    ScopedEnv capturing("EVO_FAKE_CUDA_CAPTURING", "0x9000");
+    return mod->launch(stream(0x9000), a.in, a.out, a.ws);
+  };
+  // Reserved ahead, without a launch: a capture can come first.
+  ASSERT_TRUE(mod->reserveCaptureSlots(1, stream(0x9000)).ok());
+  std::vector<std::string> log = takeLog();
+  uintptr_t reserved = allocated(log, 256); // one slot of two maps
+  ASSERT_NE(reserved, 0u) << joined(log);
+  ASSERT_NE(hostAllocated(log, 256), 0u) << joined(log);
+  Status s = capture();
+  ASSERT_TRUE(s.ok()) << s.message();
+  log = takeLog();
+  EXPECT_EQ(count(log, "htodasync " + hex(reserved) + " 256 stream=0x9000 ctx=0xc000 pinned"), 1u)
+      << joined(log);
+  EXPECT_EQ(count(log, "alloc"), 0u) << joined(log);
+  EXPECT_EQ(count(log, "ALLOC-IN-CAPTURE"), 0u) << joined(log);
+
+  // A pool of 2 ($EVO_RUNTIME_CAPTURE_SLOTS): filled by the next launch outside capture.
+  ScopedEnv slots("EVO_RUNTIME_CAPTURE_SLOTS", "2");
   ASSERT_TRUE(mod->launch(stream(0x9000), a.in, a.out, a.ws).ok());
   log = takeLog();
-  EXPECT_EQ(count(log, "htod"), 0u) << joined(log);
-  EXPECT_EQ(count(log, "launch tm_k1 grid=2,1,1 block=384,1,1 smem=100000 stream=0x9000 ctx=0xc000 "
-                       "args=0x100000," + hex(captured) + ","),
-            1u)
+  uintptr_t pool = allocated(log, 2 * 256);
+  ASSERT_NE(pool, 0u) << joined(log);
+  ASSERT_TRUE(capture().ok());
+  ASSERT_TRUE(capture().ok());
+  log = takeLog();
+  EXPECT_EQ(count(log, "htodasync " + hex(pool) + " 256 stream=0x9000 ctx=0xc000 pinned"), 1u)
       << joined(log);
+  EXPECT_EQ(count(log, "htodasync " + hex(pool + 256) + " 256 stream=0x9000 ctx=0xc000 pinned"), 1u)
+      << joined(log);
+  // None left: refused, naming the cause and the ways out; nothing allocated or enqueued.
+  s = capture();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code(), Error::Code::InvalidArgument);
+  EXPECT_EQ(s.message(),
+            "evo-runtime: tm: no capture slot is left for its tensor maps: the 3 slots of this "
+            "context are held by earlier captured launches (one each, for good); reserve more "
+            "before capturing (Module::reserveCaptureSlots, or $EVO_RUNTIME_CAPTURE_SLOTS above "
+            "256: the pool is refilled to that size at launches outside capture)");
+  EXPECT_EQ(takeLog(), std::vector<std::string>{});
+  // Refilled outside capture, then a capture works again.
+  ASSERT_TRUE(mod->launch(stream(0x9000), a.in, a.out, a.ws).ok());
+  log = takeLog();
+  uintptr_t refill = allocated(log, 2 * 256);
+  ASSERT_NE(refill, 0u) << joined(log);
+  ASSERT_TRUE(capture().ok());
+  EXPECT_EQ(count(takeLog(), "htodasync " + hex(refill) + " 256 stream=0x9000 ctx=0xc000 pinned"),
+            1u);
+  // Reserving tops up to the count asked for (one slot is free: three more).
+  ASSERT_TRUE(mod->reserveCaptureSlots(4, stream(0x9000)).ok());
+  log = takeLog();
+  uintptr_t more = allocated(log, 3 * 256);
+  ASSERT_NE(more, 0u) << joined(log);
+  // A pool size that is not a count is an error value.
+  {
+    ScopedEnv bad("EVO_RUNTIME_CAPTURE_SLOTS", "lots");
+    a.in[0].data = at(0x600000);
+    s = mod->launch(stream(0x9000), a.in, a.out, a.ws);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().code(), Error::Code::InvalidArgument);
+    EXPECT_NE(
+        s.message().find("$EVO_RUNTIME_CAPTURE_SLOTS='lots' is not a number of slots from 1 to"),
+        std::string::npos)
+        << s.message();
+  }
+  takeLog();
+  // Blocks with a captured slot stay; the block of slots reserved last (none captured) goes.
+  { Module dropped = std::move(*mod); }
+  log = takeLog();
+  for (uintptr_t kept : {reserved, pool, refill})
+    EXPECT_EQ(count(log, "free ctx=0xc000 " + hex(kept)), 0u) << joined(log);
+  EXPECT_EQ(count(log, "free ctx=0xc000 " + hex(more)), 1u) << joined(log);
+  EXPECT_EQ(count(log, "hostfree"), 1u) << joined(log);
+}
+
+TEST_F(FakeDriver, ReservingCaptureSlotsWithoutTensorMapsDoesNothing) {
+  auto mod = Module::fromMemory(manifest(), kImage);
+  ASSERT_TRUE(mod.ok());
+  ASSERT_TRUE(mod->reserveCaptureSlots(8, stream(0x5000)).ok());
+  EXPECT_EQ(takeLog(), std::vector<std::string>{});
 }
 
 TEST_F(FakeDriver, TensorMapEncodeFailuresAreErrorValues) {
@@ -457,7 +613,8 @@ TEST_F(FakeDriver, TensorMapsWithThreads) {
     EXPECT_EQ(f, 0);
   std::vector<std::string> log = takeLog();
   EXPECT_EQ(count(log, "launch tm_k1"), 4u * 20u);
-  EXPECT_EQ(count(log, "alloc"), 4u) << joined(log); // one slot per stream
+  EXPECT_EQ(allocations(log, 256), 4u) << joined(log);        // one slot per stream
+  EXPECT_EQ(allocations(log, kPoolBytes), 1u) << joined(log); // one capture pool per context
   EXPECT_EQ(count(log, "SYNC"), 0u);
   // Every launch received the maps its own stream last uploaded for its own source.
   std::map<std::string, std::string> held; // map address -> the source it encodes
