@@ -58,6 +58,7 @@ class CudaDriver:
                                c_void_p, c_void_p, c_void_p],
             "cuMemAlloc_v2": [POINTER(c_uint64), c_size_t],
             "cuMemFree_v2": [c_uint64],
+            "cuMemAllocHost_v2": [POINTER(c_void_p), c_size_t],
             "cuMemcpyHtoDAsync_v2": [c_uint64, c_void_p, c_size_t, c_void_p],
             "cuStreamIsCapturing": [c_void_p, POINTER(c_int)],
         }
@@ -186,6 +187,13 @@ class CudaDriver:
         """cuMemAlloc in the current context (at least 256-byte aligned)."""
         p = c_uint64()
         self._check(self.lib.cuMemAlloc_v2(byref(p), nbytes), "cuMemAlloc")
+        return p.value
+
+    def mem_alloc_host(self, nbytes: int):
+        """cuMemAllocHost: page-locked (pinned) host memory, page-aligned, in the current context.
+        A copy from it can be captured into a CUDA graph (one from pageable memory cannot)."""
+        p = c_void_p()
+        self._check(self.lib.cuMemAllocHost_v2(byref(p), nbytes), "cuMemAllocHost")
         return p.value
 
     def mem_free(self, ptr: int):

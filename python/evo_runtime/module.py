@@ -1,6 +1,8 @@
 """EvoModule: a manifest + its PTX, callable on torch tensors."""
 
+import collections
 import ctypes
+import os
 import threading
 
 from .driver import (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, CU_FUNC_ATTRIBUTE_NUM_REGS,
@@ -30,9 +32,9 @@ def dtype_name(torch_dtype_):
 
 
 class _MapSlot:
-    """The tensor maps of calls on one stream: 128 bytes of device memory per map (one cuMemAlloc,
-    256-byte aligned), the encoded bytes they were copied from (kept here, so the asynchronous
-    copy never reads freed memory) and the source addresses they encode."""
+    """The tensor maps of eager calls on one stream: 128 bytes of device memory per map (one
+    cuMemAlloc, 256-byte aligned), the encoded bytes they were copied from (kept here, so the
+    asynchronous copy never reads freed memory) and the source addresses they encode."""
 
     def __init__(self, stream, device, count):
         self.stream = stream
@@ -41,7 +43,24 @@ class _MapSlot:
         base = ctypes.addressof(self._host)
         self.host = base + (-base % 64)  # CUtensorMap is 64-byte aligned
         self.sources = None  # None: nothing valid on the device
-        self.frozen = False  # used in a CUDA graph capture: never rewritten
+
+
+# Capture slots per device (a 32-layer model captures one call per layer); more with
+# $EVO_RUNTIME_CAPTURE_SLOTS or EvoModule.reserve_capture_slots.
+DEFAULT_CAPTURE_SLOTS = 256
+MAX_CAPTURE_SLOTS = 1 << 20
+CAPTURE_SLOTS_VAR = "EVO_RUNTIME_CAPTURE_SLOTS"
+
+
+def capture_slot_target():
+    """The capture pool's size: $EVO_RUNTIME_CAPTURE_SLOTS, else DEFAULT_CAPTURE_SLOTS."""
+    v = os.environ.get(CAPTURE_SLOTS_VAR, "")
+    if not v:
+        return DEFAULT_CAPTURE_SLOTS
+    if not v.isdigit() or not 1 <= int(v) <= MAX_CAPTURE_SLOTS:
+        raise ValueError(f"${CAPTURE_SLOTS_VAR}={v!r} is not a number of slots from 1 to "
+                         f"{MAX_CAPTURE_SLOTS}")
+    return int(v)
 
 
 class _Loaded:
@@ -54,6 +73,12 @@ class _Loaded:
         # Tensor maps: held from their upload to the last launch of a call.
         self.map_lock = threading.Lock()
         self.map_slots = []
+        # The capture pool: (device address, pinned host address) of slots no capture has taken,
+        # allocated outside capture (cuMemAlloc and cuMemAllocHost are not allowed during a
+        # global-mode capture); a captured call takes one for good. Kept for the process.
+        self.capture_free = collections.deque()
+        self.capture_allocated = 0
+        self.capture_taken = 0
 
 
 class EvoModule:
@@ -74,9 +99,13 @@ class EvoModule:
       `image` is used on every device.
     - Tensor maps (buffers of role "tensor_map") are not arguments: each call encodes them over
       its sources' addresses (cuTensorMapEncodeTiled) and copies them (cuMemcpyHtoDAsync, on the
-      call's stream) to device memory this object owns, one slot per stream; a call with the same
-      addresses on the same stream reuses them. Under CUDA graph capture they must be there
-      already (a call with the same tensors on the capturing stream before).
+      call's stream) to device memory this object owns: outside capture into one slot per
+      stream, which a call with the same addresses on the same stream reuses; under CUDA graph
+      capture into a fresh capture slot whose host bytes are pinned (so the copy is captured and
+      replayed), which then belongs to the graph for good. The capture slots come from a pool
+      per device allocated outside capture: 256 ($EVO_RUNTIME_CAPTURE_SLOTS) at the first call
+      with tensor maps, refilled by later calls outside capture when half are used, or
+      `reserve_capture_slots(n)`.
     """
 
     def __init__(self, manifest_path, image=None, device=None):
@@ -119,6 +148,36 @@ class EvoModule:
         if index is None:
             index = torch.cuda.current_device()
         self._module_on(index)
+        return self
+
+    def reserve_capture_slots(self, count, device=None):
+        """Makes at least `count` capture slots free on `device` (default: the current one): one
+        per call with tensor maps that a CUDA graph capture will hold. Call it outside capture;
+        without tensor maps it does nothing. Returns self."""
+        if not self._maps:
+            return self
+        if not 0 <= int(count) <= MAX_CAPTURE_SLOTS:
+            raise ValueError(f"{self.name}: at most {MAX_CAPTURE_SLOTS} capture slots can be "
+                             "reserved at once")
+        torch = self._torch
+        if device is None:
+            device = torch.cuda.current_device()
+        index = device.index if isinstance(device, torch.device) else int(device)
+        loaded = self._module_on(torch.cuda.current_device() if index is None else index)
+        d = self._driver
+        cur = ctypes.c_void_p()
+        d.lib.cuCtxGetCurrent(ctypes.byref(cur))
+        pushed = cur.value != loaded.ctx
+        if pushed:
+            d.lib.cuCtxPushCurrent_v2(loaded.ctx)
+        try:
+            with loaded.map_lock:
+                missing = int(count) - len(loaded.capture_free)
+                if missing > 0:
+                    self._add_capture_slots(loaded, missing)
+        finally:
+            if pushed:
+                d.lib.cuCtxPopCurrent_v2(ctypes.byref(cur))
         return self
 
     def image_for(self, device=None):
@@ -337,32 +396,10 @@ class EvoModule:
             if pushed:
                 d.lib.cuCtxPopCurrent_v2(ctypes.byref(cur))
 
-    def _bind_tensor_maps(self, loaded, ptrs, handle):
-        """The device address of this call's tensor maps (map k at + 128 k): those already on the
-        device for `handle` over the same sources, else encoded now and copied on `handle` (no
-        synchronization). A slot used during capture is frozen (the graph reads it at every
-        replay); a capture cannot upload (a copy from pageable memory is not capturable)."""
+    def _encode_maps(self, out, sources):
+        """Encodes every map over `sources` into the host bytes at `out` (128 per map)."""
         d = self._driver
         spec = self.spec
-        sources = tuple(ptrs[b.tensor_map.source] for b in self._maps)
-        capturing = d.is_capturing(handle)
-        spare = None
-        for slot in loaded.map_slots:
-            if slot.stream != handle:
-                continue
-            if slot.sources == sources:
-                slot.frozen |= capturing
-                return slot.device
-            if not slot.frozen:
-                spare = slot
-        if capturing:
-            raise RuntimeError(f"{self.name}: its tensor maps over these tensors are not on the "
-                               "device yet and cannot be uploaded during CUDA graph capture: launch "
-                               "once with the same tensors on this stream before capturing")
-        if spare is None:
-            spare = _MapSlot(handle, d.mem_alloc(len(self._maps) * TENSOR_MAP_BYTES), len(self._maps))
-            loaded.map_slots.append(spare)
-        spare.sources = None  # nothing valid until every map is encoded and its copy enqueued
         for k, b in enumerate(self._maps):
             t = b.tensor_map
             src = spec.buffers[t.source]
@@ -370,16 +407,84 @@ class EvoModule:
                 raise ValueError(f"{self.name}: the source of tensor map '{b.name}' is not "
                                  f"{BUFFER_ALIGNMENT}-byte aligned")
             try:
-                d.encode_tensor_map(spare.host + k * TENSOR_MAP_BYTES, TMA_ELEMENTS[t.element_type][0],
+                d.encode_tensor_map(out + k * TENSOR_MAP_BYTES, TMA_ELEMENTS[t.element_type][0],
                                     sources[k], t.dims, t.strides, t.box, TMA_SWIZZLE[t.swizzle])
             except CudaError as e:
                 raise CudaError(f"{self.name}: tensor map '{b.name}' over '{src.name}' cannot be "
                                 f"encoded: {e}") from None
+
+    def _add_capture_slots(self, loaded, count):
+        """Adds `count` capture slots to the pool of `loaded` (its context current): one
+        cuMemAlloc and one cuMemAllocHost. Never during a capture (both are refused then)."""
+        d = self._driver
+        nbytes = len(self._maps) * TENSOR_MAP_BYTES  # a multiple of 128
+        what = f"{self.name}: {count} capture slots for its tensor maps"
+        try:
+            device = d.mem_alloc(count * nbytes)
+        except CudaError as e:
+            raise CudaError(f"{what}: {e}") from None
+        try:
+            host = d.mem_alloc_host(count * nbytes)  # page-aligned
+        except CudaError as e:
+            d.mem_free(device)
+            raise CudaError(f"{what}: {e}") from None
+        loaded.capture_free.extend((device + i * nbytes, host + i * nbytes) for i in range(count))
+        loaded.capture_allocated += count
+
+    def _bind_for_capture(self, loaded, sources, handle):
+        """During a capture: the call's maps are encoded into a fresh slot's pinned bytes and
+        copied to its device memory by one cuMemcpyHtoDAsync on the capturing stream (a memcpy
+        node of the graph, run again at every replay, before the launches). The slot is the
+        graph's for good: never rewritten, reused or freed."""
+        if not loaded.capture_free:
+            if not loaded.capture_allocated:
+                raise RuntimeError(
+                    f"{self.name}: its tensor maps need a capture slot on this device and none is "
+                    "allocated yet (they cannot be allocated during CUDA graph capture): call it "
+                    "once outside capture first, or reserve_capture_slots(n) before capturing")
+            raise RuntimeError(
+                f"{self.name}: no capture slot is left for its tensor maps: the "
+                f"{loaded.capture_taken} slots of this device are held by earlier captured calls "
+                "(one each, for good); reserve more before capturing (reserve_capture_slots(n), or "
+                f"${CAPTURE_SLOTS_VAR} above {DEFAULT_CAPTURE_SLOTS}: the pool is refilled to that "
+                "size by calls outside capture)")
+        device, host = loaded.capture_free[0]
+        # A slot whose maps cannot be encoded stays free: nothing was enqueued that reads it.
+        self._encode_maps(host, sources)
+        loaded.capture_free.popleft()
+        loaded.capture_taken += 1
+        self._driver.copy_to_device_async(device, host, len(self._maps) * TENSOR_MAP_BYTES, handle)
+        return device
+
+    def _bind_tensor_maps(self, loaded, ptrs, handle):
+        """The device address of this call's tensor maps (map k at + 128 k). During a CUDA graph
+        capture: a fresh capture slot (_bind_for_capture). Otherwise those already on the device
+        for `handle` over the same sources, else encoded now and copied on `handle` into the
+        stream's slot (no synchronization); the capture pool is topped up first."""
+        d = self._driver
+        sources = tuple(ptrs[b.tensor_map.source] for b in self._maps)
+        if d.is_capturing(handle):
+            return self._bind_for_capture(loaded, sources, handle)
+        target = capture_slot_target()
+        free = len(loaded.capture_free)
+        if not free or 2 * free < target:
+            self._add_capture_slots(loaded, target - free)
+        slot = None
+        for candidate in loaded.map_slots:
+            if candidate.stream == handle:
+                slot = candidate
+        if slot is not None and slot.sources == sources:
+            return slot.device
+        if slot is None:
+            slot = _MapSlot(handle, d.mem_alloc(len(self._maps) * TENSOR_MAP_BYTES), len(self._maps))
+            loaded.map_slots.append(slot)
+        slot.sources = None  # nothing valid until every map is encoded and its copy enqueued
+        self._encode_maps(slot.host, sources)
         for k in range(len(self._maps)):
-            d.copy_to_device_async(spare.device + k * TENSOR_MAP_BYTES,
-                                   spare.host + k * TENSOR_MAP_BYTES, TENSOR_MAP_BYTES, handle)
-        spare.sources = sources
-        return spare.device
+            d.copy_to_device_async(slot.device + k * TENSOR_MAP_BYTES,
+                                   slot.host + k * TENSOR_MAP_BYTES, TENSOR_MAP_BYTES, handle)
+        slot.sources = sources
+        return slot.device
 
     def _check_overlaps(self, inputs, outputs):
         """Outputs the caller passed must share no byte with an input or another output."""

@@ -366,6 +366,7 @@ def tm_manifest():
     }
 
 
+POOL_BYTES = 256 * 256  # the default capture pool of tm: 256 slots of two 128-byte maps
 ENCODE_A = ("tensormap dtype=6 rank=2 addr={:#x} dims=64,256 strides=128 box=64,128 estrides=1,1 "
             "interleave=0 swizzle=3 l2=3 oob=0")
 ENCODE_BT = ("tensormap dtype=6 rank=2 addr={:#x} dims=128,64 strides=256 box=32,64 estrides=1,1 "
@@ -375,8 +376,9 @@ ENCODE_BT = ("tensormap dtype=6 rank=2 addr={:#x} dims=128,64 strides=256 box=32
 @unittest.skipUnless(FAKE and os.path.exists(FAKE), "set $EVO_FAKE_CUDA to FakeCuda.c's library")
 class FakeDriverTensorMapTest(FakeDriverBase):
     """EvoModule with tensor maps: encoded over the call's buffers with the contract's arguments,
-    copied on the call's stream into memory of the loaded module, reused for the same buffers,
-    frozen once captured; refusals and driver errors."""
+    copied on the call's stream into memory of the loaded module, reused for the same buffers;
+    under capture copied from pinned slots of their own (the capture pool); refusals and driver
+    errors."""
 
     @classmethod
     def setUpClass(cls):
@@ -397,10 +399,24 @@ class FakeDriverTensorMapTest(FakeDriverBase):
         return (t.empty((256, 64), dtype=t.float16), t.empty((64, 128), dtype=t.float16))
 
     @staticmethod
-    def allocated(log):
-        found = [int(line.split()[2], 16) for line in log
-                 if line.startswith("alloc ") and line.endswith(" 256")]
-        return found
+    def allocated(log, nbytes=256):
+        """Addresses of the driver allocations of `nbytes` (256: a stream's two maps)."""
+        return [int(line.split()[2], 16) for line in log
+                if line.startswith("alloc ") and line.endswith(f" {nbytes}")]
+
+    @staticmethod
+    def host_allocated(log, nbytes):
+        """Addresses of the pinned host allocations of `nbytes`."""
+        return [int(line.split()[1], 16) for line in log
+                if line.startswith("hostalloc ") and line.endswith(f" {nbytes}")]
+
+    def capture(self, *args, **kwargs):
+        """A call while the fake driver captures its stream (the current one, 0x10)."""
+        os.environ["EVO_FAKE_CUDA_CAPTURING"] = "0x10"
+        try:
+            return self.mod(*args, **kwargs)
+        finally:
+            del os.environ["EVO_FAKE_CUDA_CAPTURING"]
 
     def test_encoded_over_the_callers_buffers_on_its_stream(self):
         t = self.torch
@@ -412,10 +428,17 @@ class FakeDriverTensorMapTest(FakeDriverBase):
         log = take_log()
         (maps,) = self.allocated(log)
         self.assertEqual(maps % 64, 0)
+        # The capture pool first (256 slots of two maps: device and pinned memory), then the
+        # stream's own slot.
+        (pool,) = self.allocated(log, POOL_BYTES)
+        (pool_host,) = self.host_allocated(log, POOL_BYTES)
+        self.assertEqual(log[:3], [f"alloc ctx=0xc000 {pool:#x} {POOL_BYTES}",
+                                   f"hostalloc {pool_host:#x} {POOL_BYTES}",
+                                   f"alloc ctx=0xc000 {maps:#x} 256"])
         # Outputs and workspace from the caching allocator; the maps are not caller-visible.
         (_, _, _), (ws, ws_bytes, _) = t.allocations
         self.assertEqual(ws_bytes, 16384)
-        self.assertEqual(log[1:], [
+        self.assertEqual(log[3:], [
             ENCODE_A.format(a.data_ptr()),
             ENCODE_BT.format(ws),
             f"htodasync {maps:#x} 128 stream=0x7000 ctx=0xc000",
@@ -442,36 +465,110 @@ class FakeDriverTensorMapTest(FakeDriverBase):
         self.assertIn(f"htodasync {other:#x} 128 stream=0x10 ctx=0xc000", log)
         self.assertFalse(any(line.startswith("SYNC") for line in log))
 
-    def test_graph_capture(self):
+    def test_graph_capture_gets_pinned_slots_of_its_own(self):
+        t = self.torch
+        a, b = self.tm_inputs()
+        w = t.empty(16384, dtype=t.uint8)
+        c = t.empty((256, 128), dtype=t.float32)
+        take_log()
+        # Capturing before any call outside capture: no capture slot exists and none can be
+        # allocated now; refused with the way out, nothing allocated or enqueued.
+        with self.assertRaisesRegex(
+                RuntimeError, r"none is allocated yet \(they cannot be allocated during CUDA graph "
+                r"capture\): call it once outside capture first, or reserve_capture_slots\(n\) "
+                "before capturing"):
+            self.capture(a, b, workspace=w, outputs=[c])
+        self.assertEqual(take_log(), [])
+        # A call outside capture allocates the pool (and the stream's own slot).
+        self.mod(a, b, workspace=w, outputs=[c])
+        log = take_log()
+        (eager,) = self.allocated(log)
+        (pool,) = self.allocated(log, POOL_BYTES)
+        self.assertEqual(len(self.host_allocated(log, POOL_BYTES)), 1, log)
+
+        def captured(slot):
+            # Encoded into the slot's pinned bytes, one copy from them on the capturing stream (a
+            # memcpy node), the launches given that slot; nothing allocated.
+            self.capture(a, b, workspace=w, outputs=[c])
+            self.assertEqual(take_log(), [
+                ENCODE_A.format(a.data_ptr()),
+                ENCODE_BT.format(w.data_ptr()),
+                f"htodasync {slot:#x} 256 stream=0x10 ctx=0xc000 pinned",
+                f"htod128 {slot:#x} first={a.data_ptr():#x}",
+                f"htod128 {slot + 128:#x} first={w.data_ptr():#x}",
+                f"launch tm_k0 grid=4,1,1 block=128,1,1 smem=0 stream=0x10 ctx=0xc000 "
+                f"args={b.data_ptr():#x},{w.data_ptr():#x}",
+                f"launch tm_k1 grid=2,1,1 block=384,1,1 smem=100000 stream=0x10 ctx=0xc000 "
+                f"args={a.data_ptr():#x},{slot:#x},{slot + 128:#x},{c.data_ptr():#x}"])
+        captured(pool)
+        # A second capture (another graph, or the same one) gets the next slot: the first one's
+        # device bytes exist only when its graph replays.
+        captured(pool + 256)
+        # Outside capture again: the stream's own slot, never a captured one.
+        self.mod(a, b, workspace=w, outputs=[c])
+        log = take_log()
+        self.assertEqual([line.split()[0] for line in log], ["launch", "launch"], log)
+        self.assertIn(f"args={a.data_ptr():#x},{eager:#x},", log[1])
+        a2, _ = self.tm_inputs()
+        self.mod(a2, b, workspace=w, outputs=[c])
+        log = take_log()
+        self.assertEqual([line for line in log if line.startswith("htodasync")], [
+            f"htodasync {eager:#x} 128 stream=0x10 ctx=0xc000",
+            f"htodasync {eager + 128:#x} 128 stream=0x10 ctx=0xc000"])
+        self.assertFalse(any(line.startswith("alloc") for line in log), log)
+
+    def test_capture_slots_reserved_refilled_and_exhausted(self):
         t = self.torch
         a, b = self.tm_inputs()
         w = t.empty(16384, dtype=t.uint8)
         take_log()
-        os.environ["EVO_FAKE_CUDA_CAPTURING"] = "0x10"
-        try:
-            with self.assertRaisesRegex(RuntimeError, "launch once with the same tensors on this "
-                                                      "stream before capturing"):
-                self.mod(a, b, workspace=w)
-            self.assertEqual(take_log(), [])
-        finally:
-            del os.environ["EVO_FAKE_CUDA_CAPTURING"]
-        self.mod(a, b, workspace=w)  # warm-up
-        (captured,) = self.allocated(take_log())
-        os.environ["EVO_FAKE_CUDA_CAPTURING"] = "0x10"
-        try:
+        # Reserved ahead, without a call: a capture can come first.
+        self.assertIs(self.mod.reserve_capture_slots(1), self.mod)
+        log = take_log()
+        (reserved,) = self.allocated(log)  # one slot of two maps
+        self.assertEqual(len(self.host_allocated(log, 256)), 1, log)
+        self.capture(a, b, workspace=w)
+        log = take_log()
+        self.assertIn(f"htodasync {reserved:#x} 256 stream=0x10 ctx=0xc000 pinned", log)
+        self.assertFalse(any(line.startswith(("alloc", "ALLOC-IN-CAPTURE")) for line in log), log)
+        # A pool of 2 ($EVO_RUNTIME_CAPTURE_SLOTS): filled by the next call outside capture.
+        os.environ["EVO_RUNTIME_CAPTURE_SLOTS"] = "2"
+        self.addCleanup(os.environ.pop, "EVO_RUNTIME_CAPTURE_SLOTS", None)
+        self.mod(a, b, workspace=w)
+        (pool,) = self.allocated(take_log(), 2 * 256)
+        self.capture(a, b, workspace=w)
+        self.capture(a, b, workspace=w)
+        log = take_log()
+        self.assertIn(f"htodasync {pool:#x} 256 stream=0x10 ctx=0xc000 pinned", log)
+        self.assertIn(f"htodasync {pool + 256:#x} 256 stream=0x10 ctx=0xc000 pinned", log)
+        # None left: refused, naming the cause and the ways out; nothing allocated or enqueued.
+        with self.assertRaises(RuntimeError) as cm:
+            self.capture(a, b, workspace=w)
+        self.assertEqual(str(cm.exception),
+                         "tm: no capture slot is left for its tensor maps: the 3 slots of this "
+                         "device are held by earlier captured calls (one each, for good); reserve "
+                         "more before capturing (reserve_capture_slots(n), or "
+                         "$EVO_RUNTIME_CAPTURE_SLOTS above 256: the pool is refilled to that size "
+                         "by calls outside capture)")
+        self.assertEqual(take_log(), [])
+        # Refilled outside capture, then a capture works again.
+        self.mod(a, b, workspace=w)
+        (refill,) = self.allocated(take_log(), 2 * 256)
+        self.capture(a, b, workspace=w)
+        self.assertIn(f"htodasync {refill:#x} 256 stream=0x10 ctx=0xc000 pinned", take_log())
+        # Reserving tops up to the count asked for (one slot is free: three more).
+        self.mod.reserve_capture_slots(4)
+        self.assertEqual(len(self.allocated(take_log(), 3 * 256)), 1)
+        # A pool size that is not a count is refused.
+        os.environ["EVO_RUNTIME_CAPTURE_SLOTS"] = "lots"
+        with self.assertRaisesRegex(ValueError, r"\$EVO_RUNTIME_CAPTURE_SLOTS='lots' is not a "
+                                                "number of slots from 1 to"):
             self.mod(a, b, workspace=w)
-        finally:
-            del os.environ["EVO_FAKE_CUDA_CAPTURING"]
-        log = take_log()
-        self.assertFalse(any(line.startswith("htod") for line in log), log)
-        self.assertIn(f",{captured:#x},", log[-1])
-        # Other buffers later on that stream: new memory, the captured maps stay as they are.
-        a2, _ = self.tm_inputs()
-        self.mod(a2, b, workspace=w)
-        log = take_log()
-        (fresh,) = self.allocated(log)
-        self.assertNotEqual(fresh, captured)
-        self.assertFalse(any(line.startswith(f"htodasync {captured:#x}") for line in log), log)
+        # Without tensor maps there is nothing to reserve.
+        mm = self.EvoModule(os.path.join(self.dir, "mm_relu.json"))
+        take_log()
+        mm.reserve_capture_slots(8)
+        self.assertEqual(take_log(), [])
 
     def test_encode_failure_and_refusals(self):
         a, b = self.tm_inputs()
