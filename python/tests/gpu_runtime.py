@@ -11,7 +11,9 @@
     with new inputs; so does a plain module call;
   * tensor maps (compute capability 9.0 only, else skipped with the reason): an emitted wgmma
     matmul (f16, sm_90a, TMA) through EvoModule, on new and reused buffers and on a side
-    stream, and through register_op (eager and torch.compile), against torch.matmul;
+    stream, and through register_op (eager and torch.compile), against torch.matmul; module and
+    op calls captured in two CUDA graphs (torch.cuda.graph: capture slots, issue 17) replayed
+    with new inputs, eager calls in between; the op inside torch.compile(mode="reduce-overhead");
   * timing: the op through evo_runtime against the same kernels launched directly (driver calls
     with prepared parameters), CUDA events, L2 flushed (issue 14: at most 3 % slower).
 
@@ -164,9 +166,15 @@ def tensor_map_checks(args, kdir):
                             for k, m in mods.items()))
     wgmma_module()
 
+    try:
+        op = register_op("evotest::mm16", mods["mm16"])
+    except Exception as e:  # the checks below need it; the ones after this function do not
+        record("tensor maps: register_op of the wgmma matmul", False, f"{type(e).__name__}: {e}")
+        traceback.print_exc(file=log)
+        return
+
     @check("tensor maps: the wgmma matmul as a registered op (eager, torch.compile fullgraph)")
     def wgmma_op():
-        op = register_op("evotest::mm16", mods["mm16"])
         a, b = inputs(mods["mm16"], 40)
         close(op(a, b), a, b, "mm16 op")
         cf = torch.compile(lambda a, b: op(a, b) * 2, fullgraph=True)
@@ -176,6 +184,81 @@ def tensor_map_checks(args, kdir):
             torch.cuda.synchronize()
             assert_close(y, (a.double() @ b.double()) * 2, 2e-3, f"compiled mm16 op (seed {seed})")
     wgmma_op()
+
+    def taken():
+        """Capture slots held by graphs, per module, on the current device."""
+        dev = torch.cuda.current_device()
+        return {k: m._module_on(dev).capture_taken for k, m in mods.items()}
+
+    @check("tensor maps: captured in CUDA graphs (torch.cuda.graph), replayed with new inputs")
+    def wgmma_graph():
+        mm16, odd = mods["mm16"], mods["mm16_odd"]
+        a, b = inputs(mm16, 50)
+        a2, b2 = inputs(odd, 51)
+        before = taken()
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm-up, as torch's docs ask (the maps need none)
+            for _ in range(2):
+                mm16(a, b)
+                op(a, b)
+                odd(a2, b2)
+        torch.cuda.current_stream().wait_stream(side)
+        # A module call, an op call of the same module and another module in one graph (three
+        # capture slots), and the same module call alone in a second graph (a fourth).
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            (c,) = mm16(a, b)
+            c_op = op(a, b)
+            (c2,) = odd(a2, b2)
+        g2 = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g2):
+            (c3,) = mm16(a, b)
+        used = {k: taken()[k] - before[k] for k in mods}
+        if used != {"mm16": 3, "mm16_odd": 1}:
+            raise AssertionError(f"capture slots taken: {used}, expected mm16 3, mm16_odd 1")
+        errs = []
+        for seed in (52, 53, 54):
+            na, nb = inputs(mm16, seed)
+            a.copy_(na)
+            b.copy_(nb)
+            na2, nb2 = inputs(odd, seed + 100)
+            a2.copy_(na2)
+            b2.copy_(nb2)
+            if seed == 54:
+                # Eager calls on other tensors in between (the streams' own slots are rewritten,
+                # never a graph's), on the current stream and on the capture stream's side.
+                for s in (torch.cuda.current_stream(), side):
+                    x, y = inputs(mm16, 60)
+                    (z,) = mm16(x, y, stream=s)
+                    s.synchronize()
+                    close(z, x, y, "eager mm16 between replays")
+            g.replay()
+            g2.replay()
+            torch.cuda.synchronize()
+            errs.append(close(c, a, b, f"replayed mm16 module call (seed {seed})"))
+            errs.append(close(c_op, a, b, f"replayed mm16 op call (seed {seed})"))
+            errs.append(close(c2, a2, b2, f"replayed mm16_odd module call (seed {seed})"))
+            errs.append(close(c3, a, b, f"replayed second graph (seed {seed})"))
+        return (f"2 graphs, 3 replays each, worst relative error vs float64 {max(errs):.1e}; "
+                f"capture slots taken {used}")
+    wgmma_graph()
+
+    @check("tensor maps: the wgmma op inside torch.compile(mode=reduce-overhead) (CUDA graphs)")
+    def wgmma_reduce_overhead():
+        before = taken()["mm16"]
+        cg = torch.compile(lambda a, b: op(a, b) + 1, mode="reduce-overhead", fullgraph=True)
+        for seed in (70, 71, 72, 73):
+            a, b = inputs(mods["mm16"], seed)
+            y = cg(a, b).clone()
+            torch.cuda.synchronize()
+            assert_close(y, (a.double() @ b.double()) + 1, 2e-3,
+                         f"reduce-overhead mm16 op (seed {seed})")
+        used = taken()["mm16"] - before
+        if used < 1:
+            raise AssertionError("no capture slot was taken: the op was not captured in a graph")
+        return f"4 calls, {used} capture slot(s) taken by Inductor's CUDA graphs"
+    wgmma_reduce_overhead()
 
 
 def main():
