@@ -79,6 +79,7 @@ class _Loaded:
         self.capture_free = collections.deque()
         self.capture_allocated = 0
         self.capture_taken = 0
+        self.capture_error = ""  # why the pool's last allocation failed, if it did
 
 
 class EvoModule:
@@ -437,17 +438,20 @@ class EvoModule:
         node of the graph, run again at every replay, before the launches). The slot is the
         graph's for good: never rewritten, reused or freed."""
         if not loaded.capture_free:
+            failed = (f" (the last allocation of capture slots failed: {loaded.capture_error})"
+                      if loaded.capture_error else "")
             if not loaded.capture_allocated:
                 raise RuntimeError(
                     f"{self.name}: its tensor maps need a capture slot on this device and none is "
                     "allocated yet (they cannot be allocated during CUDA graph capture): call it "
-                    "once outside capture first, or reserve_capture_slots(n) before capturing")
+                    "once outside capture first, or reserve_capture_slots(n) before capturing"
+                    + failed)
             raise RuntimeError(
                 f"{self.name}: no capture slot is left for its tensor maps: the "
                 f"{loaded.capture_taken} slots of this device are held by earlier captured calls "
                 "(one each, for good); reserve more before capturing (reserve_capture_slots(n), or "
                 f"${CAPTURE_SLOTS_VAR} above {DEFAULT_CAPTURE_SLOTS}: the pool is refilled to that "
-                "size by calls outside capture)")
+                "size by calls outside capture)" + failed)
         device, host = loaded.capture_free[0]
         # A slot whose maps cannot be encoded stays free: nothing was enqueued that reads it.
         self._encode_maps(host, sources)
@@ -460,7 +464,7 @@ class EvoModule:
         """The device address of this call's tensor maps (map k at + 128 k). During a CUDA graph
         capture: a fresh capture slot (_bind_for_capture). Otherwise those already on the device
         for `handle` over the same sources, else encoded now and copied on `handle` into the
-        stream's slot (no synchronization); the capture pool is topped up first."""
+        stream's slot (no synchronization); the capture pool is topped up first (best effort)."""
         d = self._driver
         sources = tuple(ptrs[b.tensor_map.source] for b in self._maps)
         if d.is_capturing(handle):
@@ -468,7 +472,14 @@ class EvoModule:
         target = capture_slot_target()
         free = len(loaded.capture_free)
         if not free or 2 * free < target:
-            self._add_capture_slots(loaded, target - free)
+            # A failure does not fail this call (it needs no capture slot; e.g. another thread's
+            # global-mode capture refuses allocations for a while): the capture that then finds
+            # no slot says why.
+            try:
+                self._add_capture_slots(loaded, target - free)
+                loaded.capture_error = ""
+            except CudaError as e:
+                loaded.capture_error = str(e)[len(self.name) + 2:]
         slot = None
         for candidate in loaded.map_slots:
             if candidate.stream == handle:

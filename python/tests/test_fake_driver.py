@@ -10,6 +10,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -569,6 +570,38 @@ class FakeDriverTensorMapTest(FakeDriverBase):
         take_log()
         mm.reserve_capture_slots(8)
         self.assertEqual(take_log(), [])
+
+    def test_capture_slots_that_cannot_be_allocated_fail_only_the_capture(self):
+        from evo_runtime.driver import CudaError
+        t = self.torch
+        a, b = self.tm_inputs()
+        w = t.empty(16384, dtype=t.uint8)
+        take_log()
+        # The pool's pinned memory is refused: the call outside capture runs all the same (it
+        # needs no capture slot), the device half of the block is given back.
+        os.environ["EVO_FAKE_CUDA_HOSTALLOC_FAIL"] = "1"
+        try:
+            self.mod(a, b, workspace=w)
+            # An explicit reservation reports it.
+            with self.assertRaises(CudaError) as cm:
+                self.mod.reserve_capture_slots(4)
+            self.assertEqual(str(cm.exception), "tm: 4 capture slots for its tensor maps: "
+                             "cuMemAllocHost failed: CUDA_ERROR_OUT_OF_MEMORY (fake driver)")
+        finally:
+            del os.environ["EVO_FAKE_CUDA_HOSTALLOC_FAIL"]
+        log = take_log()
+        (pool,) = self.allocated(log, POOL_BYTES)
+        self.assertIn(f"free ctx=0xc000 {pool:#x}", log)
+        self.assertEqual(sum(line.startswith("launch tm_k1") for line in log), 1, log)
+        # The capture that finds no slot says why.
+        with self.assertRaisesRegex(RuntimeError, re.escape(
+                "before capturing (the last allocation of capture slots failed: 256 capture "
+                "slots for its tensor maps: cuMemAllocHost failed: CUDA_ERROR_OUT_OF_MEMORY "
+                "(fake driver))")):
+            self.capture(a, b, workspace=w)
+        # The next call outside capture allocates the pool, and captures work.
+        self.mod(a, b, workspace=w)
+        self.capture(a, b, workspace=w)
 
     def test_encode_failure_and_refusals(self):
         a, b = self.tm_inputs()

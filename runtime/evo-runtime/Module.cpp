@@ -162,6 +162,9 @@ struct Module::Impl {
     std::vector<CaptureBlock> blocks;
     std::deque<CaptureSlot> freeSlots;
     size_t capturedSlots = 0;
+    /// Why the pool's last allocation failed ("" when it did not), for the capture that then
+    /// finds no slot.
+    std::string poolError;
   };
 
   struct Loaded {
@@ -386,14 +389,19 @@ struct Module::Impl {
     return Status();
   }
 
-  /// Outside capture: fills the pool back to its size when fewer than half of it are free.
+  /// Outside capture: fills the pool back to its size when fewer than half of it are free. An
+  /// allocation that fails does not fail the launch (it needs no capture slot; e.g. another
+  /// thread's global-mode capture refuses allocations for a while): it is remembered for the
+  /// capture that then finds none.
   Status topUpCaptureSlots(Driver &d, MapState &st) const {
     Expected<size_t> target = captureSlotTarget();
     if (!target)
       return target.error();
     if (st.freeSlots.size() * 2 >= *target && !st.freeSlots.empty())
       return Status();
-    return addCaptureSlots(d, st, *target - st.freeSlots.size());
+    Status added = addCaptureSlots(d, st, *target - st.freeSlots.size());
+    st.poolError = added ? "" : added.message().substr(prefix.size());
+    return Status();
   }
 
   /// Makes `count` capture slots free in the current context (Module::reserveCaptureSlots).
@@ -413,18 +421,23 @@ struct Module::Impl {
                                        const std::vector<CUdeviceptr> &sources) const {
     namespace tm = evo::tensormap;
     if (st.freeSlots.empty()) {
+      std::string failed =
+          st.poolError.empty()
+              ? ""
+              : " (the last allocation of capture slots failed: " + st.poolError + ")";
       if (st.blocks.empty())
         return err(Error::Code::InvalidArgument,
                    "its tensor maps need a capture slot in this context and none is allocated "
                    "yet (they cannot be allocated during CUDA graph capture): launch it once "
-                   "outside capture first, or call Module::reserveCaptureSlots before capturing");
+                   "outside capture first, or call Module::reserveCaptureSlots before capturing" +
+                       failed);
       return err(Error::Code::InvalidArgument,
                  "no capture slot is left for its tensor maps: the " +
                      std::to_string(st.capturedSlots) +
                      " slots of this context are held by earlier captured launches (one each, "
                      "for good); reserve more before capturing (Module::reserveCaptureSlots, or $" +
                      kCaptureSlotsVar + " above " + std::to_string(kDefaultCaptureSlots) +
-                     ": the pool is refilled to that size at launches outside capture)");
+                     ": the pool is refilled to that size at launches outside capture)" + failed);
     }
     CaptureSlot slot = st.freeSlots.front();
     // A slot whose maps cannot be encoded stays free: nothing was enqueued that reads it.

@@ -52,7 +52,8 @@
  * htodasync line ends with " pageable-in-capture").
  *
  * Pinned memory: cuMemAllocHost_v2 / cuMemHostAlloc log "hostalloc P N" (page-aligned, real
- * memory), cuMemFreeHost logs "hostfree P". A cuMemcpyHtoDAsync whose source lies in such memory
+ * memory; with $EVO_FAKE_CUDA_HOSTALLOC_FAIL set they fail, CUDA_ERROR_OUT_OF_MEMORY), cuMemFreeHost
+ * logs "hostfree P". A cuMemcpyHtoDAsync whose source lies in such memory
  * logs " pinned" at the end of its htodasync line, and each 128 bytes of it are remembered and
  * logged as htod128 lines (a copy of several tensor maps at once).
  *
@@ -110,6 +111,7 @@ CUresult cuGetErrorName(CUresult rc, const char **s) {
   *s = rc == 218   ? "CUDA_ERROR_INVALID_PTX"
        : rc == 500 ? "CUDA_ERROR_NOT_FOUND"
        : rc == 900 ? "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"
+       : rc == 2   ? "CUDA_ERROR_OUT_OF_MEMORY"
                    : "CUDA_ERROR_FAKE";
   return 0;
 }
@@ -327,7 +329,8 @@ static CUresult hostAlloc(void **p, size_t n, const char *call) {
     logLine("ALLOC-IN-CAPTURE %s", call);
     return 900;
   }
-  if (posix_memalign(p, 4096, n ? n : 1) != 0)
+  const char *fail = getenv("EVO_FAKE_CUDA_HOSTALLOC_FAIL");
+  if ((fail && *fail) || posix_memalign(p, 4096, n ? n : 1) != 0)
     return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
   pthread_mutex_lock(&lock);
   if (pinnedCount < 256) {

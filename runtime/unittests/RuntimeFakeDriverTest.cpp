@@ -561,6 +561,47 @@ TEST_F(FakeDriver, CaptureSlotsReservedRefilledAndExhausted) {
   EXPECT_EQ(count(log, "hostfree"), 1u) << joined(log);
 }
 
+TEST_F(FakeDriver, CaptureSlotsThatCannotBeAllocatedFailOnlyTheCapture) {
+  auto mod = Module::fromMemory(evo::runtime::testing::tensorMapManifest(),
+                                evo::runtime::testing::kTensorMapImage);
+  ASSERT_TRUE(mod.ok());
+  TmArgs a;
+  // The pool's pinned memory is refused: the launch outside capture runs all the same (it needs
+  // no capture slot), the device half of the block is given back.
+  {
+    ScopedEnv fail("EVO_FAKE_CUDA_HOSTALLOC_FAIL", "1");
+    Status s = mod->launch(stream(0x9000), a.in, a.out, a.ws);
+    ASSERT_TRUE(s.ok()) << s.message();
+    // An explicit reservation reports it.
+    s = mod->reserveCaptureSlots(4, stream(0x9000));
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.message(), "evo-runtime: tm: 4 capture slots for its tensor maps: cuMemAllocHost "
+                           "failed: CUDA_ERROR_OUT_OF_MEMORY (fake driver)");
+  }
+  std::vector<std::string> log = takeLog();
+  uintptr_t pool = allocated(log, kPoolBytes);
+  ASSERT_NE(pool, 0u) << joined(log);
+  EXPECT_EQ(count(log, "free ctx=0xc000 " + hex(pool)), 1u) << joined(log);
+  EXPECT_EQ(count(log, "launch tm_k1"), 1u) << joined(log);
+  // The capture that finds no slot says why.
+  {
+    ScopedEnv capture("EVO_FAKE_CUDA_CAPTURING", "0x9000");
+    Status s = mod->launch(stream(0x9000), a.in, a.out, a.ws);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("before capturing (the last allocation of capture slots failed: "
+                               "256 capture slots for its tensor maps: cuMemAllocHost failed: "
+                               "CUDA_ERROR_OUT_OF_MEMORY (fake driver))"),
+              std::string::npos)
+        << s.message();
+  }
+  // The next launch outside capture allocates the pool, and captures work.
+  ASSERT_TRUE(mod->launch(stream(0x9000), a.in, a.out, a.ws).ok());
+  takeLog();
+  ScopedEnv capture("EVO_FAKE_CUDA_CAPTURING", "0x9000");
+  Status s = mod->launch(stream(0x9000), a.in, a.out, a.ws);
+  EXPECT_TRUE(s.ok()) << s.message();
+}
+
 TEST_F(FakeDriver, ReservingCaptureSlotsWithoutTensorMapsDoesNothing) {
   auto mod = Module::fromMemory(manifest(), kImage);
   ASSERT_TRUE(mod.ok());
