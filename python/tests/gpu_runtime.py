@@ -230,6 +230,7 @@ def tensor_map_checks(args, kdir):
                 # never a graph's), on the current stream and on the capture stream's side.
                 for s in (torch.cuda.current_stream(), side):
                     x, y = inputs(mm16, 60)
+                    torch.cuda.synchronize()  # x and y were made on the current stream
                     (z,) = mm16(x, y, stream=s)
                     s.synchronize()
                     close(z, x, y, "eager mm16 between replays")
