@@ -12,7 +12,8 @@
 // loads (a warp's A reads are broadcasts, its B reads two wavefronts), A's tile is stored with
 // rows padded by 4 elements (its transposed stores do not collide on banks), and C is written
 // 4 columns at a time. A B contiguous along K only (x @ Wᵀ) is read as A is, in runs of 4 K,
-// and stored transposed into rows padded the same way.
+// and stored transposed into rows padded the same way; an A contiguous along M (Aᵀ @ B) as B
+// is, in runs of 4 M stored whole.
 //
 // A fused epilogue (elementwise ops on the result, TaskAnalysis.h) is applied to each element
 // of the register tile, in f32 for f16/bf16, just before its store (storeOutput).
@@ -34,138 +35,6 @@ using namespace mlir;
 namespace evo {
 
 namespace {
-/// A contraction masked by its output indices: `yield add(out, select(c, a * b, 0))` (either
-/// order of the add's operands, the product in either branch of the select), where `c` is
-/// computed from linalg.index of parallel dimensions and constants only: torch.tril(A @ B)
-/// written as one generic. The sum over K of the select is the select of the sum, so the tiled
-/// kernel computes the plain product and applies the mask per output element, before the
-/// initial value.
-struct OutputMask {
-  Operation *select = nullptr;
-  Value product;
-  bool keepWhenTrue = true;          // the product is the select's true value
-  SmallVector<Operation *> condOps;  // the condition's ops (index ops included), payload order
-};
-
-std::optional<OutputMask> matchOutputMask(linalg::GenericOp op) {
-  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0)
-    return std::nullopt;
-  Block &body = op.getRegion().front();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  if (yield.getNumOperands() != 1)
-    return std::nullopt;
-  Operation *add = yield.getOperand(0).getDefiningOp();
-  if (!add || !isa<arith::AddFOp, arith::AddIOp>(add) || add->getBlock() != &body)
-    return std::nullopt;
-  Value out = body.getArgument(2), other;
-  if (add->getOperand(0) == out)
-    other = add->getOperand(1);
-  else if (add->getOperand(1) == out)
-    other = add->getOperand(0);
-  else
-    return std::nullopt;
-  auto select = other.getDefiningOp<arith::SelectOp>();
-  if (!select || select->getBlock() != &body)
-    return std::nullopt;
-  auto isZero = [](Value v) {
-    return matchPattern(v, m_AnyZeroFloat()) || matchPattern(v, m_Zero());
-  };
-  OutputMask mask;
-  mask.select = select;
-  if (isZero(select.getFalseValue())) {
-    mask.product = select.getTrueValue();
-  } else if (isZero(select.getTrueValue())) {
-    mask.product = select.getFalseValue();
-    mask.keepWhenTrue = false;
-  } else {
-    return std::nullopt;
-  }
-  Operation *mul = mask.product.getDefiningOp();
-  if (!mul || !isa<arith::MulFOp, arith::MulIOp>(mul) || mul->getBlock() != &body)
-    return std::nullopt;
-  Value a = body.getArgument(0), b = body.getArgument(1);
-  if (!((mul->getOperand(0) == a && mul->getOperand(1) == b) ||
-        (mul->getOperand(0) == b && mul->getOperand(1) == a)))
-    return std::nullopt;
-  // The condition's slice: index ops of parallel dimensions, constants and arith ops on them.
-  llvm::SmallPtrSet<Operation *, 8> slice;
-  SmallVector<Value> work{select.getCondition()};
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    Operation *d = v.getDefiningOp();
-    if (!d)
-      return std::nullopt; // a block argument: the mask reads the data
-    if (d->getBlock() != &body) {
-      if (!matchPattern(v, m_Constant()))
-        return std::nullopt;
-      continue;
-    }
-    if (!slice.insert(d).second)
-      continue;
-    if (auto index = dyn_cast<linalg::IndexOp>(d)) {
-      if (op.getIteratorTypesArray()[index.getDim()] != utils::IteratorType::parallel)
-        return std::nullopt;
-      continue;
-    }
-    if (d->getDialect()->getNamespace() != "arith" || d->getNumRegions() != 0)
-      return std::nullopt;
-    llvm::append_range(work, d->getOperands());
-  }
-  // Nothing else in the payload.
-  for (Operation &inner : body.without_terminator()) {
-    if (slice.contains(&inner)) {
-      mask.condOps.push_back(&inner);
-      continue;
-    }
-    if (&inner != mul && &inner != select.getOperation() && &inner != add)
-      return std::nullopt;
-  }
-  return mask;
-}
-} // namespace
-
-std::optional<GemmView> gemmView(linalg::LinalgOp op) {
-  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
-    return std::nullopt;
-  GemmView v;
-  // (inferContractionDims alone also "finds" dimensions in a convolution: ask first whether the
-  // op is a contraction.)
-  // Several loop dimensions may make up one GEMM index (torch.matmul of a 3-d tensor by a
-  // matrix: M = (batch, rows); einsum bijl,lk->bijk: M = (b, i, j)). The kernels split a GEMM
-  // index back into its dimensions (MatmulKernel::indices) and read every element through the
-  // operand's indexing map, so any layout is correct; the order only decides which dimension is
-  // the fastest one (nDim, kDim: coalescing and 128-bit accesses). M and N dimensions follow
-  // their order in C (the tile's rows and columns run along C's layout), K dimensions their order
-  // in A (A's tile is read along K).
-  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
-  bool contraction = linalg::isaContractionOpInterface(op) || (generic && matchOutputMask(generic));
-  if (FailureOr<linalg::ContractionDimensions> d = linalg::inferContractionDims(op);
-      contraction && succeeded(d) && !d->m.empty() && !d->n.empty() &&
-      !d->k.empty()) {
-    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-    auto positionIn = [](AffineMap map, unsigned dim) {
-      for (auto [i, e] : llvm::enumerate(map.getResults()))
-        if (auto de = dyn_cast<AffineDimExpr>(e); de && de.getPosition() == dim)
-          return unsigned(i);
-      return map.getNumResults();
-    };
-    auto ordered = [&](const auto &dims, AffineMap map) {
-      SmallVector<unsigned> out(dims.begin(), dims.end());
-      llvm::stable_sort(out, [&](unsigned x, unsigned y) {
-        return positionIn(map, x) < positionIn(map, y);
-      });
-      return out;
-    };
-    v.m = ordered(d->m, maps[2]);
-    v.n = ordered(d->n, maps[2]);
-    v.k = ordered(d->k, maps[0]);
-    v.batch.assign(d->batch.begin(), d->batch.end());
-    return v;
-  }
-  return convolutionGemmView(op);
-}
-
-namespace {
 
 int64_t product(ArrayRef<int64_t> xs) {
   int64_t p = 1;
@@ -180,7 +49,7 @@ struct MatmulPlan {
   GemmView view;
   unsigned ia = 0, ib = 1;                        // the A and B inputs
   SmallVector<int64_t> mSizes, nSizes, kSizes, batchSizes;
-  unsigned nDim = 0, kDim = 0;                    // the fastest loop dimension of N and K
+  unsigned mDim = 0, nDim = 0, kDim = 0;          // the fastest loop dimension of M, N and K
   int64_t M = 0, N = 0, K = 0, batch = 1;
   int64_t BM = 0, BN = 0, BK = 0, TM = 0, TN = 0;
   int64_t tx = 0, ty = 0, threads = 0;
@@ -233,6 +102,7 @@ FailureOr<MatmulPlan> planMatmul(const GenericTask &t, const ScheduleKnobs &k) {
   pl.nSizes = sizesOf(view->n);
   pl.kSizes = sizesOf(view->k);
   // The fastest-varying loop dimension of each GEMM index (vector accesses run along it).
+  pl.mDim = view->m.back();
   pl.nDim = view->n.back();
   pl.kDim = view->k.back();
   const int64_t M = pl.M = product(pl.mSizes), N = pl.N = product(pl.nSizes),
@@ -405,7 +275,8 @@ private:
   SmallVector<AffineMap> maps;
   Type outElt, acc; // the contraction's own result type (an epilogue may store another one)
   const Combiner &comb;
-  bool aKFastest = false, bNFastest = false, vecA = false, vecB = false, vecBK = false;
+  bool aKFastest = false, bNFastest = false, vecA = false, vecAM = false, vecB = false,
+       vecBK = false;
   Value As, Bs, tid, tCol, tRow, m0, n0, zeroIdx, unusedOut;
   Value slice, batchLin; // split-K: the block's slice of K and its linear batch index
   SmallVector<Value> batchIdx, init;
@@ -432,6 +303,10 @@ MatmulKernel::MatmulKernel(const MatmulPlan &pl, KernelBuilder &kb)
   // of every row and for a run never to straddle the end of a clamped tile.
   vecA = pl.vec && aKFastest && view.k.size() == 1 && pl.BK % 4 == 0 &&
          t.loopSizes[pl.kDim] % 4 == 0 && (pl.BM * pl.BK / 4) % pl.threads == 0;
+  // A contiguous along M (torch.matmul(A.T, B)): runs of 4 M, stored as they are (a row of
+  // A's tile is M-contiguous), as B's runs of N.
+  vecAM = pl.vec && !aKFastest && contiguousIn(maps[pl.ia], pl.mDim) && view.m.size() == 1 &&
+          t.loopSizes[pl.mDim] % 4 == 0 && (pl.BM * pl.BK / 4) % pl.threads == 0;
   vecB = pl.vec && bNFastest && view.n.size() == 1 && t.loopSizes[pl.nDim] % 4 == 0 &&
          (pl.BK * pl.BN / 4) % pl.threads == 0;
   // B along K: runs of 4 K, as A's.
@@ -491,7 +366,7 @@ MatmulKernel::Fetched MatmulKernel::fetch(Value k0, bool tail) {
   const int64_t BM = pl.BM, BN = pl.BN, BK = pl.BK, threads = pl.threads;
   const unsigned ia = pl.ia, ib = pl.ib;
   Fetched f;
-  const int64_t pa = vecA ? 4 : 1, pb = vecB || vecBK ? 4 : 1;
+  const int64_t pa = vecA || vecAM ? 4 : 1, pb = vecB || vecBK ? 4 : 1;
   auto clamp = [&](Value i, bool guard, int64_t extent, int64_t run) -> Value {
     return guard ? arith::MinUIOp::create(kb.b, i, kb.idx(extent - run)).getResult() : i;
   };
@@ -499,13 +374,19 @@ MatmulKernel::Fetched MatmulKernel::fetch(Value k0, bool tail) {
   for (int64_t l = 0; l < (aSmall ? 1 : BM * BK / pa / threads); ++l) {
     Value e = aSmall ? arith::MinUIOp::create(kb.b, tid, kb.idx(BM * BK - 1)).getResult()
                      : kb.add(tid, l * threads);
-    Value mm = vecA ? kb.div(e, BK / 4) : aKFastest ? kb.div(e, BK) : kb.rem(e, BM);
-    Value kk = vecA ? kb.mul(kb.rem(e, BK / 4), 4) : aKFastest ? kb.rem(e, BK) : kb.div(e, BM);
+    Value mm = vecA    ? kb.div(e, BK / 4)
+               : vecAM ? kb.mul(kb.rem(e, BM / 4), 4)
+               : aKFastest ? kb.div(e, BK)
+                           : kb.rem(e, BM);
+    Value kk = vecA    ? kb.mul(kb.rem(e, BK / 4), 4)
+               : vecAM ? kb.div(e, BM / 4)
+               : aKFastest ? kb.rem(e, BK)
+                           : kb.div(e, BM);
     f.a.push_back({mm, kk,
                    loadLanes(kb, t.inputs[ia], maps[ia], pl.eltA,
-                             indices(clamp(kb.add(m0, mm), pl.guardM, pl.M, 1), zeroIdx,
-                                     clamp(kb.add(k0, kk), tail, pl.K, pa)),
-                             pl.kDim, pa)});
+                             indices(clamp(kb.add(m0, mm), pl.guardM, pl.M, vecAM ? 4 : 1), zeroIdx,
+                                     clamp(kb.add(k0, kk), tail, pl.K, vecA ? 4 : 1)),
+                             vecAM ? pl.mDim : pl.kDim, pa)});
   }
   for (int64_t l = 0; l < BK * BN / pb / threads; ++l) {
     Value e = kb.add(tid, l * threads);
@@ -527,10 +408,19 @@ MatmulKernel::Fetched MatmulKernel::fetch(Value k0, bool tail) {
 }
 
 void MatmulKernel::stash(const Fetched &f) {
-  for (const Piece &p : f.a)
+  for (const Piece &p : f.a) {
+    if (vecAM) { // a run along M: one row of the tile
+      auto v = vector::FromElementsOp::create(kb.b, VectorType::get({4}, pl.eltA), p.values);
+      auto st = vector::StoreOp::create(kb.b, v, As,
+                                        ValueRange{kb.add(kb.mul(p.col, pl.lda), p.row)});
+      if (int64_t align = vectorAlignment(pl.eltA, 4))
+        st.setAlignment(align);
+      continue;
+    }
     for (auto [q, v] : llvm::enumerate(p.values))
       memref::StoreOp::create(kb.b, v, As,
                               ValueRange{kb.add(kb.mul(kb.add(p.col, q), pl.lda), p.row)});
+  }
   for (const Piece &p : f.b) {
     if (vecBK) { // a run along K: down one column of the transposed tile
       for (auto [q, v] : llvm::enumerate(p.values))

@@ -40,6 +40,20 @@ struct GemmView {
   unsigned a = 0, b = 1;
 };
 std::optional<GemmView> gemmView(mlir::linalg::LinalgOp op);
+/// A contraction masked by its output indices: `yield add(out, select(c, a * b, 0))` (either
+/// order of the add's operands, the product in either branch of the select), where `c` is
+/// computed from linalg.index of parallel dimensions and constants only: torch.tril(A @ B)
+/// written as one generic. The sum over K of the select is the select of the sum, so the tiled
+/// kernel computes the plain product and applies the mask per output element, before the
+/// initial value.
+struct OutputMask {
+  mlir::Operation *select = nullptr;
+  mlir::Value product;
+  bool keepWhenTrue = true; // the product is the select's true value
+  // The condition's ops (index ops included), in payload order.
+  llvm::SmallVector<mlir::Operation *> condOps;
+};
+std::optional<OutputMask> matchOutputMask(mlir::linalg::GenericOp op);
 /// gemmView's convolutions (ConvGemm.cpp).
 std::optional<GemmView> convolutionGemmView(mlir::linalg::LinalgOp op);
 

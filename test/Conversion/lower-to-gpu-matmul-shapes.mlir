@@ -335,3 +335,29 @@ func.func @linear_tb_scalar(%a: tensor<96x200xf32>, %b: tensor<136x200xf32>) -> 
   } -> tensor<96x136xf32>
   return %c : tensor<96x136xf32>
 }
+
+// -----
+
+// Aᵀ @ B (A contiguous along M): A is read in 128-bit runs of M and each run stored whole, one
+// 128-bit store into a row of A's tile (no transposed element stores).
+
+// CHECK-LABEL: func.func @transposed_a
+// CHECK:         gpu.func @transposed_a_k0(%[[A:.*]]: memref<200x96xf32>, %{{.*}}: memref<200x136xf32>, %{{.*}}: memref<96x136xf32>) workgroup(%[[AS:.*]] : memref<1088xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<1024xf32, #gpu.address_space<workgroup>>)
+// CHECK:           %[[VALS:.*]] = vector.load %[[A]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<200x96xf32>, vector<4xf32>
+// CHECK:           vector.store %[[VALS]], %[[AS]][%{{.*}}] {alignment = 16 : i64} : memref<1088xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+
+#map = affine_map<(m, n, k) -> (k, m)>
+#map1 = affine_map<(m, n, k) -> (k, n)>
+#map2 = affine_map<(m, n, k) -> (m, n)>
+func.func @transposed_a(%a: tensor<200x96xf32>, %b: tensor<200x136xf32>) -> tensor<96x136xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<96x136xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<96x136xf32>) -> tensor<96x136xf32>
+  %c = linalg.generic {indexing_maps = [#map, #map1, #map2], iterator_types = ["parallel", "parallel", "reduction"], evo.knobs = {tile_sizes = [64, 64, 16], thread_tile = [4, 4], vector_width = 4, prefetch = 1}} ins(%a, %b : tensor<200x96xf32>, tensor<200x136xf32>) outs(%f : tensor<96x136xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<96x136xf32>
+  return %c : tensor<96x136xf32>
+}

@@ -234,3 +234,18 @@ func.func @transposed_both(%a: tensor<200x96xf32>, %b: tensor<136x200xf32>) -> t
   } -> tensor<96x136xf32>
   return %c : tensor<96x136xf32>
 }
+// torch.matmul(A.T, B): A contiguous along M, read in 128-bit runs of M stored whole into its
+// tile's rows; N = 136 guarded, K = 200 a partial tile.
+// expected-remark @below {{evo-verify: 'transposed_a' is valid (5 trials, }}
+func.func @transposed_a(%a: tensor<200x96xf32>, %b: tensor<200x136xf32>) -> tensor<96x136xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<96x136xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<96x136xf32>) -> tensor<96x136xf32>
+  %c = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"], evo.knobs = {tile_sizes = [64, 64, 16], thread_tile = [4, 4], vector_width = 4, prefetch = 1}} ins(%a, %b : tensor<200x96xf32>, tensor<200x136xf32>) outs(%f : tensor<96x136xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<96x136xf32>
+  return %c : tensor<96x136xf32>
+}
