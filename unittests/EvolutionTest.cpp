@@ -34,6 +34,14 @@ SeedTraits traits(int64_t outputs, int64_t depthwiseWindow = 0, int64_t rows = 0
   return t;
 }
 
+/// A contraction's traits: `outputs` results, the smaller of M and N, and K.
+SeedTraits contraction(int64_t outputs, int64_t minMN, int64_t k) {
+  SeedTraits t = traits(outputs);
+  t.contractionMinMN = minMN;
+  t.contractionK = k;
+  return t;
+}
+
 const char *kReduction = R"mlir(func.func @sum_t0(%x: tensor<64x256xf32>) -> tensor<64xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<64xf32>
@@ -179,14 +187,14 @@ TEST(GenomeTest, MutatorsOnlyProposeVariantsThatLowerAndCompile) {
 TEST(GenomeTest, SkinnyContractionsAreSeededWithTheGemvSchedulesFirst) {
   // At most 65536 outputs: the untiled reduction schedules (warp or block per output, vector
   // loads, split-K) come before the tiled and tensor-core seeds; larger problems do not get them.
-  std::vector<Genome> skinny = seedGenomes(Genome(), TaskFamily::Matmul, traits(8192));
+  std::vector<Genome> skinny = seedGenomes(Genome(), TaskFamily::Matmul, contraction(8192, 1, 8192));
   ASSERT_FALSE(skinny.empty());
   EXPECT_TRUE(skinny.front().knobs.tileSizes.empty());
   EXPECT_EQ(skinny.front().knobs.reduction, ReductionStrategy::Warp);
   EXPECT_GT(skinny.front().knobs.vectorWidth, 1);
   EXPECT_TRUE(llvm::any_of(skinny, [](const Genome &g) { return g.knobs.split > 1; }));
   EXPECT_TRUE(llvm::any_of(skinny, [](const Genome &g) { return g.knobs.wgmma; }));
-  std::vector<Genome> square = seedGenomes(Genome(), TaskFamily::Matmul, traits(4096 * 4096));
+  std::vector<Genome> square = seedGenomes(Genome(), TaskFamily::Matmul, contraction(4096 * 4096, 4096, 4096));
   EXPECT_TRUE(llvm::none_of(square, [](const Genome &g) { return g.knobs.tileSizes.empty(); }));
   // Few outputs also get tiled split-K seeds; a square 4096^2 problem does not.
   EXPECT_TRUE(llvm::any_of(skinny, [](const Genome &g) {
@@ -197,10 +205,9 @@ TEST(GenomeTest, SkinnyContractionsAreSeededWithTheGemvSchedulesFirst) {
   EXPECT_TRUE(skinny.front().knobs.streamLoads);
   EXPECT_TRUE(llvm::none_of(square, [](const Genome &g) { return g.knobs.streamLoads; }));
   // Skinny: 10 untiled and 6 + 4 + 1 grouped untiled (over one and two output dimensions), 4
-  // few-row tensor-core and 4 few-row split-K SIMT seeds, 4 split-K tiles (8192 outputs: one
-  // tile of 128 x 128, 256 slices for 2 and for 4 blocks per SM, so one seed for each of the two
-  // 128 x 128 shapes; two tiles of 64 x 64, 128 and 256 slices).
-  EXPECT_EQ(skinny.size(), square.size() + 10 + 6 + 4 + 1 + 4 + 4 + 4);
+  // few-row tensor-core and 4 few-row split-K SIMT seeds, 3 split-K tiles (K = 8192: at most 32
+  // slices of 256, whether for 2 or 4 blocks per SM, so one seed per tile shape).
+  EXPECT_EQ(skinny.size(), square.size() + 10 + 6 + 4 + 1 + 4 + 4 + 3);
 }
 
 TEST(GenomeTest, SeedTraitsTellSkinnyFromLongKContractions) {
@@ -229,6 +236,7 @@ func.func @mv_t0(%a: tensor<4096x8192xf32>, %x: tensor<8192x1xf32>) -> tensor<40
   SeedTraits longK = seedTraits(funcs[0]), gemv = seedTraits(funcs[1]);
   EXPECT_EQ(longK.outputElements, 65536);
   EXPECT_EQ(longK.contractionMinMN, 256);
+  EXPECT_EQ(longK.contractionK, 131072);
   EXPECT_EQ(gemv.outputElements, 4096);
   EXPECT_EQ(gemv.contractionMinMN, 1);
   std::vector<Genome> lk = seedGenomes(Genome(), TaskFamily::Matmul, longK);
@@ -290,12 +298,13 @@ TEST(GenomeTest, TiledSeedsLowerOnIrregularAndLongKMatmuls) {
 })mlir";
   MLIRContext ctx(registry());
   PTXOptions ptx;
-  for (auto [src, outputs] : {std::pair{irregular, int64_t(37 * 45)}, std::pair{longK, int64_t(64 * 64)}}) {
+  for (const char *src : {irregular, longK}) {
     OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(src, &ctx);
     ASSERT_TRUE(m);
-    LegalityCache legal(*m->getOps<func::FuncOp>().begin(), TaskFamily::Matmul);
+    func::FuncOp task = *m->getOps<func::FuncOp>().begin();
+    LegalityCache legal(task, TaskFamily::Matmul);
     unsigned tiled = 0, split = 0;
-    for (const Genome &g : seedGenomes(Genome(), TaskFamily::Matmul, traits(outputs))) {
+    for (const Genome &g : seedGenomes(Genome(), TaskFamily::Matmul, seedTraits(task))) {
       if (g.knobs.tileSizes.empty() || g.knobs.wgmma || g.knobs.mmaSync)
         continue; // f32 operands: the tensor-core seeds are illegal here
       ++tiled;
@@ -310,9 +319,10 @@ TEST(GenomeTest, TiledSeedsLowerOnIrregularAndLongKMatmuls) {
       EXPECT_EQ(v.launches.size(), g.knobs.split > 1 ? 2u : 1u) << g.key(TaskFamily::Matmul);
       split += g.knobs.split > 1;
     }
-    EXPECT_GE(tiled, 14u + 5u);
-    // Both have few outputs: the 3 split-K tiles and the 4 few-row ones (legal on long K only).
-    EXPECT_EQ(split, src == irregular ? 0u : 3u + 4u);
+    EXPECT_GE(tiled, 14u + 2u);
+    // Neither is skinny (M and N above 16: no few-row seeds); the long K gets the 3 split-K
+    // tiles (32 slices of 256), K = 19 none.
+    EXPECT_EQ(split, src == irregular ? 0u : 3u);
   }
 }
 

@@ -1,8 +1,8 @@
 // evo-evolve on matmuls whose shapes the tiles do not divide, and on a long-K matmul with few
 // outputs, with the stand-in worker: the built-in proposer's tiled seeds lower and compile for
-// the irregular shape (the last row, column and K tiles are partial), and the long-K matmul gets
-// the tiled split-K seeds (a partial-tile kernel plus an in-order combine kernel), after the
-// untiled GEMV and few-row seeds that few outputs get first.
+// the irregular shape (the last row, column and K tiles are partial), and the long-K matmul
+// (64 x 64 outputs: few, but no GEMV, so no untiled seeds) gets the tiled split-K seeds first (a
+// partial-tile kernel plus an in-order combine kernel; 32 slices: at least 256 of K each).
 //
 // REQUIRES: stand-in-worker
 // RUN: rm -rf %t && mkdir -p %t
@@ -13,8 +13,8 @@
 // CANDIDATES:     irregular_t0 matmul knob-seed valid {"prefetch": 1, "thread_tile": [8, 8], "tile_sizes": [128, 128, 8], "vector_width": 4}
 // CANDIDATES:     irregular_t0 matmul knob-seed valid {"thread_tile": [8, 8], "tile_sizes": [128, 128, 8], "vector_width": 4}
 // CANDIDATES:     long_k_t0 matmul baseline valid
-// CANDIDATES:     long_k_t0 matmul knob-seed valid {"prefetch": 1, "split": 16, "thread_tile": [4, 4], "tile_sizes": [64, 64, 16], "vector_width": 4}
-// CANDIDATES:     long_k_t0 matmul knob-seed valid {"prefetch": 1, "split": 32, "thread_tile": [4, 4], "tile_sizes": [64, 64, 16], "vector_width": 4}
+// CANDIDATES-NEXT: long_k_t0 matmul knob-seed valid {"prefetch": 1, "split": 32, "thread_tile": [8, 8], "tile_sizes": [128, 128, 8], "vector_width": 4}
+// CANDIDATES-NEXT: long_k_t0 matmul knob-seed valid {"prefetch": 1, "split": 32, "thread_tile": [4, 4], "tile_sizes": [64, 64, 16], "vector_width": 4}
 // CANDIDATES-NOT: invalid
 
 func.func @irregular(%a: tensor<259x131xf32>, %b: tensor<131x197xf32>) -> tensor<259x197xf32> {

@@ -90,6 +90,7 @@ struct SeedTraits {
   bool stridedRows = false;    // rowProgramIsStrided
   bool fastMathForms = false;  // hasFastMathForms
   int64_t contractionMinMN = 0; // the smaller of a contraction's M and N (1: a GEMV)
+  int64_t contractionK = 0;     // that contraction's K
 };
 SeedTraits seedTraits(mlir::func::FuncOp task);
 
