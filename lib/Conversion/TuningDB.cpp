@@ -197,13 +197,14 @@ private:
   std::string &error;
 };
 
-/// The line and column of each element of the top-level object's arrays (the records), for diagnostics
-/// about a record: a scan of the text that follows strings and nesting only.
-std::vector<std::pair<unsigned, unsigned>> recordLines(StringRef text) {
-  std::vector<std::pair<unsigned, unsigned>> lines;
-  unsigned line = 1, depth = 0;
+/// Calls `visit(c, line, column)` (1-based) for each character of JSON `text` outside strings,
+/// an opening quote included, until it returns false: the scans below follow strings and
+/// nesting only, before (or without) a parse.
+void scanOutsideStrings(StringRef text,
+                        llvm::function_ref<bool(char, unsigned, unsigned)> visit) {
+  unsigned line = 1;
   size_t lineStart = 0;
-  bool inString = false, inArray = false, expectElement = false;
+  bool inString = false;
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     if (c == '\n') {
@@ -217,14 +218,25 @@ std::vector<std::pair<unsigned, unsigned>> recordLines(StringRef text) {
         inString = false;
       continue;
     }
+    inString = c == '"';
+    if (!visit(c, line, static_cast<unsigned>(i - lineStart + 1)))
+      return;
+  }
+}
+
+/// The line and column of each element of the top-level object's arrays (the records), for diagnostics
+/// about a record.
+std::vector<std::pair<unsigned, unsigned>> recordLines(StringRef text) {
+  std::vector<std::pair<unsigned, unsigned>> lines;
+  unsigned depth = 0;
+  bool inArray = false, expectElement = false;
+  scanOutsideStrings(text, [&](char c, unsigned line, unsigned column) {
     if (expectElement && !llvm::isSpace(c)) {
       expectElement = false;
       if (c != ']')
-        lines.push_back({line, static_cast<unsigned>(i - lineStart + 1)});
+        lines.push_back({line, column});
     }
-    if (c == '"') {
-      inString = true;
-    } else if (c == '{' || c == '[') {
+    if (c == '{' || c == '[') {
       if (depth == 1) {
         inArray = c == '[';
         expectElement = inArray;
@@ -235,7 +247,8 @@ std::vector<std::pair<unsigned, unsigned>> recordLines(StringRef text) {
     } else if (c == ',' && depth == 2 && inArray) {
       expectElement = true;
     }
-  }
+    return true;
+  });
   return lines;
 }
 
@@ -262,30 +275,16 @@ void locateParseError(StringRef message, TuningDbError &error) {
 /// Where the text's brackets first nest deeper than `limit` (outside strings), if they do:
 /// llvm::json's parser recurses once per level, and a hostile file could nest millions deep.
 static std::optional<std::pair<unsigned, unsigned>> tooDeep(StringRef text, unsigned limit) {
-  unsigned line = 1, depth = 0;
-  size_t lineStart = 0;
-  bool inString = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '\n') {
-      ++line;
-      lineStart = i + 1;
-    }
-    if (inString) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        inString = false;
-    } else if (c == '"') {
-      inString = true;
-    } else if (c == '{' || c == '[') {
-      if (++depth > limit)
-        return std::make_pair(line, static_cast<unsigned>(i - lineStart + 1));
-    } else if ((c == '}' || c == ']') && depth > 0) {
+  std::optional<std::pair<unsigned, unsigned>> at;
+  unsigned depth = 0;
+  scanOutsideStrings(text, [&](char c, unsigned line, unsigned column) {
+    if ((c == '{' || c == '[') && ++depth > limit)
+      at = std::make_pair(line, column);
+    else if ((c == '}' || c == ']') && depth > 0)
       --depth;
-    }
-  }
-  return std::nullopt;
+    return !at;
+  });
+  return at;
 }
 
 std::optional<TuningDb> TuningDb::parse(StringRef text, TuningDbError &error) {

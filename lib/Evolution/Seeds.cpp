@@ -94,20 +94,37 @@ void elementwiseSeeds(const Genome &baseline, Seeds &seeds) {
   }
 }
 
+/// A row program's genome: strategy, threads per block, vector width, cache_row, row_split.
+Genome rowSeed(const Genome &baseline, ReductionStrategy strategy, int64_t block, int64_t width,
+               bool cacheRow, int64_t rowSplit) {
+  Genome g = baseline;
+  g.knobs.reduction = strategy;
+  g.knobs.blockSize = block;
+  g.knobs.vectorWidth = width;
+  g.knobs.cacheRow = cacheRow;
+  g.knobs.rowSplit = rowSplit;
+  return g;
+}
+
+/// An untiled reduction's genome (a contraction's without tiles too): a warp (`strategy` 1) or
+/// a block (2) per output, vector width, accumulators, stream_loads.
+Genome untiledSeed(const Genome &baseline, int64_t strategy, int64_t width,
+                   int64_t accumulators, bool stream) {
+  Genome g = baseline;
+  g.knobs.reduction = strategy == 1 ? ReductionStrategy::Warp : ReductionStrategy::Block;
+  g.knobs.vectorWidth = width;
+  g.knobs.accumulators = accumulators;
+  g.knobs.streamLoads = stream;
+  return g;
+}
+
 void stridedRowSeeds(const Genome &baseline, const SeedTraits &traits, Seeds &seeds) {
   // Strided rows (neighbouring rows are neighbours in memory): a thread per row reads
   // coalesced; with the row in registers (cache_row, rows of at most 64) the input is read
   // once. {block size, cache_row}; the illegal ones are skipped.
   const int64_t shapes[][2] = {{256, 1}, {128, 1}, {512, 1}, {256, 0}, {1024, 1}};
-  for (const auto &s : shapes) {
-    Genome g = baseline;
-    g.knobs.reduction = ReductionStrategy::Thread;
-    g.knobs.blockSize = s[0];
-    g.knobs.vectorWidth = 1;
-    g.knobs.cacheRow = s[1];
-    g.knobs.rowSplit = 1;
-    seeds.push_back(g);
-  }
+  for (const auto &s : shapes)
+    seeds.push_back(rowSeed(baseline, ReductionStrategy::Thread, s[0], 1, s[1], 1));
   if (traits.fastMathForms) {
     Genome g = seeds.front();
     g.knobs.fastMath = true;
@@ -130,15 +147,8 @@ void rowSeeds(const Genome &baseline, const SeedTraits &traits, Seeds &seeds) {
       s0 *= 2;
     const int64_t shapes[][2] = {{512, 0}, {1024, 0}, {256, 0}, {1024, 1}};
     for (int64_t s : {s0, std::min<int64_t>(2 * s0, 256)})
-      for (const auto &b : shapes) {
-        Genome g = baseline;
-        g.knobs.reduction = ReductionStrategy::Block;
-        g.knobs.blockSize = b[0];
-        g.knobs.vectorWidth = 4;
-        g.knobs.cacheRow = b[1];
-        g.knobs.rowSplit = s;
-        seeds.push_back(g);
-      }
+      for (const auto &b : shapes)
+        seeds.push_back(rowSeed(baseline, ReductionStrategy::Block, b[0], 4, b[1], s));
   }
   // Exponentials and logarithms (a softmax, a log-softmax, a cross-entropy) cost more than
   // the row's bytes at libdevice's accurate forms (an online softmax step is about 27
@@ -147,10 +157,8 @@ void rowSeeds(const Genome &baseline, const SeedTraits &traits, Seeds &seeds) {
   if (traits.fastMathForms) {
     const int64_t shapes[][3] = {{2, 256, 1}, {2, 512, 1}, {2, 1024, 1}, {1, 256, 1}, {2, 256, 0}};
     for (const auto &s : shapes) {
-      Genome g = baseline;
-      g.knobs.reduction = static_cast<ReductionStrategy>(s[0]);
-      g.knobs.blockSize = s[1];
-      g.knobs.vectorWidth = 4;
+      Genome g = rowSeed(baseline, static_cast<ReductionStrategy>(s[0]), s[1], 4,
+                         baseline.knobs.cacheRow, baseline.knobs.rowSplit);
       g.knobs.fastMath = s[2];
       seeds.push_back(g);
     }
@@ -197,24 +205,18 @@ void reductionSeeds(const Genome &baseline, int64_t outputElements, Seeds &seeds
   }
   // {strategy, vector width, accumulators, stream_loads}.
   const int64_t many[][4] = {{1, 4, 2, 0}, {2, 4, 2, 0}, {1, 4, 4, 0}, {1, 1, 4, 0}, {1, 4, 2, 1}};
-  for (const auto &s : many) {
-    Genome g = baseline;
-    g.knobs.reduction = s[0] == 1 ? ReductionStrategy::Warp : ReductionStrategy::Block;
-    g.knobs.vectorWidth = s[1];
-    g.knobs.accumulators = s[2];
-    g.knobs.streamLoads = s[3];
-    seeds.push_back(g);
-  }
+  for (const auto &s : many)
+    seeds.push_back(untiledSeed(baseline, s[0], s[1], s[2], s[3]));
 }
 
-  // Few outputs (GEMV, skinny GEMM): too few tiles to fill the GPU, and reading the matrix once
-  // at full bandwidth is the whole game. {strategy, vector width, accumulators, split}; the
-  // vector widths that do not fit the element type (8 x f32) are illegal and skipped. Then a
-  // warp per group of outputs sharing an operand's loads (group_outputs: a GEMV's rows share x,
-  // nn.Linear's batch rows share W), and the matrix streamed past L1 (stream_loads; a warp per
-  // row with 2 16-byte loads in flight per lane was the fastest hand-written GEMV on the H200).
-  // Groups over two output dimensions (group_outputs2: nn.Linear's batch rows x a few rows of
-  // W; the probe's best at batch 8 in f32, 4 rows of W) are legal only where there are two.
+/// Few outputs (GEMV, skinny GEMM): too few tiles to fill the GPU, and reading the matrix once
+/// at full bandwidth is the whole game. {strategy, vector width, accumulators, split}; the
+/// vector widths that do not fit the element type (8 x f32) are illegal and skipped. Then a
+/// warp per group of outputs sharing an operand's loads (group_outputs: a GEMV's rows share x,
+/// nn.Linear's batch rows share W), and the matrix streamed past L1 (stream_loads; a warp per
+/// row with 2 16-byte loads in flight per lane was the fastest hand-written GEMV on the H200).
+/// Groups over two output dimensions (group_outputs2: nn.Linear's batch rows x a few rows of
+/// W; the probe's best at batch 8 in f32, 4 rows of W) are legal only where there are two.
 void skinnyContractionSeeds(const Genome &baseline, Seeds &seeds) {
   // {strategy, vector width, accumulators, split, group, stream, group2}.
   const int64_t gemv[][7] = {
@@ -226,13 +228,9 @@ void skinnyContractionSeeds(const Genome &baseline, Seeds &seeds) {
       {1, 8, 2, 1, 2, 0, 1},  {1, 4, 2, 1, 8, 0, 4}, {1, 4, 1, 1, 8, 1, 2},
       {1, 8, 1, 1, 8, 1, 2},  {1, 4, 2, 1, 4, 0, 2}, {1, 4, 2, 1, 4, 0, 1}};
   for (const auto &s : gemv) {
-    Genome g = baseline;
-    g.knobs.reduction = s[0] == 1 ? ReductionStrategy::Warp : ReductionStrategy::Block;
-    g.knobs.vectorWidth = s[1];
-    g.knobs.accumulators = s[2];
+    Genome g = untiledSeed(baseline, s[0], s[1], s[2], s[5]);
     g.knobs.split = s[3];
     g.knobs.groupOutputs = s[4];
-    g.knobs.streamLoads = s[5];
     g.knobs.groupOutputs2 = s[6];
     seeds.push_back(g);
   }
