@@ -420,7 +420,7 @@ struct Request {
   double maxMsPerRepeat = 1500;
   uint64_t flushBytes = 256ull << 20;
   /// Poison outputs (and reset scratch) before every timed launch, compare after a random subset
-  /// (always the last). Off only to measure what the checks cost.
+  /// (always the last two). Off only to measure what the checks cost.
   bool checkLaunches = true;
   double checkFraction = 0.25;
   unsigned minChecked = 4;
@@ -1476,7 +1476,7 @@ struct Evaluator {
   /// set. Only when the reference's outputs on the two sets are equal (an op constant in its
   /// inputs) does every launch start from poisoned outputs instead. Scratch is reset before every
   /// launch (zero_init zeroed, the rest poisoned), before the L2 flush and outside the events. After a random subset of
-  /// the timed launches, always the last, every output element is compared with the
+  /// the timed launches, always the last two, every output element is compared with the
   /// reference's outputs for that launch's set on the GPU and the result copied out (no host
   /// synchronization per launch). Any failing checked launch makes the candidate invalid.
   json time(const Candidate &c, Functions &fns, int repeats, const TimingRef &ref) {

@@ -1,8 +1,9 @@
 //===- LaunchSelection.h - which timed launches are checked; OS entropy -*- C++ -*-===//
 //
-// Every timed launch of a candidate starts from poisoned outputs; after a random subset of them
-// (always including the last) the worker compares every output element with the reference on
-// the GPU (docs/verification.md, "Timing"). The subset is drawn from OS entropy inside the worker,
+// No timed launch of a candidate finds its own answer in its outputs (poison, or the other input
+// set's answer when timing alternates two sets); after a random subset of them (always including
+// the last two) the worker compares every output element with the reference on the GPU
+// (docs/verification.md, "Timing"). The subset is drawn from OS entropy inside the worker,
 // so nothing in the request, and nothing a kernel can observe, predicts it.
 //
 // Header-only plain C++ (evo-eval-worker links no LLVM); unit-tested in CI without a GPU.
@@ -71,7 +72,10 @@ struct SplitMix64 {
 };
 
 /// Which of `runs` timed launches (indices 0 .. runs-1) are followed by a full comparison:
-///  * the last one, always (a kernel that stops working after N launches is caught);
+///  * the last two, always: a kernel that stops working after N launches is caught. With
+///    timing that alternates two input sets, its outputs keep the answer of one set, right for
+///    every later launch of that set: only a launch of the other set shows it, and the last two
+///    are one of each;
 ///  * every other one independently with probability `fraction` (clamped to [0, 1]);
 ///  * topped up with uniformly chosen unchecked launches until at least `minChecked` (or all
 ///    `runs`, when fewer) are checked.
@@ -95,8 +99,11 @@ inline std::vector<bool> chooseCheckedLaunches(unsigned runs, double fraction, u
       checked[r] = true;
       ++count;
     }
-  checked[runs - 1] = true;
-  ++count;
+  for (unsigned r = runs >= 2 ? runs - 2 : 0; r < runs; ++r)
+    if (!checked[r]) {
+      checked[r] = true;
+      ++count;
+    }
   unsigned want = minChecked < runs ? minChecked : runs;
   while (count < want) {
     unsigned r = static_cast<unsigned>(rng.below(runs));

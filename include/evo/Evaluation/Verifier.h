@@ -11,7 +11,7 @@
 //     also compared element by element with the reference's outputs, on the GPU;
 //   * timing: on inputs of their own, CUDA events around the launches only, after warm-up, L2
 //     flushed before every run, outputs poisoned before every timed launch and compared after a
-//     random subset of them (always the last), from a fresh module load; judged against the
+//     random subset of them (always the last two), from a fresh module load; judged against the
 //     roofline floor.
 //
 //===----------------------------------------------------------------------===//
@@ -47,7 +47,7 @@ struct VerifyOptions {
   bool timing = true;
   unsigned warmup = 10, runs = 100, repeats = 2;
   uint64_t flushBytes = 256ull << 20;
-  /// Poison before every timed launch and compare after a random subset (always the last).
+  /// Poison before every timed launch and compare after a random subset (always the last two).
   /// Turned off only to measure what these checks cost.
   bool checkLaunches = true;
   /// Probability that a timed launch (other than the last) is checked; at least `minChecked`

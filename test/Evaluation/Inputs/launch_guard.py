@@ -118,14 +118,22 @@ print("timed-phase launches after a poison:", sum(timed), "of", len(timed))
 # sets name different ones.
 ref_of = {}
 consistent = True
+checked_at = set()
 for k, (i, x, _, _) in enumerate(launches):
     end = launches[k + 1][0] if k + 1 < len(launches) else len(phase)
     for l in phase[i + 1:end]:
         m = re.match(r"launch evo_check_launch .* args=([^,]+),([^,]+),", l)
         if m:
+            checked_at.add(k)
             if m.group(1) != out_ptr:
                 consistent = False
             ref_of.setdefault(x, set()).add(m.group(2))
 print("checked inputs", len(ref_of),
       "one reference per input:", "yes" if consistent and all(len(v) == 1 for v in ref_of.values()) else "no",
       "distinct references:", len({r for v in ref_of.values() for r in v}))
+# The last two timed launches are checked (LaunchSelection.h), one of each set when the sets
+# alternate: a kernel that stops working keeps one set's answer, which only the other set's
+# launch shows.
+last_two = {len(launches) - 2, len(launches) - 1}
+print("last two launches checked:", "yes" if last_two <= checked_at else "no",
+      "on inputs", len({launches[k][1] for k in last_two}))
