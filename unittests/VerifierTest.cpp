@@ -712,7 +712,7 @@ TEST(LaunchSelectionTest, AtLeastMinCheckedAndEveryLaunchWhenFewer) {
 }
 
 TEST(LaunchSelectionTest, EachEarlierLaunchIsCheckedWithTheGivenProbability) {
-  // Over many draws, every launch before the last is checked about `fraction` of the time
+  // Over many draws, every launch before the last two is checked about `fraction` of the time
   // (nothing a kernel could count on), and the draws depend on the entropy only.
   const unsigned runs = 20, draws = 4000;
   std::vector<unsigned> hits(runs, 0);
@@ -724,8 +724,9 @@ TEST(LaunchSelectionTest, EachEarlierLaunchIsCheckedWithTheGivenProbability) {
     for (unsigned r = 0; r < runs; ++r)
       hits[r] += s[r];
   }
-  for (unsigned r = 0; r + 1 < runs; ++r)
+  for (unsigned r = 0; r + 2 < runs; ++r)
     EXPECT_NEAR(hits[r] / double(draws), 0.25, 0.03) << "launch " << r;
+  EXPECT_EQ(hits[runs - 2], draws);
   EXPECT_EQ(hits[runs - 1], draws);
   EXPECT_GT(distinct.size(), draws / 2);
 }
