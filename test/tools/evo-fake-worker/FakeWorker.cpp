@@ -73,19 +73,9 @@ static json::Object fakeTiming(const json::Object &request, double ms) {
                       {"checked_runs", std::move(checked)}};
 }
 
-int main(int argc, char **argv) {
-  if (argc != 3)
-    return 2;
-  out = std::fopen(argv[2], "w");
-  auto buf = MemoryBuffer::getFile(argv[1]);
-  if (!buf || !out)
-    return 2;
-  Expected<json::Value> req = json::parse((*buf)->getBuffer());
-  if (!req)
-    return 2;
-  json::Object &r = *req->getAsObject();
-  evo::exitWhenParentDies(r.getInteger("parent_pid").value_or(0));
-  json::Array *cands = r.getArray("candidates");
+/// Exit status when the request must be refused as the real worker would (no GPU, a tolerance
+/// table without an output's kind), after reporting why; 0 otherwise.
+static int refusal(const json::Object &r) {
   if (r.getString("stand_in") == StringRef("nogpu")) {
     emitObject(json::Object{{"event", "fatal"}, {"candidate", -1}, {"reason", "no CUDA driver: stand-in"}});
     return 4;
@@ -104,81 +94,189 @@ int main(int argc, char **argv) {
         return 2;
       }
     }
+  return 0;
+}
+
+/// Mode "ceilings": fixed ceilings by device ordinal (the file comment).
+static int reportCeilings(int64_t device) {
+  namespace P = evo::protocol;
+  json::Object c{{P::kEvent, P::kEventCeilings}, {P::kCopyGBps, 4200.0},
+                 {P::kReadGBps, 4400.0}, {P::kWriteGBps, 4500.0},
+                 {P::kFp32TFlops, 55.0}, {P::kF16MmaTFlops, 600.0},
+                 {P::kL2Bytes, 50331648}};
+  if (device == 0) {
+    c[P::kF16WgmmaTFlops] = 1000.0;
+    c[P::kBf16WgmmaTFlops] = 1010.0;
+    c[P::kWgmmaStatus] = "measured";
+  } else {
+    c[P::kF16WgmmaTFlops] = 0.0;
+    c[P::kBf16WgmmaTFlops] = 0.0;
+    c[P::kWgmmaStatus] =
+        device == 1 ? "unavailable: compute capability 8.0 (wgmma needs 9.0, sm_90a)"
+                    : "unavailable: the sm_90a module does not load: "
+                      "CUDA_ERROR_INVALID_PTX (stand-in)";
+  }
+  emitObject(std::move(c));
+  emitObject(json::Object{{"event", "done"}});
+  return 0;
+}
+
+/// Whether a candidate's code file (cubin or PTX) contains `marker`.
+static bool hasMarker(const json::Object &c, StringRef marker) {
+  for (StringRef key : {"cubin_file", "ptx_file"})
+    if (std::optional<StringRef> file = c.getString(key))
+      if (auto buf = MemoryBuffer::getFile(*file))
+        if ((*buf)->getBuffer().contains(marker))
+          return true;
+  return false;
+}
+
+/// Candidates of the evolution engine ("#<id>") get a time that depends on their code only, so
+/// identical kernels time alike and the search has something to optimize: the PTX's hash when
+/// given (cubins may embed temporary file names), else the file's bytes; times `factor`.
+static double fakeMs(const json::Object &c, double factor) {
+  if (hasMarker(c, "evo_stand_in_fast"))
+    return 0.5 * factor;
+  std::string text = c.getString("ptx_sha256").value_or("").str();
+  if (text.empty()) {
+    StringRef file = c.getString("cubin_file").value_or(c.getString("ptx_file").value_or(""));
+    if (auto buf = MemoryBuffer::getFile(file))
+      text = (*buf)->getBuffer().str();
+  }
+  uint64_t h = 1469598103934665603ull;
+  for (char ch : text)
+    h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
+  return (1.0 + double(h % 1000) / 1000.0) * factor;
+}
+
+/// Mode "time": every candidate valid with its fake time, but the time-mode cheat.
+static int timeCandidates(const json::Object &r, const json::Array *cands, double factor) {
+  for (size_t i = 0; cands && i < cands->size(); ++i) {
+    const json::Object &c = *(*cands)[i].getAsObject();
+    if (hasMarker(c, "evo_stand_in_invalid_time")) {
+      emitObject(json::Object{{"event", "result"}, {"candidate", int64_t(i)},
+                              {"id", *c.getString("id")}, {"verdict", "invalid"},
+                              {"reason", "'result0': 8 of 8 elements wrong on timed launch 37 of 100 (stand-in)"}});
+      continue;
+    }
+    emitObject(json::Object{{"event", "result"}, {"candidate", int64_t(i)},
+                            {"id", *c.getString("id")}, {"verdict", "valid"}, {"reason", ""},
+                            {"timing", fakeTiming(r, fakeMs(c, factor))}});
+  }
+  emitObject(json::Object{{"event", "done"}});
+  return 0;
+}
+
+/// Appends the queue file's candidates past byte `consumed` to `all`; whether {"end": true} came.
+static bool readQueue(const std::string &queue, size_t &consumed, std::vector<json::Object> &all) {
+  auto q = MemoryBuffer::getFile(queue);
+  StringRef text = q ? (*q)->getBuffer() : StringRef();
+  bool ended = false;
+  while (text.size() > consumed) {
+    size_t nl = text.find('\n', consumed);
+    if (nl == StringRef::npos)
+      break;
+    StringRef line = text.slice(consumed, nl);
+    consumed = nl + 1;
+    Expected<json::Value> v = json::parse(line);
+    if (!v) {
+      consumeError(v.takeError());
+      continue;
+    }
+    if (v->getAsObject()->getBoolean("end").value_or(false))
+      ended = true;
+    else
+      all.push_back(*v->getAsObject());
+  }
+  return ended;
+}
+
+/// Evaluates candidate `i` as its id says (the file comment); false: nothing more is evaluated.
+static bool evaluate(const json::Object &r, const json::Object &cand, size_t i, double factor) {
+  StringRef id = *cand.getString("id");
+  emitObject(json::Object{{"event", "begin"}, {"candidate", int64_t(i)}, {"id", id}});
+  // Kill tests: a per-candidate delay (so a run lasts long enough to be killed mid-way) and a
+  // log of what was evaluated, to prove nothing stored is evaluated again after a resume.
+  if (const char *ms = std::getenv("EVO_FAKE_WORKER_DELAY_MS"))
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(ms)));
+  if (const char *log = std::getenv("EVO_FAKE_WORKER_LOG"))
+    if (FILE *f = std::fopen(log, "a")) {
+      std::string line = (Twine(cand.getBoolean("reference").value_or(false) ? "ref " : "cand ") +
+                          cand.getString("ptx_sha256").value_or("-") + " " + id + "\n")
+                             .str();
+      std::fwrite(line.data(), 1, line.size(), f); // one write: lines never interleave
+      std::fclose(f);
+    }
+  auto result = [&](StringRef verdict, StringRef reason, std::optional<double> ms) {
+    json::Object o{{"event", "result"}, {"candidate", int64_t(i)}, {"id", id},
+                   {"verdict", verdict}, {"reason", reason}};
+    if (ms)
+      o["timing"] = fakeTiming(r, *ms);
+    emitObject(std::move(o));
+  };
+  if (id.starts_with("#")) {
+    result("valid", "", fakeMs(cand, factor));
+  } else if (id.starts_with("ok")) {
+    result("valid", "", 1.5);
+  } else if (id.starts_with("bad")) {
+    result("invalid", "3 of 8 elements of 'result0' were never written (trial 0)", std::nullopt);
+    if (cand.getBoolean("reference").value_or(false))
+      return false; // like the real worker: nothing is evaluated after a failed reference
+  } else if (id.starts_with("segv")) {
+    std::raise(SIGSEGV);
+  } else if (id.starts_with("abort")) {
+    std::abort();
+  } else if (id.starts_with("hang")) {
+    while (true)
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+  } else if (id.starts_with("fatal")) {
+    emitObject(json::Object{{"event", "fatal"}, {"candidate", int64_t(i)},
+          {"reason", "cuStreamSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS: illegal memory access"}});
+    _exit(3);
+  } else if (id.starts_with("garbage")) {
+    std::fprintf(out, "this is not json\n");
+    std::fflush(out);
+    _exit(1);
+  } else if (hasMarker(cand, "evo_stand_in_invalid_final")) {
+    result("invalid", "'result0': 5 of 8 elements differ from the reference (stand-in)",
+           std::nullopt);
+  } else {
+    result("valid", "", fakeMs(cand, factor));
+  }
+  return true;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 3)
+    return 2;
+  out = std::fopen(argv[2], "w");
+  auto buf = MemoryBuffer::getFile(argv[1]);
+  if (!buf || !out)
+    return 2;
+  Expected<json::Value> req = json::parse((*buf)->getBuffer());
+  if (!req)
+    return 2;
+  json::Object &r = *req->getAsObject();
+  evo::exitWhenParentDies(r.getInteger("parent_pid").value_or(0));
+  json::Array *cands = r.getArray("candidates");
+  if (int status = refusal(r))
+    return status;
   int64_t device = r.getInteger("device").value_or(0);
   emitObject(json::Object{{"event", "device"},
                           {"name", "Stand-in GPU"},
                           {"uuid", device == 0 ? std::string("00") : "stand-in-" + std::to_string(device)},
                           {"compute_capability", device == 1 ? "8.0" : "9.0"},
                           {"l2_bytes", 50331648}});
-  if (r.getString("mode") == StringRef("ceilings")) {
-    namespace P = evo::protocol;
-    json::Object c{{P::kEvent, P::kEventCeilings}, {P::kCopyGBps, 4200.0},
-                   {P::kReadGBps, 4400.0}, {P::kWriteGBps, 4500.0},
-                   {P::kFp32TFlops, 55.0}, {P::kF16MmaTFlops, 600.0},
-                   {P::kL2Bytes, 50331648}};
-    if (device == 0) {
-      c[P::kF16WgmmaTFlops] = 1000.0;
-      c[P::kBf16WgmmaTFlops] = 1010.0;
-      c[P::kWgmmaStatus] = "measured";
-    } else {
-      c[P::kF16WgmmaTFlops] = 0.0;
-      c[P::kBf16WgmmaTFlops] = 0.0;
-      c[P::kWgmmaStatus] =
-          device == 1 ? "unavailable: compute capability 8.0 (wgmma needs 9.0, sm_90a)"
-                      : "unavailable: the sm_90a module does not load: "
-                        "CUDA_ERROR_INVALID_PTX (stand-in)";
-    }
-    emitObject(std::move(c));
-    emitObject(json::Object{{"event", "done"}});
-    return 0;
-  }
-  // Candidates of the evolution engine ("#<id>") get a time that depends on their code only, so
-  // identical kernels time alike and the search has something to optimize.
-  // The PTX's hash when given (cubins may embed temporary file names), else the file's bytes.
-  auto hasMarker = [](const json::Object &c, StringRef marker) {
-    for (StringRef key : {"cubin_file", "ptx_file"})
-      if (std::optional<StringRef> file = c.getString(key))
-        if (auto buf = MemoryBuffer::getFile(*file))
-          if ((*buf)->getBuffer().contains(marker))
-            return true;
-    return false;
-  };
+  if (r.getString("mode") == StringRef("ceilings"))
+    return reportCeilings(device);
   // EVO_FAKE_WORKER_SLOW_DEVICE=N: every time measured on device N is 3x (GPUs of one host
   // that differ: evo-evolve must compare times only relative to each GPU's baseline).
   double factor = 1;
   if (const char *slow = std::getenv("EVO_FAKE_WORKER_SLOW_DEVICE"))
-    if (*slow && r.getInteger("device").value_or(0) == std::atoll(slow))
+    if (*slow && device == std::atoll(slow))
       factor = 3;
-  auto fakeMs = [&](const json::Object &c) {
-    if (hasMarker(c, "evo_stand_in_fast"))
-      return 0.5 * factor;
-    std::string text = c.getString("ptx_sha256").value_or("").str();
-    if (text.empty()) {
-      StringRef file = c.getString("cubin_file").value_or(c.getString("ptx_file").value_or(""));
-      if (auto buf = MemoryBuffer::getFile(file))
-        text = (*buf)->getBuffer().str();
-    }
-    uint64_t h = 1469598103934665603ull;
-    for (char ch : text)
-      h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
-    return (1.0 + double(h % 1000) / 1000.0) * factor;
-  };
-  if (r.getString("mode") == StringRef("time")) {
-    for (size_t i = 0; cands && i < cands->size(); ++i) {
-      const json::Object &c = *(*cands)[i].getAsObject();
-      if (hasMarker(c, "evo_stand_in_invalid_time")) {
-        emitObject(json::Object{{"event", "result"}, {"candidate", int64_t(i)},
-                                {"id", *c.getString("id")}, {"verdict", "invalid"},
-                                {"reason", "'result0': 8 of 8 elements wrong on timed launch 37 of 100 (stand-in)"}});
-        continue;
-      }
-      emitObject(json::Object{{"event", "result"}, {"candidate", int64_t(i)},
-                              {"id", *c.getString("id")}, {"verdict", "valid"}, {"reason", ""},
-                              {"timing", fakeTiming(r, fakeMs(c))}});
-    }
-    emitObject(json::Object{{"event", "done"}});
-    return 0;
-  }
+  if (r.getString("mode") == StringRef("time"))
+    return timeCandidates(r, cands, factor);
   if (r.getString("mode") == StringRef("probe")) {
     emitObject(json::Object{{"event", "done"}});
     return 0;
@@ -193,25 +291,7 @@ int main(int argc, char **argv) {
     if (next == all.size()) {
       if (queue.empty())
         break;
-      auto q = MemoryBuffer::getFile(queue);
-      StringRef text = q ? (*q)->getBuffer() : StringRef();
-      bool ended = false;
-      while (text.size() > consumed) {
-        size_t nl = text.find('\n', consumed);
-        if (nl == StringRef::npos)
-          break;
-        StringRef line = text.slice(consumed, nl);
-        consumed = nl + 1;
-        Expected<json::Value> v = json::parse(line);
-        if (!v) {
-          consumeError(v.takeError());
-          continue;
-        }
-        if (v->getAsObject()->getBoolean("end").value_or(false))
-          ended = true;
-        else
-          all.push_back(*v->getAsObject());
-      }
+      bool ended = readQueue(queue, consumed, all);
       if (ended && next == all.size())
         break;
       if (next == all.size()) {
@@ -220,53 +300,8 @@ int main(int argc, char **argv) {
       }
     }
     size_t i = next++;
-    StringRef id = *all[i].getString("id");
-    emitObject(json::Object{{"event", "begin"}, {"candidate", int64_t(i)}, {"id", id}});
-    // Kill tests: a per-candidate delay (so a run lasts long enough to be killed mid-way) and a
-    // log of what was evaluated, to prove nothing stored is evaluated again after a resume.
-    if (const char *ms = std::getenv("EVO_FAKE_WORKER_DELAY_MS"))
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(ms)));
-    if (const char *log = std::getenv("EVO_FAKE_WORKER_LOG"))
-      if (FILE *f = std::fopen(log, "a")) {
-        std::string line = (Twine(all[i].getBoolean("reference").value_or(false) ? "ref " : "cand ") +
-                            all[i].getString("ptx_sha256").value_or("-") + " " + id + "\n")
-                               .str();
-        std::fwrite(line.data(), 1, line.size(), f); // one write: lines never interleave
-        std::fclose(f);
-      }
-    if (id.starts_with("#"))
-      emitObject(json::Object{{"event", "result"}, {"candidate", int64_t(i)}, {"id", id}, {"verdict", "valid"},
-            {"reason", ""}, {"timing", fakeTiming(r, fakeMs(all[i]))}});
-    else if (id.starts_with("ok"))
-      emitObject(json::Object{{"event", "result"}, {"candidate", int64_t(i)}, {"id", id}, {"verdict", "valid"},
-            {"reason", ""}, {"timing", fakeTiming(r, 1.5)}});
-    else if (id.starts_with("bad")) {
-      emitObject(json::Object{{"event", "result"}, {"candidate", int64_t(i)}, {"id", id}, {"verdict", "invalid"},
-            {"reason", "3 of 8 elements of 'result0' were never written (trial 0)"}});
-      if (all[i].getBoolean("reference").value_or(false))
-        break; // like the real worker: nothing is evaluated after a failed reference
-    } else if (id.starts_with("segv"))
-      std::raise(SIGSEGV);
-    else if (id.starts_with("abort"))
-      std::abort();
-    else if (id.starts_with("hang"))
-      while (true)
-        std::this_thread::sleep_for(std::chrono::seconds(1));
-    else if (id.starts_with("fatal")) {
-      emitObject(json::Object{{"event", "fatal"}, {"candidate", int64_t(i)},
-            {"reason", "cuStreamSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS: illegal memory access"}});
-      _exit(3);
-    } else if (id.starts_with("garbage")) {
-      std::fprintf(out, "this is not json\n");
-      std::fflush(out);
-      _exit(1);
-    } else if (hasMarker(all[i], "evo_stand_in_invalid_final")) {
-      emitObject(json::Object{{"event", "result"}, {"candidate", int64_t(i)}, {"id", id}, {"verdict", "invalid"},
-            {"reason", "'result0': 5 of 8 elements differ from the reference (stand-in)"}});
-    } else {
-      emitObject(json::Object{{"event", "result"}, {"candidate", int64_t(i)}, {"id", id}, {"verdict", "valid"},
-            {"reason", ""}, {"timing", fakeTiming(r, fakeMs(all[i]))}});
-    }
+    if (!evaluate(r, all[i], i, factor))
+      break;
   }
   emitObject(json::Object{{"event", "done"}});
   return 0;
