@@ -4,6 +4,11 @@
 // LLVM). A CUmodule is created lazily in each context a launch targets (the stream's context, or
 // the current one) and kept until the Module is destroyed.
 //
+// Why one file of ~850 lines: Module::Impl keeps all per-context state (the CUmodule, the
+// tensor-map slots of eager calls, the capture-slot pool of CUDA graph captures) under one lock
+// and tears it down together in ~Module; in one place, which state that lock guards can be
+// checked by reading one class.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Internal.h"
