@@ -228,6 +228,13 @@ func.func @mv_t0(%a: tensor<4096x8192xf32>, %x: tensor<8192x1xf32>) -> tensor<40
   %f = linalg.fill ins(%z : f32) outs(%e : tensor<4096x1xf32>) -> tensor<4096x1xf32>
   %r = linalg.matmul ins(%a, %x : tensor<4096x8192xf32>, tensor<8192x1xf32>) outs(%f : tensor<4096x1xf32>) -> tensor<4096x1xf32>
   return %r : tensor<4096x1xf32>
+}
+func.func @conv_t0(%x: tensor<1x18x18x1024xf32>, %w: tensor<3x3x1024x64xf32>) -> tensor<1x16x16x64xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x16x64xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x16x16x64xf32>) -> tensor<1x16x16x64xf32>
+  %r = linalg.conv_2d_nhwc_hwcf ins(%x, %w : tensor<1x18x18x1024xf32>, tensor<3x3x1024x64xf32>) outs(%f : tensor<1x16x16x64xf32>) -> tensor<1x16x16x64xf32>
+  return %r : tensor<1x16x16x64xf32>
 })mlir";
   MLIRContext ctx(registry());
   OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(src, &ctx);
@@ -239,6 +246,11 @@ func.func @mv_t0(%a: tensor<4096x8192xf32>, %x: tensor<8192x1xf32>) -> tensor<40
   EXPECT_EQ(longK.contractionK, 131072);
   EXPECT_EQ(gemv.outputElements, 4096);
   EXPECT_EQ(gemv.contractionMinMN, 1);
+  // A convolution is no contraction here (its K is more than the channels inferContractionDims
+  // names): no split-K seeds from a K of 1024 channels.
+  SeedTraits conv = seedTraits(funcs[2]);
+  EXPECT_EQ(conv.contractionMinMN, 0);
+  EXPECT_EQ(conv.contractionK, 0);
   std::vector<Genome> lk = seedGenomes(Genome(), TaskFamily::Matmul, longK);
   EXPECT_TRUE(llvm::none_of(lk, [](const Genome &g) { return g.knobs.tileSizes.empty(); }));
   SmallVector<int64_t> splits128;

@@ -53,14 +53,21 @@ SeedTraits seedTraits(func::FuncOp task) {
   t.stridedRows = rowProgramIsStrided(task);
   t.fastMathForms = hasFastMathForms(task);
   task.walk([&](linalg::LinalgOp op) {
+    // (inferContractionDims also "finds" dimensions in a convolution, whose K is more than
+    // the dimensions it names: convolutions are not contractions here.)
+    if (linalg::isaConvolutionOpInterface(op))
+      return;
     FailureOr<linalg::ContractionDimensions> c = linalg::inferContractionDims(op);
     SmallVector<int64_t> sizes = op.getStaticLoopRanges();
     if (failed(c) || c->k.empty())
       return;
     auto extent = [&](ArrayRef<unsigned> dims) {
       int64_t e = 1;
-      for (unsigned d : dims)
-        e = ShapedType::isDynamic(sizes[d]) ? ShapedType::kDynamic : e * sizes[d];
+      for (unsigned d : dims) {
+        if (ShapedType::isDynamic(sizes[d]))
+          return ShapedType::kDynamic;
+        e *= sizes[d];
+      }
       return e;
     };
     int64_t m = extent(c->m), n = extent(c->n);

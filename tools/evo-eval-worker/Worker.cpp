@@ -652,7 +652,9 @@ Request parseRequest(const json &j) {
     const json &t = j[P::kTiming];
     r.timing = t.value(P::kEnabled, true);
     r.warmup = t.value(P::kWarmup, r.warmup);
-    r.runs = std::max(1, t.value(P::kRuns, r.runs));
+    // At least two timed launches: the checks always take the last two, one of each input set
+    // when timing alternates them (LaunchSelection.h); one launch would check one set only.
+    r.runs = std::max(2, t.value(P::kRuns, r.runs));
     r.repeats = std::max(1, t.value(P::kRepeats, r.repeats));
     r.flushBytes = t.value(P::kFlushBytes, r.flushBytes);
     r.maxMsPerRepeat = t.value(P::kMaxMsPerRepeat, r.maxMsPerRepeat);
