@@ -1,6 +1,7 @@
 """EvoModule: a manifest + its PTX, callable on torch tensors."""
 
 import collections
+import contextlib
 import ctypes
 import os
 import threading
@@ -165,6 +166,16 @@ class EvoModule:
             device = torch.cuda.current_device()
         index = device.index if isinstance(device, torch.device) else int(device)
         loaded = self._module_on(torch.cuda.current_device() if index is None else index)
+        with self._current(loaded), loaded.map_lock:
+            missing = int(count) - len(loaded.capture_free)
+            if missing > 0:
+                self._add_capture_slots(loaded, missing)
+        return self
+
+    @contextlib.contextmanager
+    def _current(self, loaded):
+        """The device's primary context, made current for the block only when it is not already
+        (e.g. a thread that has not used CUDA yet): the caller's current device is left as is."""
         d = self._driver
         cur = ctypes.c_void_p()
         d.lib.cuCtxGetCurrent(ctypes.byref(cur))
@@ -172,14 +183,10 @@ class EvoModule:
         if pushed:
             d.lib.cuCtxPushCurrent_v2(loaded.ctx)
         try:
-            with loaded.map_lock:
-                missing = int(count) - len(loaded.capture_free)
-                if missing > 0:
-                    self._add_capture_slots(loaded, missing)
+            yield
         finally:
             if pushed:
                 d.lib.cuCtxPopCurrent_v2(ctypes.byref(cur))
-        return self
 
     def image_for(self, device=None):
         """What launches on `device` (default: the current one) use: ("cubin", chip, file),
@@ -370,16 +377,7 @@ class EvoModule:
 
     def _enqueue(self, loaded, ptrs, handle):
         d = self._driver
-        # The device's primary context, made current for these calls only when it is not already
-        # (e.g. a thread that has not used CUDA yet): the caller's current device is left as is.
-        cur = ctypes.c_void_p()
-        d.lib.cuCtxGetCurrent(ctypes.byref(cur))
-        pushed = cur.value != loaded.ctx
-        if pushed:
-            d.lib.cuCtxPushCurrent_v2(loaded.ctx)
-        if self._maps:
-            loaded.map_lock.acquire()
-        try:
+        with self._current(loaded), (loaded.map_lock if self._maps else contextlib.nullcontext()):
             if self._maps:
                 base = self._bind_tensor_maps(loaded, ptrs, handle)
                 for k, b in enumerate(self._maps):
@@ -391,11 +389,6 @@ class EvoModule:
             for fn, grid, block, smem, offsets, array_type in loaded.launches:
                 params = array_type(*[base + o for o in offsets])
                 d.launch(fn, grid, block, smem, handle, params)
-        finally:
-            if self._maps:
-                loaded.map_lock.release()
-            if pushed:
-                d.lib.cuCtxPopCurrent_v2(ctypes.byref(cur))
 
     def _encode_maps(self, out, sources):
         """Encodes every map over `sources` into the host bytes at `out` (128 per map)."""

@@ -104,6 +104,8 @@ public:
     if (current != ctx)
       pushed_ = d.cuCtxPushCurrent(ctx) == CUDA_SUCCESS;
   }
+  ContextGuard(const ContextGuard &) = delete;
+  ContextGuard &operator=(const ContextGuard &) = delete;
   ~ContextGuard() {
     if (pushed_) {
       CUcontext ignored;
@@ -320,6 +322,22 @@ struct Module::Impl {
     }
     loaded.push_back(std::move(l));
     return &loaded.back();
+  }
+
+  /// Runs `body(driver, loaded)` with the module loaded in the context of `stream` and that
+  /// context current for the call (prepare, reserveCaptureSlots).
+  template <typename Body> Status withLoaded(Stream stream, Body body) const {
+    Expected<Driver *> d = driver(prefix);
+    if (!d)
+      return d.error();
+    Expected<CUcontext> ctx = contextFor(**d, stream);
+    if (!ctx)
+      return ctx.error();
+    ContextGuard guard(**d, *ctx);
+    Expected<const Loaded *> l = loadedIn(**d, *ctx);
+    if (!l)
+      return l.error();
+    return body(**d, **l);
   }
 
   /// Whether work enqueued on `stream` now is captured into a CUDA graph (an invalidated
@@ -666,33 +684,16 @@ Expected<Module> Module::load(const std::string &manifestPath, const LoadOptions
 }
 
 Status Module::prepare(Stream stream) const {
-  Expected<Driver *> d = driver(impl_->prefix);
-  if (!d)
-    return d.error();
-  Expected<CUcontext> ctx = impl_->contextFor(**d, stream);
-  if (!ctx)
-    return ctx.error();
-  ContextGuard guard(**d, *ctx);
-  Expected<const Impl::Loaded *> l = impl_->loadedIn(**d, *ctx);
-  return l ? Status() : Status(l.error());
+  return impl_->withLoaded(stream, [](Driver &, const Impl::Loaded &) { return Status(); });
 }
 
 Status Module::reserveCaptureSlots(size_t count, Stream stream) const {
   if (impl_->manifest.tensorMaps.empty())
     return Status();
-  Expected<Driver *> d = driver(impl_->prefix);
-  if (!d)
-    return d.error();
-  Expected<CUcontext> ctx = impl_->contextFor(**d, stream);
-  if (!ctx)
-    return ctx.error();
-  ContextGuard guard(**d, *ctx);
-  Expected<const Impl::Loaded *> l = impl_->loadedIn(**d, *ctx);
-  if (!l)
-    return l.error();
-  Impl::MapState &st = *(*l)->maps;
-  std::lock_guard<std::mutex> lock(st.mutex);
-  return impl_->reserveCaptureSlots(**d, st, count);
+  return impl_->withLoaded(stream, [&](Driver &d, const Impl::Loaded &l) {
+    std::lock_guard<std::mutex> lock(l.maps->mutex);
+    return impl_->reserveCaptureSlots(d, *l.maps, count);
+  });
 }
 
 Expected<Workspace> Module::allocateWorkspace(Stream stream) const {
