@@ -53,14 +53,17 @@ MAX_CAPTURE_SLOTS = 1 << 20
 CAPTURE_SLOTS_VAR = "EVO_RUNTIME_CAPTURE_SLOTS"
 
 
-def capture_slot_target():
-    """The capture pool's size: $EVO_RUNTIME_CAPTURE_SLOTS, else DEFAULT_CAPTURE_SLOTS."""
+def capture_slot_target(name=None):
+    """The capture pool's size: $EVO_RUNTIME_CAPTURE_SLOTS, else DEFAULT_CAPTURE_SLOTS. A value
+    that is not a count (a ValueError, its message prefixed with `name`) fails only what needs
+    the pool (a captured call, reserve_capture_slots); calls outside capture then skip the
+    refill."""
     v = os.environ.get(CAPTURE_SLOTS_VAR, "")
     if not v:
         return DEFAULT_CAPTURE_SLOTS
     if not v.isdigit() or not 1 <= int(v) <= MAX_CAPTURE_SLOTS:
-        raise ValueError(f"${CAPTURE_SLOTS_VAR}={v!r} is not a number of slots from 1 to "
-                         f"{MAX_CAPTURE_SLOTS}")
+        raise ValueError(f"{name + ': ' if name else ''}${CAPTURE_SLOTS_VAR}={v!r} is not a "
+                         f"number of slots from 1 to {MAX_CAPTURE_SLOTS}")
     return int(v)
 
 
@@ -166,6 +169,7 @@ class EvoModule:
             device = torch.cuda.current_device()
         index = device.index if isinstance(device, torch.device) else int(device)
         loaded = self._module_on(torch.cuda.current_device() if index is None else index)
+        capture_slot_target(self.name)  # a pool size that is not a count is refused here too
         with self._current(loaded), loaded.map_lock:
             missing = int(count) - len(loaded.capture_free)
             if missing > 0:
@@ -430,6 +434,7 @@ class EvoModule:
         copied to its device memory by one cuMemcpyHtoDAsync on the capturing stream (a memcpy
         node of the graph, run again at every replay, before the launches). The slot is the
         graph's for good: never rewritten, reused or freed."""
+        capture_slot_target(self.name)  # a pool size that is not a count is refused here
         if not loaded.capture_free:
             failed = (f" (the last allocation of capture slots failed: {loaded.capture_error})"
                       if loaded.capture_error else "")
@@ -453,6 +458,25 @@ class EvoModule:
         self._driver.copy_to_device_async(device, host, len(self._maps) * TENSOR_MAP_BYTES, handle)
         return device
 
+    def _top_up_capture_slots(self, loaded):
+        """Outside capture: fills the pool back to its size when fewer than half of it are free.
+        It never fails the call, which needs no capture slot: a pool size that is not a count is
+        left to what needs the pool to report, and a failed allocation (e.g. another thread's
+        global-mode capture refuses allocations for a while) is remembered for the capture that
+        then finds no slot."""
+        try:
+            target = capture_slot_target()
+        except ValueError:
+            return
+        free = len(loaded.capture_free)
+        if free and 2 * free >= target:
+            return
+        try:
+            self._add_capture_slots(loaded, target - free)
+            loaded.capture_error = ""
+        except CudaError as e:
+            loaded.capture_error = str(e)[len(self.name) + 2:]
+
     def _bind_tensor_maps(self, loaded, ptrs, handle):
         """The device address of this call's tensor maps (map k at + 128 k). During a CUDA graph
         capture: a fresh capture slot (_bind_for_capture). Otherwise those already on the device
@@ -462,17 +486,7 @@ class EvoModule:
         sources = tuple(ptrs[b.tensor_map.source] for b in self._maps)
         if d.is_capturing(handle):
             return self._bind_for_capture(loaded, sources, handle)
-        target = capture_slot_target()
-        free = len(loaded.capture_free)
-        if not free or 2 * free < target:
-            # A failure does not fail this call (it needs no capture slot; e.g. another thread's
-            # global-mode capture refuses allocations for a while): the capture that then finds
-            # no slot says why.
-            try:
-                self._add_capture_slots(loaded, target - free)
-                loaded.capture_error = ""
-            except CudaError as e:
-                loaded.capture_error = str(e)[len(self.name) + 2:]
+        self._top_up_capture_slots(loaded)
         slot = None
         for candidate in loaded.map_slots:
             if candidate.stream == handle:

@@ -371,7 +371,9 @@ struct Module::Impl {
     return Status();
   }
 
-  /// The capture pool's size: $EVO_RUNTIME_CAPTURE_SLOTS, else kDefaultCaptureSlots.
+  /// The capture pool's size: $EVO_RUNTIME_CAPTURE_SLOTS, else kDefaultCaptureSlots. A value
+  /// that is not a count fails only what needs the pool (a captured launch, reserveCaptureSlots);
+  /// launches outside capture then skip the refill.
   Expected<size_t> captureSlotTarget() const {
     const char *v = std::getenv(kCaptureSlotsVar);
     if (!v || !*v)
@@ -412,19 +414,19 @@ struct Module::Impl {
     return Status();
   }
 
-  /// Outside capture: fills the pool back to its size when fewer than half of it are free. An
-  /// allocation that fails does not fail the launch (it needs no capture slot; e.g. another
-  /// thread's global-mode capture refuses allocations for a while): it is remembered for the
-  /// capture that then finds none.
-  Status topUpCaptureSlots(Driver &d, MapState &st) const {
+  /// Outside capture: fills the pool back to its size when fewer than half of it are free. It
+  /// never fails the launch, which needs no capture slot: a pool size that is not a count is
+  /// left to what needs the pool (captures, reserveCaptureSlots) to report, and a failed
+  /// allocation (e.g. another thread's global-mode capture refuses allocations for a while) is
+  /// remembered for the capture that then finds no slot.
+  void topUpCaptureSlots(Driver &d, MapState &st) const {
     Expected<size_t> target = captureSlotTarget();
     if (!target)
-      return target.error();
+      return;
     if (st.freeSlots.size() * 2 >= *target && !st.freeSlots.empty())
-      return Status();
+      return;
     Status added = addCaptureSlots(d, st, *target - st.freeSlots.size());
     st.poolError = added ? "" : added.message().substr(prefix.size());
-    return Status();
   }
 
   /// Makes `count` capture slots free in the current context (Module::reserveCaptureSlots).
@@ -432,6 +434,8 @@ struct Module::Impl {
     if (count > kMaxCaptureSlots)
       return err(Error::Code::InvalidArgument, "at most " + std::to_string(kMaxCaptureSlots) +
                                                    " capture slots can be reserved at once");
+    if (Expected<size_t> target = captureSlotTarget(); !target)
+      return target.error();
     if (st.freeSlots.size() >= count)
       return Status();
     return addCaptureSlots(d, st, count - st.freeSlots.size());
@@ -443,6 +447,8 @@ struct Module::Impl {
   Expected<CUdeviceptr> bindForCapture(Driver &d, MapState &st, CUstream s,
                                        const std::vector<CUdeviceptr> &sources) const {
     namespace tm = evo::tensormap;
+    if (Expected<size_t> target = captureSlotTarget(); !target)
+      return target.error();
     if (st.freeSlots.empty()) {
       std::string failed =
           st.poolError.empty()
@@ -490,8 +496,7 @@ struct Module::Impl {
     CUstream s = cu(stream);
     if (isCapturing(s))
       return bindForCapture(d, st, s, sources);
-    if (Status topUp = topUpCaptureSlots(d, st); !topUp)
-      return topUp.error();
+    topUpCaptureSlots(d, st);
     MapSlot *slot = nullptr;
     for (MapSlot &candidate : st.slots)
       if (candidate.stream == s)

@@ -539,19 +539,6 @@ TEST_F(FakeDriver, CaptureSlotsReservedRefilledAndExhausted) {
   log = takeLog();
   uintptr_t more = allocated(log, 3 * 256);
   ASSERT_NE(more, 0u) << joined(log);
-  // A pool size that is not a count is an error value.
-  {
-    ScopedEnv bad("EVO_RUNTIME_CAPTURE_SLOTS", "lots");
-    a.in[0].data = at(0x600000);
-    s = mod->launch(stream(0x9000), a.in, a.out, a.ws);
-    ASSERT_FALSE(s.ok());
-    EXPECT_EQ(s.error().code(), Error::Code::InvalidArgument);
-    EXPECT_NE(
-        s.message().find("$EVO_RUNTIME_CAPTURE_SLOTS='lots' is not a number of slots from 1 to"),
-        std::string::npos)
-        << s.message();
-  }
-  takeLog();
   // Blocks with a captured slot stay; the block of slots reserved last (none captured) goes.
   { Module dropped = std::move(*mod); }
   log = takeLog();
@@ -600,6 +587,44 @@ TEST_F(FakeDriver, CaptureSlotsThatCannotBeAllocatedFailOnlyTheCapture) {
   ScopedEnv capture("EVO_FAKE_CUDA_CAPTURING", "0x9000");
   Status s = mod->launch(stream(0x9000), a.in, a.out, a.ws);
   EXPECT_TRUE(s.ok()) << s.message();
+}
+
+TEST_F(FakeDriver, AMalformedPoolSizeFailsOnlyWhatNeedsThePool) {
+  auto mod = Module::fromMemory(evo::runtime::testing::tensorMapManifest(),
+                                evo::runtime::testing::kTensorMapImage);
+  ASSERT_TRUE(mod.ok());
+  TmArgs a;
+  auto capture = [&] {
+    ScopedEnv capturing("EVO_FAKE_CUDA_CAPTURING", "0x9000");
+    return mod->launch(stream(0x9000), a.in, a.out, a.ws);
+  };
+  ASSERT_TRUE(mod->reserveCaptureSlots(1, stream(0x9000)).ok());
+  takeLog();
+  {
+    ScopedEnv bad("EVO_RUNTIME_CAPTURE_SLOTS", "lots");
+    const std::string why = "evo-runtime: tm: $EVO_RUNTIME_CAPTURE_SLOTS='lots' is not a number "
+                            "of slots from 1 to 1048576";
+    // A launch outside capture needs no capture slot: it runs, and leaves the pool alone.
+    Status s = mod->launch(stream(0x9000), a.in, a.out, a.ws);
+    ASSERT_TRUE(s.ok()) << s.message();
+    std::vector<std::string> log = takeLog();
+    EXPECT_EQ(count(log, "launch tm_k1"), 1u) << joined(log);
+    EXPECT_EQ(count(log, "hostalloc"), 0u) << joined(log);
+    // What needs the pool says why it cannot go on: a reservation, and a capture (even with a
+    // slot free); nothing allocated or enqueued.
+    s = mod->reserveCaptureSlots(4, stream(0x9000));
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().code(), Error::Code::InvalidArgument);
+    EXPECT_EQ(s.message(), why);
+    s = capture();
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().code(), Error::Code::InvalidArgument);
+    EXPECT_EQ(s.message(), why);
+    EXPECT_EQ(takeLog(), std::vector<std::string>{});
+  }
+  // Mended: the slot reserved before serves the capture.
+  Status s = capture();
+  ASSERT_TRUE(s.ok()) << s.message();
 }
 
 TEST_F(FakeDriver, ReservingCaptureSlotsWithoutTensorMapsDoesNothing) {
