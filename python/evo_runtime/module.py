@@ -51,6 +51,9 @@ class _MapSlot:
 DEFAULT_CAPTURE_SLOTS = 256
 MAX_CAPTURE_SLOTS = 1 << 20
 CAPTURE_SLOTS_VAR = "EVO_RUNTIME_CAPTURE_SLOTS"
+# Calls outside capture that skip the refill after it failed, so that a driver out of memory is
+# not asked again at every call (a capture that finds no slot ends the wait).
+REFILL_BACKOFF = 64
 
 
 def capture_slot_target(name=None):
@@ -84,6 +87,7 @@ class _Loaded:
         self.capture_allocated = 0
         self.capture_taken = 0
         self.capture_error = ""  # why the pool's last allocation failed, if it did
+        self.capture_wait = 0  # refills to skip before the next try, after one failed
 
 
 class EvoModule:
@@ -436,6 +440,7 @@ class EvoModule:
         graph's for good: never rewritten, reused or freed."""
         capture_slot_target(self.name)  # a pool size that is not a count is refused here
         if not loaded.capture_free:
+            loaded.capture_wait = 0  # the pool is wanted: the next call outside capture refills it
             failed = (f" (the last allocation of capture slots failed: {loaded.capture_error})"
                       if loaded.capture_error else "")
             if not loaded.capture_allocated:
@@ -463,7 +468,8 @@ class EvoModule:
         It never fails the call, which needs no capture slot: a pool size that is not a count is
         left to what needs the pool to report, and a failed allocation (e.g. another thread's
         global-mode capture refuses allocations for a while) is remembered for the capture that
-        then finds no slot."""
+        then finds no slot, and not tried again before REFILL_BACKOFF more calls want it, or a
+        capture finds no slot."""
         try:
             target = capture_slot_target()
         except ValueError:
@@ -471,11 +477,15 @@ class EvoModule:
         free = len(loaded.capture_free)
         if free and 2 * free >= target:
             return
+        if loaded.capture_wait:
+            loaded.capture_wait -= 1
+            return
         try:
             self._add_capture_slots(loaded, target - free)
             loaded.capture_error = ""
         except CudaError as e:
             loaded.capture_error = str(e)[len(self.name) + 2:]
+            loaded.capture_wait = REFILL_BACKOFF
 
     def _bind_tensor_maps(self, loaded, ptrs, handle):
         """The device address of this call's tensor maps (map k at + 128 k). During a CUDA graph

@@ -627,6 +627,34 @@ class FakeDriverTensorMapTest(FakeDriverBase):
         # Mended: the slot reserved before serves the capture.
         self.capture(a, b, workspace=w)
 
+    def test_failed_refill_waits_before_it_is_tried_again(self):
+        t = self.torch
+        a, b = self.tm_inputs()
+        w = t.empty(16384, dtype=t.uint8)
+        take_log()
+        os.environ["EVO_FAKE_CUDA_HOSTALLOC_FAIL"] = "1"
+        self.addCleanup(os.environ.pop, "EVO_FAKE_CUDA_HOSTALLOC_FAIL", None)
+        self.mod(a, b, workspace=w)
+        self.assertEqual(len(self.allocated(take_log(), POOL_BYTES)), 1)
+        # The next 64 calls outside capture do not ask the driver again...
+        for _ in range(64):
+            self.mod(a, b, workspace=w)
+        log = take_log()
+        self.assertEqual(sum(line.startswith("launch tm_k1") for line in log), 64)
+        self.assertFalse(any(line.startswith(("alloc", "free")) for line in log), log)
+        # ...the one after them does.
+        self.mod(a, b, workspace=w)
+        self.assertEqual(len(self.allocated(take_log(), POOL_BYTES)), 1)
+        self.mod(a, b, workspace=w)
+        self.assertEqual(len(self.allocated(take_log(), POOL_BYTES)), 0)
+        # A capture that finds no slot ends the wait: the next call outside capture tries again.
+        with self.assertRaisesRegex(RuntimeError, re.escape(
+                "(the last allocation of capture slots failed: 256 capture slots for its tensor "
+                "maps: cuMemAllocHost failed: CUDA_ERROR_OUT_OF_MEMORY (fake driver))")):
+            self.capture(a, b, workspace=w)
+        self.mod(a, b, workspace=w)
+        self.assertEqual(len(self.allocated(take_log(), POOL_BYTES)), 1)
+
     def test_encode_failure_and_refusals(self):
         a, b = self.tm_inputs()
         take_log()

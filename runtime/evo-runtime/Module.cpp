@@ -50,6 +50,9 @@ constexpr uint32_t kDefaultSharedMemoryLimit = 48 * 1024;
 /// $EVO_RUNTIME_CAPTURE_SLOTS or Module::reserveCaptureSlots.
 constexpr size_t kDefaultCaptureSlots = 256, kMaxCaptureSlots = size_t(1) << 20;
 constexpr const char *kCaptureSlotsVar = "EVO_RUNTIME_CAPTURE_SLOTS";
+/// Launches outside capture that skip the refill after it failed, so that a driver out of
+/// memory is not asked again at every launch (a capture that finds no slot ends the wait).
+constexpr size_t kRefillBackoff = 64;
 
 /// Entry points CudaDriver.h does not bind, looked up in the library it loaded (null when the
 /// driver lacks them: the checks that use them are then skipped).
@@ -172,6 +175,8 @@ struct Module::Impl {
     /// Why the pool's last allocation failed ("" when it did not), for the capture that then
     /// finds no slot.
     std::string poolError;
+    /// Refills to skip before the next try, after one failed (kRefillBackoff).
+    size_t refillWait = 0;
   };
 
   struct Loaded {
@@ -418,15 +423,21 @@ struct Module::Impl {
   /// never fails the launch, which needs no capture slot: a pool size that is not a count is
   /// left to what needs the pool (captures, reserveCaptureSlots) to report, and a failed
   /// allocation (e.g. another thread's global-mode capture refuses allocations for a while) is
-  /// remembered for the capture that then finds no slot.
+  /// remembered for the capture that then finds no slot, and not tried again before
+  /// kRefillBackoff more launches want it, or a capture finds no slot.
   void topUpCaptureSlots(Driver &d, MapState &st) const {
     Expected<size_t> target = captureSlotTarget();
     if (!target)
       return;
     if (st.freeSlots.size() * 2 >= *target && !st.freeSlots.empty())
       return;
+    if (st.refillWait) {
+      --st.refillWait;
+      return;
+    }
     Status added = addCaptureSlots(d, st, *target - st.freeSlots.size());
     st.poolError = added ? "" : added.message().substr(prefix.size());
+    st.refillWait = added ? 0 : kRefillBackoff;
   }
 
   /// Makes `count` capture slots free in the current context (Module::reserveCaptureSlots).
@@ -450,6 +461,7 @@ struct Module::Impl {
     if (Expected<size_t> target = captureSlotTarget(); !target)
       return target.error();
     if (st.freeSlots.empty()) {
+      st.refillWait = 0; // the pool is wanted: the next launch outside capture refills it
       std::string failed =
           st.poolError.empty()
               ? ""

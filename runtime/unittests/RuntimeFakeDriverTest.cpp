@@ -627,6 +627,43 @@ TEST_F(FakeDriver, AMalformedPoolSizeFailsOnlyWhatNeedsThePool) {
   ASSERT_TRUE(s.ok()) << s.message();
 }
 
+TEST_F(FakeDriver, AFailedRefillWaitsBeforeItIsTriedAgain) {
+  auto mod = Module::fromMemory(evo::runtime::testing::tensorMapManifest(),
+                                evo::runtime::testing::kTensorMapImage);
+  ASSERT_TRUE(mod.ok());
+  TmArgs a;
+  auto launch = [&] { return mod->launch(stream(0x9000), a.in, a.out, a.ws); };
+  ScopedEnv fail("EVO_FAKE_CUDA_HOSTALLOC_FAIL", "1");
+  ASSERT_TRUE(launch().ok());
+  std::vector<std::string> log = takeLog();
+  EXPECT_EQ(allocations(log, kPoolBytes), 1u) << joined(log);
+  // The next 64 launches outside capture do not ask the driver again...
+  for (int i = 0; i < 64; ++i)
+    ASSERT_TRUE(launch().ok());
+  log = takeLog();
+  EXPECT_EQ(count(log, "launch tm_k1"), 64u);
+  EXPECT_EQ(count(log, "alloc"), 0u) << joined(log);
+  EXPECT_EQ(count(log, "free"), 0u) << joined(log);
+  // ...the one after them does.
+  ASSERT_TRUE(launch().ok());
+  EXPECT_EQ(allocations(takeLog(), kPoolBytes), 1u);
+  ASSERT_TRUE(launch().ok());
+  EXPECT_EQ(allocations(takeLog(), kPoolBytes), 0u);
+  // A capture that finds no slot ends the wait: the next launch outside capture tries again.
+  {
+    ScopedEnv capture("EVO_FAKE_CUDA_CAPTURING", "0x9000");
+    Status s = launch();
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("(the last allocation of capture slots failed: 256 capture slots "
+                               "for its tensor maps: cuMemAllocHost failed: "
+                               "CUDA_ERROR_OUT_OF_MEMORY (fake driver))"),
+              std::string::npos)
+        << s.message();
+  }
+  ASSERT_TRUE(launch().ok());
+  EXPECT_EQ(allocations(takeLog(), kPoolBytes), 1u);
+}
+
 TEST_F(FakeDriver, ReservingCaptureSlotsWithoutTensorMapsDoesNothing) {
   auto mod = Module::fromMemory(manifest(), kImage);
   ASSERT_TRUE(mod.ok());
