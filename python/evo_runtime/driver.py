@@ -59,6 +59,7 @@ class CudaDriver:
             "cuMemAlloc_v2": [POINTER(c_uint64), c_size_t],
             "cuMemFree_v2": [c_uint64],
             "cuMemAllocHost_v2": [POINTER(c_void_p), c_size_t],
+            "cuMemFreeHost": [c_void_p],
             "cuMemcpyHtoDAsync_v2": [c_uint64, c_void_p, c_size_t, c_void_p],
             "cuStreamIsCapturing": [c_void_p, POINTER(c_int)],
         }
@@ -198,6 +199,10 @@ class CudaDriver:
 
     def mem_free(self, ptr: int):
         self._check(self.lib.cuMemFree_v2(ptr), "cuMemFree")
+
+    def mem_free_host(self, ptr: int):
+        """cuMemFreeHost: frees what mem_alloc_host gave."""
+        self._check(self.lib.cuMemFreeHost(ptr), "cuMemFreeHost")
 
     def copy_to_device_async(self, dst: int, src: int, nbytes: int, stream: int):
         """cuMemcpyHtoDAsync: `src` is a host address that must stay valid (and unchanged) until

@@ -70,6 +70,15 @@ def capture_slot_target(name=None):
     return int(v)
 
 
+class _CaptureBlock:
+    """One allocation of capture slots: a cuMemAlloc and a cuMemAllocHost of the same size."""
+
+    def __init__(self, device, host):
+        self.device = device
+        self.host = host
+        self.captured = False  # a slot of it is in a graph: kept for the process
+
+
 class _Loaded:
     """The CUDA module in one device's primary context."""
 
@@ -80,11 +89,12 @@ class _Loaded:
         # Tensor maps: held from their upload to the last launch of a call.
         self.map_lock = threading.Lock()
         self.map_slots = []
-        # The capture pool: (device address, pinned host address) of slots no capture has taken,
-        # allocated outside capture (cuMemAlloc and cuMemAllocHost are not allowed during a
-        # global-mode capture); a captured call takes one for good. Kept for the process.
+        # The capture pool: (device address, pinned host address, _CaptureBlock) of slots no
+        # capture has taken, allocated outside capture (cuMemAlloc and cuMemAllocHost are not
+        # allowed during a global-mode capture); a captured call takes one for good. The blocks
+        # no capture took a slot of are freed by EvoModule.close (and garbage collection).
         self.capture_free = collections.deque()
-        self.capture_allocated = 0
+        self.capture_blocks = []
         self.capture_taken = 0
         self.capture_error = ""  # why the pool's last allocation failed, if it did
         self.capture_wait = 0  # refills to skip before the next try, after one failed
@@ -114,7 +124,8 @@ class EvoModule:
       replayed), which then belongs to the graph for good. The capture slots come from a pool
       per device allocated outside capture: 256 ($EVO_RUNTIME_CAPTURE_SLOTS) at the first call
       with tensor maps, refilled by later calls outside capture when half are used, or
-      `reserve_capture_slots(n)`.
+      `reserve_capture_slots(n)`. `close()` (or garbage collection) frees the blocks of capture
+      slots that no graph holds.
     """
 
     def __init__(self, manifest_path, image=None, device=None):
@@ -179,6 +190,34 @@ class EvoModule:
             if missing > 0:
                 self._add_capture_slots(loaded, missing)
         return self
+
+    def close(self):
+        """Frees the capture slots that no CUDA graph holds (device and pinned memory) on every
+        device; garbage collection does it too. A block of slots of which a capture took one
+        stays: a replay of that graph copies from it (freed with the process, as by the C++
+        loader). The CUDA module and the streams' tensor-map slots stay (a graph may still
+        replay the kernels), so the module can still be called: a call outside capture then
+        allocates a new pool. Driver errors are ignored (the context may be gone already)."""
+        for loaded in list(self.__dict__.get("_loaded", {}).values()):
+            if all(block.captured for block in loaded.capture_blocks):
+                continue
+            d = self._driver
+            with self._current(loaded), loaded.map_lock:
+                for block in loaded.capture_blocks:
+                    if not block.captured:
+                        with contextlib.suppress(CudaError):
+                            d.mem_free(block.device)
+                        with contextlib.suppress(CudaError):
+                            d.mem_free_host(block.host)
+                loaded.capture_blocks = [b for b in loaded.capture_blocks if b.captured]
+                loaded.capture_free = collections.deque(
+                    slot for slot in loaded.capture_free if slot[2].captured)
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # e.g. at interpreter exit, with the driver half torn down
+            pass
 
     @contextlib.contextmanager
     def _current(self, loaded):
@@ -430,8 +469,10 @@ class EvoModule:
         except CudaError as e:
             d.mem_free(device)
             raise CudaError(f"{what}: {e}") from None
-        loaded.capture_free.extend((device + i * nbytes, host + i * nbytes) for i in range(count))
-        loaded.capture_allocated += count
+        block = _CaptureBlock(device, host)
+        loaded.capture_blocks.append(block)
+        loaded.capture_free.extend((device + i * nbytes, host + i * nbytes, block)
+                                   for i in range(count))
 
     def _bind_for_capture(self, loaded, sources, handle):
         """During a capture: the call's maps are encoded into a fresh slot's pinned bytes and
@@ -443,7 +484,7 @@ class EvoModule:
             loaded.capture_wait = 0  # the pool is wanted: the next call outside capture refills it
             failed = (f" (the last allocation of capture slots failed: {loaded.capture_error})"
                       if loaded.capture_error else "")
-            if not loaded.capture_allocated:
+            if not loaded.capture_blocks:
                 raise RuntimeError(
                     f"{self.name}: its tensor maps need a capture slot on this device and none is "
                     "allocated yet (they cannot be allocated during CUDA graph capture): call it "
@@ -455,10 +496,11 @@ class EvoModule:
                 "(one each, for good); reserve more before capturing (reserve_capture_slots(n), or "
                 f"${CAPTURE_SLOTS_VAR} above {DEFAULT_CAPTURE_SLOTS}: the pool is refilled to that "
                 "size by calls outside capture)" + failed)
-        device, host = loaded.capture_free[0]
+        device, host, block = loaded.capture_free[0]
         # A slot whose maps cannot be encoded stays free: nothing was enqueued that reads it.
         self._encode_maps(host, sources)
         loaded.capture_free.popleft()
+        block.captured = True
         loaded.capture_taken += 1
         self._driver.copy_to_device_async(device, host, len(self._maps) * TENSOR_MAP_BYTES, handle)
         return device

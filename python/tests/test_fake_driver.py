@@ -395,6 +395,11 @@ class FakeDriverTensorMapTest(FakeDriverBase):
         self.torch.state.update(device=0, capturing=False)
         self.mod = self.EvoModule(os.path.join(self.dir, "tm.json"))
 
+    def tearDown(self):
+        # Freed now, not whenever the garbage collector gets to it (in a later test's log).
+        if hasattr(self, "mod"):
+            self.mod.close()
+
     def tm_inputs(self):
         t = self.torch
         return (t.empty((256, 64), dtype=t.float16), t.empty((64, 128), dtype=t.float16))
@@ -654,6 +659,37 @@ class FakeDriverTensorMapTest(FakeDriverBase):
             self.capture(a, b, workspace=w)
         self.mod(a, b, workspace=w)
         self.assertEqual(len(self.allocated(take_log(), POOL_BYTES)), 1)
+
+    def test_close_frees_the_capture_slots_no_graph_holds(self):
+        import gc
+        t = self.torch
+        a, b = self.tm_inputs()
+        w = t.empty(16384, dtype=t.uint8)
+        self.mod.reserve_capture_slots(1)
+        log = take_log()
+        (held,) = self.allocated(log)
+        (held_host,) = self.host_allocated(log, 256)
+        self.capture(a, b, workspace=w)  # the reserved slot is the graph's now
+        self.mod(a, b, workspace=w)
+        log = take_log()
+        (pool,) = self.allocated(log, POOL_BYTES)
+        (pool_host,) = self.host_allocated(log, POOL_BYTES)
+        # close(): the pool no capture took is freed (device and pinned memory); the block with
+        # the captured slot stays, a replay of its graph copies from it.
+        self.mod.close()
+        log = take_log()
+        self.assertEqual(sorted(log), sorted([f"free ctx=0xc000 {pool:#x}",
+                                              f"hostfree {pool_host:#x}"]))
+        # The module still works: the next call outside capture allocates a new pool.
+        self.mod(a, b, workspace=w)
+        (again,) = self.allocated(take_log(), POOL_BYTES)
+        # Garbage collection does the same.
+        del self.mod
+        gc.collect()
+        log = take_log()
+        self.assertIn(f"free ctx=0xc000 {again:#x}", log)
+        self.assertEqual(sum(line.startswith("hostfree") for line in log), 1, log)
+        self.assertFalse(any(f"{p:#x}" in line for p in (held, held_host) for line in log), log)
 
     def test_encode_failure_and_refusals(self):
         a, b = self.tm_inputs()

@@ -2,11 +2,11 @@
 //
 // The CUDA driver comes from evo::cuda::Driver (lib/Runtime/CudaDriver.cpp, dlopen'ed, no
 // LLVM). A CUmodule is created lazily in each context a launch targets (the stream's context, or
-// the current one) and kept until the Module is destroyed.
+// the current one) and kept until the Module is destroyed (or another is moved over it).
 //
 // Why one file of ~850 lines: Module::Impl keeps all per-context state (the CUmodule, the
 // tensor-map slots of eager calls, the capture-slot pool of CUDA graph captures) under one lock
-// and tears it down together in ~Module; in one place, which state that lock guards can be
+// and tears it down together in ~Impl; in one place, which state that lock guards can be
 // checked by reading one class.
 //
 //===----------------------------------------------------------------------===//
@@ -187,6 +187,33 @@ struct Module::Impl {
   };
   mutable std::mutex mutex;
   mutable std::deque<Loaded> loaded; ///< a deque: pointers to entries stay valid
+
+  Impl() = default;
+  Impl(const Impl &) = delete;
+  Impl &operator=(const Impl &) = delete;
+  /// Frees what the module holds in each context when the Module is destroyed or another is
+  /// moved over it: the streams' map slots, the capture blocks no capture took a slot of, and
+  /// the CUmodule. A block with a captured slot stays (a replay of its graph copies from it; it
+  /// is freed with the process).
+  ~Impl() {
+    Driver *d = loaded.empty() ? nullptr : Driver::get();
+    if (!d)
+      return;
+    for (const Loaded &l : loaded) {
+      // Errors are ignored: the context may be gone already (e.g. at process exit).
+      ContextGuard guard(*d, l.ctx);
+      if (l.maps) {
+        for (const MapSlot &slot : l.maps->slots)
+          d->cuMemFree(slot.device);
+        for (const CaptureBlock &block : l.maps->blocks)
+          if (!block.captured) {
+            d->cuMemFree(block.device);
+            extra().cuMemFreeHost(block.host);
+          }
+      }
+      d->cuModuleUnload(l.module);
+    }
+  }
 
   Error err(Error::Code code, const std::string &message) const {
     return Error(code, prefix + message);
@@ -572,28 +599,7 @@ Module::Module(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Module::Module(Module &&) noexcept = default;
 Module &Module::operator=(Module &&) noexcept = default;
 
-Module::~Module() {
-  if (!impl_ || impl_->loaded.empty())
-    return;
-  Driver *d = Driver::get();
-  if (!d)
-    return;
-  for (const Impl::Loaded &l : impl_->loaded) {
-    // Errors are ignored: the context may be gone already (e.g. at process exit).
-    ContextGuard guard(*d, l.ctx);
-    if (l.maps) {
-      for (const Impl::MapSlot &slot : l.maps->slots)
-        d->cuMemFree(slot.device);
-      // Capture slots in a graph stay: a replay copies from them (they are freed with the process).
-      for (const Impl::CaptureBlock &block : l.maps->blocks)
-        if (!block.captured) {
-          d->cuMemFree(block.device);
-          extra().cuMemFreeHost(block.host);
-        }
-    }
-    d->cuModuleUnload(l.module);
-  }
-}
+Module::~Module() = default;
 
 const Manifest &Module::manifest() const { return impl_->manifest; }
 

@@ -664,6 +664,26 @@ TEST_F(FakeDriver, AFailedRefillWaitsBeforeItIsTriedAgain) {
   EXPECT_EQ(allocations(takeLog(), kPoolBytes), 1u);
 }
 
+TEST_F(FakeDriver, AModuleMovedOverAnotherFreesWhatTheOtherHeld) {
+  auto mod = Module::fromMemory(evo::runtime::testing::tensorMapManifest(),
+                                evo::runtime::testing::kTensorMapImage);
+  ASSERT_TRUE(mod.ok());
+  TmArgs a;
+  ASSERT_TRUE(mod->launch(stream(0x9000), a.in, a.out, a.ws).ok());
+  std::vector<std::string> log = takeLog();
+  uintptr_t maps = allocated(log, 256), pool = allocated(log, kPoolBytes),
+            poolHost = hostAllocated(log, kPoolBytes);
+  ASSERT_NE(pool, 0u) << joined(log);
+  auto other = Module::fromMemory(manifest(), kImage);
+  ASSERT_TRUE(other.ok());
+  *mod = std::move(*other);
+  log = takeLog();
+  EXPECT_EQ(count(log, "free ctx=0xc000 " + hex(maps)), 1u) << joined(log);
+  EXPECT_EQ(count(log, "free ctx=0xc000 " + hex(pool)), 1u) << joined(log);
+  EXPECT_EQ(count(log, "hostfree " + hex(poolHost)), 1u) << joined(log);
+  EXPECT_EQ(count(log, "unload ctx=0xc000"), 1u) << joined(log);
+}
+
 TEST_F(FakeDriver, ReservingCaptureSlotsWithoutTensorMapsDoesNothing) {
   auto mod = Module::fromMemory(manifest(), kImage);
   ASSERT_TRUE(mod.ok());
