@@ -197,7 +197,11 @@ class EvoModule:
         stays: a replay of that graph copies from it (freed with the process, as by the C++
         loader). The CUDA module and the streams' tensor-map slots stay (a graph may still
         replay the kernels), so the module can still be called: a call outside capture then
-        allocates a new pool. Driver errors are ignored (the context may be gone already)."""
+        allocates a new pool. Driver errors are ignored (the context may be gone already).
+        While the current stream is being captured it frees nothing (a cuMemFree would
+        invalidate the capture): the blocks stay for a later close()."""
+        if self.__dict__.get("_loaded") and self._torch.cuda.is_current_stream_capturing():
+            return
         for loaded in list(self.__dict__.get("_loaded", {}).values()):
             if all(block.captured for block in loaded.capture_blocks):
                 continue

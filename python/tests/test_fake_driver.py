@@ -674,6 +674,11 @@ class FakeDriverTensorMapTest(FakeDriverBase):
         log = take_log()
         (pool,) = self.allocated(log, POOL_BYTES)
         (pool_host,) = self.host_allocated(log, POOL_BYTES)
+        # Not while the current stream is being captured (a cuMemFree would invalidate it).
+        self.torch.state["capturing"] = True
+        self.mod.close()
+        self.torch.state["capturing"] = False
+        self.assertEqual(take_log(), [])
         # close(): the pool no capture took is freed (device and pinned memory); the block with
         # the captured slot stays, a replay of its graph copies from it.
         self.mod.close()
