@@ -415,6 +415,58 @@ TEST(GenomeTest, ReductionsWithFewOutputsAreSeededWithSplitsThatLower) {
   EXPECT_EQ(split, 6u);
 }
 
+TEST(GenomeTest, PoolingIsSeededWithWindowGroupsThatLower) {
+  // A window sliding along an output dimension (maxpool1d: stride 2, dilation 3) is seeded with
+  // a thread per group of outputs along it, the span loaded in vector accesses; every such seed
+  // lowers (the group need not divide the 131 outputs). A plain row sum has no window seeds.
+  const char *pool = R"mlir(func.func @p_t0(%x: tensor<4x8x272xf32>) -> tensor<4x8x131xf32> {
+  %m = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<4x8x131xf32>
+  %f = linalg.fill ins(%m : f32) outs(%e : tensor<4x8x131xf32>) -> tensor<4x8x131xf32>
+  %w = tensor.empty() : tensor<4xf32>
+  %r = linalg.pooling_ncw_max {dilations = dense<3> : vector<1xi64>, strides = dense<2> : vector<1xi64>}
+         ins(%x, %w : tensor<4x8x272xf32>, tensor<4xf32>) outs(%f : tensor<4x8x131xf32>) -> tensor<4x8x131xf32>
+  return %r : tensor<4x8x131xf32>
+})mlir";
+  const char *rowSum = R"mlir(func.func @s_t0(%x: tensor<64x4096xf32>) -> tensor<64xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<64xf32>) -> tensor<64xf32>
+  %r = linalg.reduce ins(%x : tensor<64x4096xf32>) outs(%f : tensor<64xf32>) dimensions = [1]
+    (%in: f32, %init: f32) {
+      %s = arith.addf %in, %init : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<64xf32>
+})mlir";
+  MLIRContext ctx(registry());
+  auto windowSeeds = [&](const char *src, unsigned &legal) {
+    OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(src, &ctx);
+    EXPECT_TRUE(m);
+    func::FuncOp task = *m->getOps<func::FuncOp>().begin();
+    LegalityCache legality(task, TaskFamily::Reduction);
+    std::vector<Genome> out;
+    for (const Genome &g : seedGenomes(Genome(), TaskFamily::Reduction, seedTraits(task)))
+      if (g.knobs.groupOutputs > 1 && g.knobs.reduction == ReductionStrategy::Thread) {
+        out.push_back(g);
+        legal += legality.isLegal(g);
+      }
+    return out;
+  };
+  unsigned legal = 0;
+  std::vector<Genome> seeds = windowSeeds(pool, legal);
+  ASSERT_FALSE(seeds.empty());
+  EXPECT_EQ(legal, seeds.size());
+  EXPECT_EQ(seeds.front().knobs.vectorWidth, 4);
+  PTXOptions ptx;
+  for (const Genome &g : seeds) {
+    CompiledVariant v = compileVariant(registry(), pool, TaskFamily::Reduction, g, ptx, "");
+    ASSERT_TRUE(v.ok) << g.key(TaskFamily::Reduction) << "\n" << v.diagnostics;
+  }
+  legal = 0;
+  EXPECT_TRUE(windowSeeds(rowSum, legal).empty());
+}
+
 TEST(GenomeTest, ScansAreSeededWithParallelScansThatLower) {
   // A warp or a block per line with 128-bit loads comes first; every seed legal for a row
   // cumsum of 16 x 512 f32 lowers (8 x f32 is not: 32-byte accesses), and most are legal.

@@ -21,6 +21,13 @@
 // G2 > 1 adds G2 points along a second such dimension (groupDim2): a warp of nn.Linear at batch
 // 8 takes 8 batch rows x G2 rows of W, loading each chunk of W once for its 8 rows and each
 // chunk of x once for its G2 rows (x's traffic through L1 falls from 8x W's to 8/G2 x).
+// With reduction=thread, a group may also run along a pooling window's strided dimension, where
+// no input is shared but windows overlap or sit side by side: input i reads s*d + c*w along its
+// last dimension (d the group's, w the window's). The G points' windows then span
+// s*(G-1) + c*(W-1) + 1 consecutive elements, loaded once per group with `vector_width`
+// elements per access (maxpool1d in a hand-written probe: 0.2445 ms with a thread per output,
+// 0.1895 ms, the read ceiling, with 4 outputs per thread and 128-bit loads; docs/bench.md). G
+// need not divide that dimension: the last group's points past its end are not stored.
 // `stream_loads` loads the inputs each output point reads for itself alone (indexed by every loop
 // dimension but the group's) with ld.global.nc.L1::no_allocate: a GEMV's matrix streams past L1
 // and leaves it to x (H200, 128 MiB f16 GEMV: 0.0425 -> 0.0387 ms in a hand-written probe,
@@ -33,6 +40,7 @@
 #include "Emitters.h"
 #include "KernelBuilder.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 
@@ -71,6 +79,11 @@ private:
   /// The parallel dimension (a position in t.parallelDims) a group of G points runs along: the
   /// one the most input bytes do not depend on; none when no input is invariant along any.
   std::optional<unsigned> groupDim(int64_t size, std::optional<unsigned> except = {}) const;
+  /// Whether parallel dimension position `i` can carry a window group (sets windowInputs, wpos).
+  bool windowGroupAlong(unsigned i);
+  /// stridedAccumulate for a window group (reduction=thread): each window input's span loaded
+  /// once per group, then the G x W window points folded from registers.
+  SmallVector<Value> windowAccumulate(KernelBuilder &kb, ArrayRef<SmallVector<Value>> pIdxs);
   /// The linear output point of parallel indices `pIdx`.
   Value linearPoint(KernelBuilder &kb, ArrayRef<Value> pIdx);
   /// The second kernel of a split reduction: partials [S, outputs] -> outputs.
@@ -88,6 +101,13 @@ private:
   SmallVector<int64_t> psizes, rsizes;
   int64_t numOut, numRed, G = 1, G2 = 1;
   unsigned gd = 0, gd2 = 0; // groupDim(), when G > 1; groupDim2, when G2 > 1
+  /// A window group: the inputs read along its strided dimension, input index s*d + c*w.
+  struct WindowInput {
+    unsigned input;
+    int64_t stride, dilation, span;
+  };
+  SmallVector<WindowInput> windowInputs; // empty: no window group
+  unsigned wpos = 0;                     // the window's reduction dimension (in reductionDims)
   SmallVector<Type> outTypes, accTypes;
 };
 
@@ -113,6 +133,71 @@ std::optional<unsigned> ReductionEmitter::groupDim(int64_t size,
   return best;
 }
 
+/// Adds `scale` * `e` to `coeffs` (one per loop dimension) and `constant`; false unless `e` is
+/// linear in the dimensions (sums and constant multiples).
+static bool addLinear(AffineExpr e, int64_t scale, SmallVectorImpl<int64_t> &coeffs,
+                      int64_t &constant) {
+  if (auto d = dyn_cast<AffineDimExpr>(e)) {
+    coeffs[d.getPosition()] += scale;
+    return true;
+  }
+  if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+    constant += scale * c.getValue();
+    return true;
+  }
+  auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+  if (bin && bin.getKind() == AffineExprKind::Add)
+    return addLinear(bin.getLHS(), scale, coeffs, constant) &&
+           addLinear(bin.getRHS(), scale, coeffs, constant);
+  if (bin && bin.getKind() == AffineExprKind::Mul)
+    if (auto c = dyn_cast<AffineConstantExpr>(bin.getRHS()))
+      return addLinear(bin.getLHS(), scale * c.getValue(), coeffs, constant);
+  return false;
+}
+
+bool ReductionEmitter::windowGroupAlong(unsigned i) {
+  const unsigned d = t.parallelDims[i];
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<WindowInput> found;
+  std::optional<unsigned> pos;
+  for (auto [j, src] : llvm::enumerate(t.inputs)) {
+    if (!maps[j].isFunctionOfDim(d))
+      continue;
+    // Read along d only by its last index, s*d + c*w with w one reduction dimension.
+    if (!src.isPlainBuffer() || maps[j].getNumResults() == 0)
+      return false;
+    ArrayRef<AffineExpr> results = maps[j].getResults();
+    SmallVector<int64_t> coeffs(t.loopSizes.size(), 0);
+    int64_t constant = 0;
+    if (!addLinear(results.back(), 1, coeffs, constant) || constant != 0 || coeffs[d] <= 0)
+      return false;
+    std::optional<unsigned> r;
+    for (unsigned l = 0; l < coeffs.size(); ++l) {
+      if (l == d || coeffs[l] == 0)
+        continue;
+      auto *at = llvm::find(t.reductionDims, l);
+      if (r || at == t.reductionDims.end() || coeffs[l] < 0)
+        return false;
+      r = at - t.reductionDims.begin();
+    }
+    if (!r || (pos && *pos != *r))
+      return false;
+    for (AffineExpr e : results.drop_back())
+      if (e.isFunctionOfDim(d) || e.isFunctionOfDim(t.reductionDims[*r]))
+        return false;
+    pos = r;
+    const int64_t s = coeffs[d], c = coeffs[t.reductionDims[*r]];
+    found.push_back({unsigned(j), s, c, s * (G - 1) + c * (rsizes[*r] - 1) + 1});
+  }
+  // Spans and unrolled window points a thread keeps in registers.
+  if (found.empty() || G * rsizes[*pos] > 256 ||
+      llvm::any_of(found, [](const WindowInput &w) { return w.span > 64; }))
+    return false;
+  windowInputs = std::move(found);
+  wpos = *pos;
+  return true;
+}
+
 Value ReductionEmitter::linearPoint(KernelBuilder &kb, ArrayRef<Value> pIdx) {
   Value point = kb.idx(0);
   int64_t stride = 1;
@@ -134,8 +219,6 @@ LogicalResult ReductionEmitter::validate() {
     if (src.isPlainBuffer() &&
         maps[i].isFunctionOfDim(t.reductionDims.back()))
       alongK.push_back(t.params[src.buffer]);
-  if (failed(checkVectorWidth(op, vw, rsizes.back(), alongK, "innermost reduction dimension")))
-    return failure();
   bool known = t.allCombinersKnown();
   if (!known && (strategy != ReductionStrategy::Thread || k.accumulators != 1 || vw != 1))
     return op.emitError()
@@ -159,11 +242,34 @@ LogicalResult ReductionEmitter::validate() {
                             << " needs a payload of the form `yield combine(f(ins), out)` with an "
                                "associative arith combiner";
     std::optional<unsigned> d = groupDim(G);
+    for (int64_t i = int64_t(psizes.size()) - 1; !d && i >= 0; --i)
+      if (psizes[i] >= G && windowGroupAlong(i))
+        d = i;
     if (!d)
       return op.emitError() << "group_outputs=" << G
                             << " needs an output dimension of a multiple of " << G
-                            << " points along which some input stays the same (nothing to share)";
+                            << " points along which some input stays the same (nothing to share), "
+                               "or one along which a pooling window slides";
     gd = *d;
+  }
+  if (!windowInputs.empty()) {
+    if (strategy != ReductionStrategy::Thread || G2 > 1 || k.split > 1)
+      return op.emitError() << "group_outputs=" << G
+                            << " along a pooling window needs reduction=thread, no "
+                               "group_outputs2 and no split";
+    // Spans start at s*G*group along rows that hold whole vectors: every access is aligned.
+    for (const WindowInput &w : windowInputs) {
+      MemRefType type = t.params[t.inputs[w.input].buffer];
+      if (failed(checkVectorWidth(op, vw, type.getShape().back(), {type},
+                                  "pooled dimension")))
+        return failure();
+      if ((w.stride * G) % vw != 0)
+        return op.emitError() << "vector_width=" << vw << " does not divide the " << w.stride * G
+                              << " elements between the windows of consecutive groups";
+    }
+  } else if (failed(checkVectorWidth(op, vw, rsizes.back(), alongK,
+                                     "innermost reduction dimension"))) {
+    return failure();
   }
   if (G2 > 1) {
     if (G == 1)
@@ -328,6 +434,125 @@ SmallVector<Value> ReductionEmitter::stridedAccumulate(KernelBuilder &kb,
   return result;
 }
 
+SmallVector<Value> ReductionEmitter::windowAccumulate(KernelBuilder &kb,
+                                                     ArrayRef<SmallVector<Value>> pIdxs) {
+  const unsigned perPoint = t.outputs.size();
+  const int64_t W = rsizes[wpos], vw = k.vectorWidth;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<Operation *> combinerOps;
+  for (const Combiner &c : t.combiners)
+    combinerOps.push_back(c.op);
+  SmallVector<Value> init, unusedOuts;
+  for (int64_t g = 0; g < G; ++g)
+    for (unsigned o = 0; o < perPoint; ++o)
+      init.push_back(
+          combinerIdentity(kb.b, kb.b.getLoc(), t.combiners[o].op, accTypes[o]));
+  for (Type elt : outTypes)
+    unusedOuts.push_back(kb.constant(cast<TypedAttr>(kb.b.getZeroAttr(elt))));
+  auto inputType = [&](unsigned i) {
+    return getElementTypeOrSelf(op.getDpsInputOperand(i)->get().getType());
+  };
+  // The reduction points besides the window's (a 2-D window's rows) are walked serially.
+  SmallVector<int64_t> osizes;
+  for (auto [rp, size] : llvm::enumerate(rsizes))
+    if (rp != wpos)
+      osizes.push_back(size);
+  auto reductionIdx = [&](ArrayRef<Value> outer, int64_t w) {
+    SmallVector<Value> r;
+    for (unsigned rp = 0, o = 0; rp < rsizes.size(); ++rp)
+      r.push_back(rp == wpos ? kb.idx(w) : outer[o++]);
+    return r;
+  };
+  auto windowIndex = [&](unsigned i) -> std::optional<unsigned> {
+    for (auto [n, w] : llvm::enumerate(windowInputs))
+      if (w.input == i)
+        return n;
+    return std::nullopt;
+  };
+  // Folds the group's G x W window points into `accs`; `windowValue(n, g, w)` is window input
+  // n's value for point g at window position w.
+  auto fold = [&](ArrayRef<Value> outer, ValueRange accs, ArrayRef<SmallVector<Value>> points,
+                  llvm::function_ref<Value(unsigned, int64_t, int64_t)> windowValue) {
+    SmallVector<Value> next(accs.begin(), accs.end());
+    for (int64_t g = 0; g < G; ++g)
+      for (int64_t w = 0; w < W; ++w) {
+        SmallVector<Value> ivs = fullIndices(points[g], reductionIdx(outer, w));
+        SmallVector<Value> args;
+        for (unsigned i = 0; i < op.getNumDpsInputs(); ++i) {
+          std::optional<unsigned> n = windowIndex(i);
+          args.push_back(n ? windowValue(*n, g, w)
+                           : loadLanes(kb, t.inputs[i], maps[i], inputType(i), ivs, 0, 1).front());
+        }
+        args.append(unusedOuts);
+        IRMapping map;
+        clonePayload(kb.b, op, args, ivs, combinerOps, map);
+        for (unsigned o = 0; o < perPoint; ++o) {
+          const Combiner &c = t.combiners[o];
+          Value x = castTo(kb.b, kb.b.getLoc(),
+                           map.lookupOrDefault(c.op->getOperand(c.valueOperand)), accTypes[o]);
+          Value &acc = next[g * perPoint + o];
+          acc = combine(kb.b, kb.b.getLoc(), c.op, acc, x);
+        }
+      }
+    return next;
+  };
+  // Each window input's span, loaded once: `vw` elements per access (aligned: validate()),
+  // scalar loads for a tail shorter than a vector.
+  auto spans = [&](ArrayRef<Value> outer, ValueRange accs) {
+    SmallVector<Value> ivs0 = fullIndices(pIdxs.front(), reductionIdx(outer, 0));
+    SmallVector<SmallVector<Value>> span;
+    for (const WindowInput &w : windowInputs) {
+      const ValueSource &src = t.inputs[w.input];
+      Type elt = inputType(w.input);
+      SmallVector<Value> at = kb.applyMap(maps[w.input], ivs0);
+      Value first = at.back();
+      span.emplace_back();
+      for (int64_t j = 0; j < w.span;) {
+        at.back() = kb.add(first, j);
+        if (vw > 1 && j + vw <= w.span) {
+          auto load = vector::LoadOp::create(kb.b, VectorType::get({vw}, elt),
+                                             kb.param(src.buffer), at);
+          if (int64_t align = vectorAlignment(elt, vw))
+            load.setAlignment(align);
+          for (int64_t l = 0; l < vw; ++l)
+            span.back().push_back(vector::ExtractOp::create(kb.b, load, l));
+          j += vw;
+        } else {
+          span.back().push_back(memref::LoadOp::create(kb.b, kb.param(src.buffer), at));
+          ++j;
+        }
+      }
+    }
+    return fold(outer, accs, pIdxs, [&](unsigned n, int64_t g, int64_t w) {
+      const WindowInput &in = windowInputs[n];
+      return span[n][in.stride * g + in.dilation * w];
+    });
+  };
+  const int64_t extent = psizes[gd];
+  return kb.forLoop(
+      kb.idx(0), kb.idx(ShapedType::getNumElements(osizes)), 1, init,
+      [&](Value r, ValueRange carried) {
+        SmallVector<Value> outer = kb.delinearize(r, osizes);
+        if (extent % G == 0)
+          return spans(outer, carried);
+        // The last group along a dimension G does not divide: its points past the end compute
+        // the last point again (in bounds; not stored).
+        return kb.ifThenElse(
+            kb.lt(pIdxs.back()[gd], extent), carried.getTypes(),
+            [&] { return spans(outer, carried); },
+            [&] {
+              SmallVector<SmallVector<Value>> clamped(pIdxs.begin(), pIdxs.end());
+              for (SmallVector<Value> &p : clamped)
+                p[gd] = arith::MinUIOp::create(kb.b, p[gd], kb.idx(extent - 1));
+              return fold(outer, carried, clamped, [&](unsigned n, int64_t g, int64_t w) {
+                unsigned i = windowInputs[n].input;
+                SmallVector<Value> ivs = fullIndices(clamped[g], reductionIdx(outer, w));
+                return loadLanes(kb, t.inputs[i], maps[i], inputType(i), ivs, 0, 1).front();
+              });
+            });
+      });
+}
+
 SmallVector<Value> ReductionEmitter::sequentialPayload(KernelBuilder &kb, ArrayRef<Value> pIdx) {
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   SmallVector<Value> zeroR(rsizes.size(), kb.idx(0));
@@ -354,13 +579,14 @@ FailureOr<LoweredTask> ReductionEmitter::emit(EmitContext &ctx) {
     return failure();
   const int64_t bs = k.blockSize;
   const ReductionGroups groups{strategy, bs};
-  // A thread/warp/block computes G points: numOut / G groups (G divides the group's dimension).
-  const int64_t numGroups = numOut / (G * G2);
+  // A thread/warp/block computes G points (G divides the group's dimension, except for a window
+  // group, whose last group may be partial).
   SmallVector<int64_t> gsizes(psizes);
   if (G > 1)
-    gsizes[gd] /= G;
+    gsizes[gd] = ceilDiv(gsizes[gd], G);
   if (G2 > 1)
     gsizes[gd2] /= G2;
+  const int64_t numGroups = ShapedType::getNumElements(gsizes);
   int64_t grid = ceilDiv(numGroups, groups.pointsPerBlock());
   if (grid > std::numeric_limits<int32_t>::max())
     return op.emitError("evo-lower-to-gpu: grid too large");
@@ -407,8 +633,10 @@ FailureOr<LoweredTask> ReductionEmitter::emit(EmitContext &ctx) {
     }
     Value slice = S > 1 ? kb.blockId(gpu::Dimension::y) : kb.idx(0);
     SmallVector<Value> partial =
-        stridedAccumulate(kb, pIdxs, lane, width, S > 1 ? kb.mul(slice, numChunks / S) : kb.idx(0),
-                          numChunks / S);
+        !windowInputs.empty()
+            ? windowAccumulate(kb, pIdxs)
+            : stridedAccumulate(kb, pIdxs, lane, width,
+                                S > 1 ? kb.mul(slice, numChunks / S) : kb.idx(0), numChunks / S);
     const unsigned numOutputs = t.outputs.size();
     for (unsigned i = 0; i < partial.size(); ++i) {
       const unsigned o = i % numOutputs;
@@ -428,15 +656,22 @@ FailureOr<LoweredTask> ReductionEmitter::emit(EmitContext &ctx) {
           continue;
         }
         SmallVector<Value> ivs = fullIndices(pIdxs[j], zeroR);
-        for (unsigned o = 0; o < numOutputs; ++o) {
-          Value result = partial[j * numOutputs + o];
-          if (t.inits[o].kind != ValueSource::Kind::None) {
-            Value init = castTo(kb.b, kb.b.getLoc(), initValue(kb, o, ivs), accTypes[o]);
-            result = combine(kb.b, kb.b.getLoc(), t.combiners[o].op, init, result);
+        auto store = [&] {
+          for (unsigned o = 0; o < numOutputs; ++o) {
+            Value result = partial[j * numOutputs + o];
+            if (t.inits[o].kind != ValueSource::Kind::None) {
+              Value init = castTo(kb.b, kb.b.getLoc(), initValue(kb, o, ivs), accTypes[o]);
+              result = combine(kb.b, kb.b.getLoc(), t.combiners[o].op, init, result);
+            }
+            // The naive matmul's epilogue runs exactly as the unfused ops would (wide=false).
+            storeOutput(kb, t, o, ivs, 0, {result}, /*wide=*/false);
           }
-          // The naive matmul's epilogue runs exactly as the unfused ops would (wide=false).
-          storeOutput(kb, t, o, ivs, 0, {result}, /*wide=*/false);
-        }
+        };
+        // A partial last group (window groups only) stores the points inside the dimension.
+        if (G > 1 && psizes[gd] % G != 0 && j > 0)
+          kb.ifThen(kb.lt(pIdxs[j][gd], psizes[gd]), store);
+        else
+          store();
       }
     };
     if (strategy == ReductionStrategy::Thread)

@@ -42,6 +42,26 @@ int64_t depthwiseWindow(func::FuncOp task) {
   return window;
 }
 
+/// Whether an input of a linalg op in `task` is indexed by a parallel and a reduction dimension
+/// together (a window sliding over it: pooling, convolution).
+static bool hasSlidingWindow(func::FuncOp task) {
+  return task
+      .walk([](linalg::LinalgOp op) {
+        SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+        for (OpOperand *in : op.getDpsInputOperands())
+          for (AffineExpr e : op.getMatchingIndexingMap(in).getResults()) {
+            bool parallel = false, reduction = false;
+            for (unsigned d = 0; d < iters.size(); ++d)
+              if (e.isFunctionOfDim(d))
+                (iters[d] == utils::IteratorType::parallel ? parallel : reduction) = true;
+            if (parallel && reduction)
+              return WalkResult::interrupt();
+          }
+        return WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 SeedTraits seedTraits(func::FuncOp task) {
   SeedTraits t;
   for (Type r : task.getResultTypes())
@@ -52,6 +72,7 @@ SeedTraits seedTraits(func::FuncOp task) {
     std::tie(t.rows, t.rowLength) = *rows;
   t.stridedRows = rowProgramIsStrided(task);
   t.fastMathForms = hasFastMathForms(task);
+  t.slidingWindow = hasSlidingWindow(task);
   task.walk([&](linalg::LinalgOp op) {
     // (inferContractionDims also "finds" dimensions in a convolution, whose K is more than
     // the dimensions it names: convolutions are not contractions here.)
@@ -190,7 +211,8 @@ void scanSeeds(const Genome &baseline, Seeds &seeds) {
   }
 }
 
-void reductionSeeds(const Genome &baseline, int64_t outputElements, Seeds &seeds) {
+void reductionSeeds(const Genome &baseline, const SeedTraits &traits, Seeds &seeds) {
+  const int64_t outputElements = traits.outputElements;
   // Few outputs (a 0-d loss or norm, a handful of long rows) do not fill the GPU: the
   // reduction is split over blocks, partials combined in a fixed order, aiming at 512-2048
   // blocks in all. {block size, vector width, accumulators, blocks}. Many outputs: a warp or a
@@ -214,6 +236,18 @@ void reductionSeeds(const Genome &baseline, int64_t outputElements, Seeds &seeds
   const int64_t many[][4] = {{1, 4, 2, 0}, {2, 4, 2, 0}, {1, 4, 4, 0}, {1, 1, 4, 0}, {1, 4, 2, 1}};
   for (const auto &s : many)
     seeds.push_back(untiledSeed(baseline, s[0], s[1], s[2], s[3]));
+  // Pooling: a thread per group of outputs along the window's strided dimension, the group's
+  // span of input loaded once in `vector_width` accesses. {group_outputs, vector_width}.
+  if (!traits.slidingWindow)
+    return;
+  const int64_t windows[][2] = {{4, 4}, {4, 2}, {2, 2}, {8, 4}, {4, 1}};
+  for (const auto &s : windows) {
+    Genome g = baseline;
+    g.knobs.reduction = ReductionStrategy::Thread;
+    g.knobs.groupOutputs = s[0];
+    g.knobs.vectorWidth = s[1];
+    seeds.push_back(g);
+  }
 }
 
 /// Few outputs (GEMV, skinny GEMM): too few tiles to fill the GPU, and reading the matrix once
@@ -403,7 +437,7 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
     scanSeeds(baseline, seeds);
     break;
   case TaskFamily::Reduction:
-    reductionSeeds(baseline, traits.outputElements, seeds);
+    reductionSeeds(baseline, traits, seeds);
     break;
   case TaskFamily::Matmul:
     if (traits.outputElements > 0 && traits.outputElements <= 65536 &&

@@ -89,6 +89,7 @@ struct SeedTraits {
   int64_t rows = 0, rowLength = 0; // a row program's extent (rowProgramExtent)
   bool stridedRows = false;    // rowProgramIsStrided
   bool fastMathForms = false;  // hasFastMathForms
+  bool slidingWindow = false;  // an input indexed by a parallel and a reduction dimension together
   int64_t contractionMinMN = 0; // the smaller of a contraction's M and N (1: a GEMV)
   int64_t contractionK = 0;     // that contraction's K
 };
@@ -106,7 +107,8 @@ SeedTraits seedTraits(mlir::func::FuncOp task);
 /// seeded first with tiles of one row and the whole window as the K tile. A row program of few
 /// long rows is seeded with row_split, rows x slices filling the GPU; strided rows with a thread
 /// per row, the row cached in registers; with `fastMathForms`, also with `fast_math`.
-/// Elementwise tasks: 128-bit accesses and a few elements per thread.
+/// Elementwise tasks: 128-bit accesses and a few elements per thread. Reductions with a pooling
+/// window: a thread per group of outputs along the window's strided dimension (group_outputs).
 std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
                                 const SeedTraits &traits = {});
 /// Whether `task` computes functions that `fast_math` makes cheaper: exponentials, logarithms,

@@ -99,7 +99,8 @@ def Evo_GroupOutputs : Evo_Knob<"group_outputs", "groupOutputs", "group-outputs"
     "Reductions and untiled contractions: output points each thread, warp or block computes "
     "together (1, 2, 4 or 8), along the output dimension that the most input bytes do not "
     "depend on; those inputs are loaded once for the group (a GEMV's rows share x, a batch "
-    "GEMV's rows share W)"> {
+    "GEMV's rows share W); with reduction=thread, else along the dimension a pooling window "
+    "slides on, the group's span of input loaded once"> {
   let cppDefault = "1";
   let check = [{
     if (!isPowerOf2(k.groupOutputs) || k.groupOutputs > 8)
