@@ -79,6 +79,10 @@ private:
   /// The parallel dimension (a position in t.parallelDims) a group of G points runs along: the
   /// one the most input bytes do not depend on; none when no input is invariant along any.
   std::optional<unsigned> groupDim(int64_t size, std::optional<unsigned> except = {}) const;
+  /// Runs the payload on `args` (inputs, then outputs) at loop indices `ivs`, skipping the
+  /// combiners, and folds f(inputs) into one point's accumulators (one per output).
+  void foldPayload(KernelBuilder &kb, ArrayRef<Value> args, ArrayRef<Value> ivs,
+                   ArrayRef<Operation *> combinerOps, MutableArrayRef<Value> accs);
   /// Whether parallel dimension position `i` can carry a window group (sets windowInputs, wpos).
   bool windowGroupAlong(unsigned i);
   /// stridedAccumulate for a window group (reduction=thread): each window input's span loaded
@@ -383,15 +387,8 @@ SmallVector<Value> ReductionEmitter::stridedAccumulate(KernelBuilder &kb,
         for (auto &lanes : inLanes[p])
           args.push_back(lanes[l]);
         args.append(unusedOuts);
-        IRMapping map;
-        clonePayload(kb.b, op, args, laneIndices(kb, pointIvs[p], laneDim, l), combinerOps, map);
-        for (unsigned o = 0; o < perPoint; ++o) {
-          const Combiner &c = t.combiners[o];
-          Value x = castTo(kb.b, kb.b.getLoc(),
-                           map.lookupOrDefault(c.op->getOperand(c.valueOperand)), accTypes[o]);
-          Value &acc = next[p * perPoint + o];
-          acc = combine(kb.b, kb.b.getLoc(), c.op, acc, x);
-        }
+        foldPayload(kb, args, laneIndices(kb, pointIvs[p], laneDim, l), combinerOps,
+                    MutableArrayRef<Value>(next).slice(p * perPoint, perPoint));
       }
     return next;
   };
@@ -432,6 +429,19 @@ SmallVector<Value> ReductionEmitter::stridedAccumulate(KernelBuilder &kb,
       result[o] = combine(kb.b, kb.b.getLoc(), t.combiners[o % perPoint].op, result[o],
                           accs[a * numOutputs + o]);
   return result;
+}
+
+void ReductionEmitter::foldPayload(KernelBuilder &kb, ArrayRef<Value> args, ArrayRef<Value> ivs,
+                                   ArrayRef<Operation *> combinerOps,
+                                   MutableArrayRef<Value> accs) {
+  IRMapping map;
+  clonePayload(kb.b, op, args, ivs, combinerOps, map);
+  for (auto [o, acc] : llvm::enumerate(accs)) {
+    const Combiner &c = t.combiners[o];
+    Value x = castTo(kb.b, kb.b.getLoc(), map.lookupOrDefault(c.op->getOperand(c.valueOperand)),
+                     accTypes[o]);
+    acc = combine(kb.b, kb.b.getLoc(), c.op, acc, x);
+  }
 }
 
 SmallVector<Value> ReductionEmitter::windowAccumulate(KernelBuilder &kb,
@@ -484,15 +494,8 @@ SmallVector<Value> ReductionEmitter::windowAccumulate(KernelBuilder &kb,
                            : loadLanes(kb, t.inputs[i], maps[i], inputType(i), ivs, 0, 1).front());
         }
         args.append(unusedOuts);
-        IRMapping map;
-        clonePayload(kb.b, op, args, ivs, combinerOps, map);
-        for (unsigned o = 0; o < perPoint; ++o) {
-          const Combiner &c = t.combiners[o];
-          Value x = castTo(kb.b, kb.b.getLoc(),
-                           map.lookupOrDefault(c.op->getOperand(c.valueOperand)), accTypes[o]);
-          Value &acc = next[g * perPoint + o];
-          acc = combine(kb.b, kb.b.getLoc(), c.op, acc, x);
-        }
+        foldPayload(kb, args, ivs, combinerOps,
+                    MutableArrayRef<Value>(next).slice(g * perPoint, perPoint));
       }
     return next;
   };
