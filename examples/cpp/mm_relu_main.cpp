@@ -71,6 +71,143 @@ struct Problem {
   }
 };
 
+/// The device side of the problem: A, B and C on one stream.
+struct Device {
+  Problem &p;
+  cudaStream_t stream = nullptr;
+  void *da = nullptr, *db = nullptr, *dc = nullptr;
+  size_t bytesA = 0, bytesB = 0, bytesC = 0;
+  std::vector<float> c;
+  rt::TensorRef ta, tb, tc;
+
+  explicit Device(Problem &p)
+      : p(p), bytesA(p.a.size() * 4), bytesB(p.b.size() * 4), bytesC(p.m * p.n * 4),
+        c(p.m * p.n) {}
+  ~Device() {
+    cudaFree(da);
+    cudaFree(db);
+    cudaFree(dc);
+    if (stream)
+      cudaStreamDestroy(stream);
+  }
+  int allocate() {
+    CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    CUDA_OK(cudaMalloc(&da, bytesA));
+    CUDA_OK(cudaMalloc(&db, bytesB));
+    CUDA_OK(cudaMalloc(&dc, bytesC));
+    ta = rt::TensorRef(da, rt::DType::F32, {p.m, p.k});
+    tb = rt::TensorRef(db, rt::DType::F32, {p.k, p.n});
+    tc = rt::TensorRef(dc, rt::DType::F32, {p.m, p.n});
+    return 0;
+  }
+  /// New inputs from `seed`, C poisoned with NaN.
+  bool upload(unsigned seed) {
+    p.fill(seed);
+    return cudaOk(cudaMemcpyAsync(da, p.a.data(), bytesA, cudaMemcpyHostToDevice, stream), "copy A") &&
+           cudaOk(cudaMemcpyAsync(db, p.b.data(), bytesB, cudaMemcpyHostToDevice, stream), "copy B") &&
+           cudaOk(cudaMemsetAsync(dc, 0xff, bytesC, stream), "poison C");
+  }
+  bool download() {
+    return cudaOk(cudaMemcpyAsync(c.data(), dc, bytesC, cudaMemcpyDeviceToHost, stream), "copy C") &&
+           cudaOk(cudaStreamSynchronize(stream), "sync");
+  }
+};
+
+/// 1. A launch with a workspace; without one it is refused.
+int directLaunch(rt::Module &mod, Device &d, rt::Workspace &ws, double &err) {
+  if (!d.upload(1))
+    return 1;
+  if (rt::Status s = mod.launch(d.stream, {d.ta, d.tb}, {d.tc}); s.ok()) {
+    std::fprintf(stderr, "mm_relu_main: a launch without a workspace was not refused\n");
+    return 1;
+  }
+  if (rt::Status s = mod.launch(d.stream, {d.ta, d.tb}, {d.tc}, ws.ref()); !s) {
+    std::fprintf(stderr, "mm_relu_main: %s\n", s.message().c_str());
+    return 1;
+  }
+  if (!d.download())
+    return 1;
+  err = d.p.check(d.c);
+  if (!(err <= 1e-5)) {
+    std::fprintf(stderr, "mm_relu_main: direct launch: wrong results\n");
+    return 1;
+  }
+  return 0;
+}
+
+/// 2. Captured in a CUDA graph, replayed on new inputs.
+int graphReplay(rt::Module &mod, Device &d, rt::Workspace &ws, double &err) {
+  if (rt::Status s = mod.prepare(d.stream); !s) {
+    std::fprintf(stderr, "mm_relu_main: %s\n", s.message().c_str());
+    return 1;
+  }
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CUDA_OK(cudaStreamBeginCapture(d.stream, cudaStreamCaptureModeGlobal));
+  rt::Status captured = mod.launch(d.stream, {d.ta, d.tb}, {d.tc}, ws.ref());
+  CUDA_OK(cudaStreamEndCapture(d.stream, &graph));
+  if (!captured) {
+    std::fprintf(stderr, "mm_relu_main: capture: %s\n", captured.message().c_str());
+    return 1;
+  }
+  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  err = 0;
+  for (unsigned seed : {2u, 3u}) {
+    if (!d.upload(seed))
+      return 1;
+    CUDA_OK(cudaGraphLaunch(exec, d.stream));
+    if (!d.download())
+      return 1;
+    err = std::max(err, d.p.check(d.c));
+    if (!(err <= 1e-5)) {
+      std::fprintf(stderr, "mm_relu_main: CUDA graph replay (seed %u): wrong results\n", seed);
+      return 1;
+    }
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  return 0;
+}
+
+/// 3. Two threads, each with its own stream, workspace and output, launching at once.
+int twoThreads(rt::Module &mod, Device &d, double &err) {
+  if (!d.upload(4) || !cudaOk(cudaStreamSynchronize(d.stream), "sync"))
+    return 1;
+  std::atomic<int> failures{0};
+  std::vector<std::vector<float>> results(2, std::vector<float>(d.p.m * d.p.n));
+  auto worker = [&](int t) {
+    cudaStream_t s;
+    void *out = nullptr;
+    if (!cudaOk(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream") ||
+        !cudaOk(cudaMalloc(&out, d.bytesC), "malloc")) {
+      ++failures;
+      return;
+    }
+    rt::Expected<rt::Workspace> w = mod.allocateWorkspace(s);
+    rt::TensorRef to(out, rt::DType::F32, {d.p.m, d.p.n});
+    for (int i = 0; i < 20 && w; ++i)
+      if (rt::Status st = mod.launch(s, {d.ta, d.tb}, {to}, w->ref()); !st) {
+        std::fprintf(stderr, "mm_relu_main: thread %d: %s\n", t, st.message().c_str());
+        ++failures;
+        break;
+      }
+    if (!w || !cudaOk(cudaMemcpyAsync(results[t].data(), out, d.bytesC, cudaMemcpyDeviceToHost, s), "copy") ||
+        !cudaOk(cudaStreamSynchronize(s), "sync"))
+      ++failures;
+    cudaFree(out);
+    cudaStreamDestroy(s);
+  };
+  std::thread t0(worker, 0), t1(worker, 1);
+  t0.join();
+  t1.join();
+  err = std::max(d.p.check(results[0]), d.p.check(results[1]));
+  if (failures || !(err <= 1e-5)) {
+    std::fprintf(stderr, "mm_relu_main: two threads: %s\n", failures ? "errors" : "wrong results");
+    return 1;
+  }
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -109,125 +246,21 @@ int main(int argc, char **argv) {
     return 77;
   }
 
-  const size_t bytesA = p.a.size() * 4, bytesB = p.b.size() * 4, bytesC = p.m * p.n * 4;
-  cudaStream_t stream;
-  CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  void *da, *db, *dc;
-  CUDA_OK(cudaMalloc(&da, bytesA));
-  CUDA_OK(cudaMalloc(&db, bytesB));
-  CUDA_OK(cudaMalloc(&dc, bytesC));
-  rt::Expected<rt::Workspace> ws = mod->allocateWorkspace(stream);
+  Device d(p);
+  if (d.allocate())
+    return 1;
+  rt::Expected<rt::Workspace> ws = mod->allocateWorkspace(d.stream);
   if (!ws || ws->bytes() != mod->workspaceBytes()) {
     std::fprintf(stderr, "mm_relu_main: workspace: %s\n", ws ? "wrong size" : ws.error().message().c_str());
     return 1;
   }
-  rt::TensorRef ta(da, rt::DType::F32, {p.m, p.k}), tb(db, rt::DType::F32, {p.k, p.n});
-  rt::TensorRef tc(dc, rt::DType::F32, {p.m, p.n});
-  std::vector<float> c(p.m * p.n);
-  auto upload = [&](unsigned seed) {
-    p.fill(seed);
-    return cudaOk(cudaMemcpyAsync(da, p.a.data(), bytesA, cudaMemcpyHostToDevice, stream), "copy A") &&
-           cudaOk(cudaMemcpyAsync(db, p.b.data(), bytesB, cudaMemcpyHostToDevice, stream), "copy B") &&
-           cudaOk(cudaMemsetAsync(dc, 0xff, bytesC, stream), "poison C"); // NaN
-  };
-  auto download = [&] {
-    return cudaOk(cudaMemcpyAsync(c.data(), dc, bytesC, cudaMemcpyDeviceToHost, stream), "copy C") &&
-           cudaOk(cudaStreamSynchronize(stream), "sync");
-  };
-
-  // 1. A launch with a workspace; without one it is refused.
-  if (!upload(1))
+  double e1 = 0, e2 = 0, e3 = 0;
+  if (directLaunch(*mod, d, *ws, e1) || graphReplay(*mod, d, *ws, e2) || twoThreads(*mod, d, e3))
     return 1;
-  if (rt::Status s = mod->launch(stream, {ta, tb}, {tc}); s.ok()) {
-    std::fprintf(stderr, "mm_relu_main: a launch without a workspace was not refused\n");
-    return 1;
-  }
-  if (rt::Status s = mod->launch(stream, {ta, tb}, {tc}, ws->ref()); !s) {
-    std::fprintf(stderr, "mm_relu_main: %s\n", s.message().c_str());
-    return 1;
-  }
-  if (!download())
-    return 1;
-  double e1 = p.check(c);
-  if (!(e1 <= 1e-5)) {
-    std::fprintf(stderr, "mm_relu_main: direct launch: wrong results\n");
-    return 1;
-  }
-
-  // 2. Captured in a CUDA graph, replayed on new inputs.
-  if (rt::Status s = mod->prepare(stream); !s) {
-    std::fprintf(stderr, "mm_relu_main: %s\n", s.message().c_str());
-    return 1;
-  }
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-  rt::Status captured = mod->launch(stream, {ta, tb}, {tc}, ws->ref());
-  CUDA_OK(cudaStreamEndCapture(stream, &graph));
-  if (!captured) {
-    std::fprintf(stderr, "mm_relu_main: capture: %s\n", captured.message().c_str());
-    return 1;
-  }
-  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
-  double e2 = 0;
-  for (unsigned seed : {2u, 3u}) {
-    if (!upload(seed))
-      return 1;
-    CUDA_OK(cudaGraphLaunch(exec, stream));
-    if (!download())
-      return 1;
-    e2 = std::max(e2, p.check(c));
-    if (!(e2 <= 1e-5)) {
-      std::fprintf(stderr, "mm_relu_main: CUDA graph replay (seed %u): wrong results\n", seed);
-      return 1;
-    }
-  }
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-
-  // 3. Two threads, each with its own stream, workspace and output, launching at once.
-  if (!upload(4) || !cudaOk(cudaStreamSynchronize(stream), "sync"))
-    return 1;
-  std::atomic<int> failures{0};
-  std::vector<std::vector<float>> results(2, std::vector<float>(p.m * p.n));
-  auto worker = [&](int t) {
-    cudaStream_t s;
-    void *out = nullptr;
-    if (!cudaOk(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream") ||
-        !cudaOk(cudaMalloc(&out, bytesC), "malloc")) {
-      ++failures;
-      return;
-    }
-    rt::Expected<rt::Workspace> w = mod->allocateWorkspace(s);
-    rt::TensorRef to(out, rt::DType::F32, {p.m, p.n});
-    for (int i = 0; i < 20 && w; ++i)
-      if (rt::Status st = mod->launch(s, {ta, tb}, {to}, w->ref()); !st) {
-        std::fprintf(stderr, "mm_relu_main: thread %d: %s\n", t, st.message().c_str());
-        ++failures;
-        break;
-      }
-    if (!w || !cudaOk(cudaMemcpyAsync(results[t].data(), out, bytesC, cudaMemcpyDeviceToHost, s), "copy") ||
-        !cudaOk(cudaStreamSynchronize(s), "sync"))
-      ++failures;
-    cudaFree(out);
-    cudaStreamDestroy(s);
-  };
-  std::thread t0(worker, 0), t1(worker, 1);
-  t0.join();
-  t1.join();
-  double e3 = std::max(p.check(results[0]), p.check(results[1]));
-  if (failures || !(e3 <= 1e-5)) {
-    std::fprintf(stderr, "mm_relu_main: two threads: %s\n", failures ? "errors" : "wrong results");
-    return 1;
-  }
   std::printf("mm_relu: %lldx%lldx%lld checked against the CPU: a launch with a workspace, a CUDA "
               "graph replayed on new inputs, 2 threads x 20 launches on their own streams; worst "
               "error %.1e: OK\n",
               static_cast<long long>(p.m), static_cast<long long>(p.k), static_cast<long long>(p.n),
               std::max({e1, e2, e3}));
-  cudaFree(da);
-  cudaFree(db);
-  cudaFree(dc);
-  cudaStreamDestroy(stream);
   return 0;
 }
