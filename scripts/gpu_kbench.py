@@ -116,6 +116,8 @@ OPS = {
     # Softmax.
     "softmax": op("softmax", lambda x: torch.softmax(x, dim=1)),
     "log_softmax": op("softmax", lambda x: torch.log_softmax(x, dim=1)),
+    "softmax_long": op("softmax", lambda x: torch.softmax(x, dim=1)),
+    "log_softmax_long": op("softmax", lambda x: torch.log_softmax(x, dim=1)),
     # Reductions over a dimension.
     "sum_dim1_keepdim": op("reduction", lambda x: torch.sum(x, dim=1, keepdim=True)),
     "mean_dim1": op("reduction", lambda x: torch.mean(x, dim=1)),
