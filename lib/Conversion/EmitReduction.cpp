@@ -190,8 +190,11 @@ bool ReductionEmitter::windowGroupAlong(unsigned i) {
       if (e.isFunctionOfDim(d) || e.isFunctionOfDim(t.reductionDims[*r]))
         return false;
     pos = r;
-    const int64_t s = coeffs[d], c = coeffs[t.reductionDims[*r]];
-    found.push_back({unsigned(j), s, c, s * (G - 1) + c * (rsizes[*r] - 1) + 1});
+    const int64_t s = coeffs[d], c = coeffs[t.reductionDims[*r]], W = rsizes[*r];
+    // (Bounded before the span is computed: no overflow on absurd strides or windows.)
+    if (s > 64 || c > 64 || W > 64)
+      return false;
+    found.push_back({unsigned(j), s, c, s * (G - 1) + c * (W - 1) + 1});
   }
   // Spans and unrolled window points a thread keeps in registers.
   if (found.empty() || G * rsizes[*pos] > 256 ||
