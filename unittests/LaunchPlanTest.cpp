@@ -1,6 +1,7 @@
 //===- LaunchPlanTest.cpp - the plan attribute and the host function ---------===//
 
 #include "evo/Conversion/LowerToGPU.h"
+#include "evo/Conversion/ScalarArguments.h"
 #include "evo/Dialect/Evo/IR/InputChecks.h"
 #include "evo/Dialect/Evo/IR/LaunchPlan.h"
 #include "mlir/AsmParser/AsmParser.h"
@@ -504,5 +505,184 @@ TEST_F(LaunchPlanTest, HostFunctionEncodesTensorMapsBeforeTheLaunches) {
   };
   EXPECT_EQ(addressOf(calls[0].getOperand(0)), mapBuffer);
   EXPECT_EQ(addressOf(calls[0].getOperand(1)), host.getArgument(0));
+  EXPECT_TRUE(succeeded(verify(*module)));
+}
+
+namespace {
+/// f(%x: tensor<256xf32>, %alpha: f32) -> tensor<256xf32>: alpha a by-value input.
+LaunchPlan scalarPlan(MLIRContext &ctx) {
+  Builder b(&ctx);
+  LaunchPlan plan;
+  plan.funcName = "s";
+  plan.source = "func.func @s() {}";
+  auto t = MemRefType::get({256}, b.getF32Type());
+  std::optional<BufferDesc> alpha = argumentBuffer(b.getF32Type(), "arg1", BufferRole::Input);
+  plan.buffers = {{"arg0", BufferRole::Input, t}, *alpha, {"result0", BufferRole::Output, t}};
+  TaskDesc task;
+  task.name = "s_t0";
+  task.family = TaskFamily::Elementwise;
+  task.source = "func.func @s_t0() {}";
+  task.knobs = ScheduleKnobs().toAttr(&ctx, TaskFamily::Elementwise);
+  task.buffers = {0, 1, 2};
+  plan.tasks.push_back(task);
+  KernelLaunch launch;
+  launch.kernel = "s_k0";
+  launch.block = {256, 1, 1};
+  launch.args = {0, 1, 2};
+  plan.launches.push_back(launch);
+  return plan;
+}
+} // namespace
+
+TEST_F(LaunchPlanTest, ScalarArgumentsAreByValueInputsOfRankZero) {
+  Builder b(&ctx);
+  // Tensors are memrefs of their shape; scalars the kernels take by value are 0-d by-value
+  // inputs; anything else (or a scalar result) has no buffer.
+  std::optional<BufferDesc> x =
+      argumentBuffer(RankedTensorType::get({4, 8}, b.getF16Type()), "x", BufferRole::Input);
+  ASSERT_TRUE(x);
+  EXPECT_FALSE(x->byValue);
+  EXPECT_EQ(x->abiType(), Type(MemRefType::get({4, 8}, b.getF16Type())));
+  for (Type t : {Type(b.getF16Type()), Type(b.getBF16Type()), Type(b.getF32Type()),
+                 Type(b.getF64Type()), Type(b.getI1Type()), Type(b.getI8Type()),
+                 Type(b.getI64Type())}) {
+    std::optional<BufferDesc> s = argumentBuffer(t, "s", BufferRole::Input);
+    ASSERT_TRUE(s);
+    EXPECT_TRUE(s->byValue);
+    EXPECT_EQ(s->type, MemRefType::get({}, t));
+    EXPECT_EQ(s->abiType(), t);
+  }
+  EXPECT_EQ(argumentBuffer(b.getF32Type(), "r", BufferRole::Output), std::nullopt);
+  for (Type t : {Type(b.getIndexType()), Type(Float80Type::get(&ctx)),
+                 Type(b.getIntegerType(128)), Type(ComplexType::get(b.getF32Type())),
+                 Type(VectorType::get({4}, b.getF32Type()))})
+    EXPECT_EQ(argumentBuffer(t, "s", BufferRole::Input), std::nullopt);
+
+  // Through the checked attribute and its text, and back.
+  LaunchPlan plan = scalarPlan(ctx);
+  FailureOr<LaunchPlan> back = roundTrip(plan);
+  ASSERT_TRUE(succeeded(back)) << (messages.empty() ? "" : messages.back());
+  EXPECT_TRUE(back->buffers[1].byValue);
+  EXPECT_FALSE(back->buffers[0].byValue);
+  EXPECT_EQ(back->buffers[1].sizeInBytes(), 4);
+  PlanAttr attr = plan.toAttr(&ctx);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << Attribute(attr);
+  EXPECT_NE(text.find("type = memref<f32>, by_value = true>"), std::string::npos) << text;
+  EXPECT_EQ(parseAttribute(text, &ctx), Attribute(attr)) << text;
+}
+
+TEST_F(LaunchPlanTest, MalformedScalarArgumentsAreRejectedWithAReason) {
+  auto rejects = [&](LaunchPlan plan, StringRef what) {
+    messages.clear();
+    EXPECT_TRUE(failed(roundTrip(plan))) << what.str();
+    ASSERT_FALSE(messages.empty()) << what.str();
+    EXPECT_NE(messages.back().find(what), std::string::npos) << messages.back();
+  };
+  Builder b(&ctx);
+  LaunchPlan plan = scalarPlan(ctx);
+  plan.buffers[2].byValue = true;
+  rejects(plan, "buffer 'result0' is by_value: it must be an input of rank 0");
+  plan = scalarPlan(ctx);
+  plan.buffers[0].byValue = true;
+  rejects(plan, "buffer 'arg0' is by_value: it must be an input of rank 0 (a scalar argument, "
+                "e.g. memref<f32>), not zero_init, got input 'memref<256xf32>'");
+  plan = scalarPlan(ctx);
+  plan.buffers[1].zeroInit = true;
+  rejects(plan, "not zero_init");
+  plan = scalarPlan(ctx);
+  plan.buffers[1].type = MemRefType::get({}, b.getIntegerType(128));
+  rejects(plan, "by_value buffer 'arg1': supports scalar arguments of f16, bf16, f32, f64 and "
+                "integers up to 64 bits (passed to the kernels by value), got 'i128'");
+  // A tensor map cannot be encoded over a value.
+  plan = scalarPlan(ctx);
+  plan.buffers.push_back(tensorMapBuffer(&ctx, "tmap0", TensorMapDesc{1, {4}, {}, {4}, 0}));
+  rejects(plan, "has source 'arg1', which is a scalar argument (by_value)");
+  // In text, by_value is a boolean key like zero_init.
+  messages.clear();
+  EXPECT_FALSE(parseAttribute(
+      "#evo.buffer<name = \"a\", role = input, type = memref<4xf32>, by_value = true>", &ctx));
+  ASSERT_FALSE(messages.empty());
+  EXPECT_NE(messages.back().find("is by_value: it must be an input of rank 0"), std::string::npos);
+}
+
+TEST_F(LaunchPlanTest, KernelsAndTheHostPassScalarArgumentsByValue) {
+  LaunchPlan plan = scalarPlan(ctx);
+  OpBuilder b(&ctx);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(b.getUnknownLoc());
+  b.setInsertionPointToEnd(module->getBody());
+  auto gm = gpu::GPUModuleOp::create(b, b.getUnknownLoc(), "s_kernels");
+  auto addKernel = [&](Type alpha) {
+    b.setInsertionPointToEnd(gm.getBody());
+    SmallVector<Type> params = {plan.buffers[0].type, alpha, plan.buffers[2].type};
+    auto k = gpu::GPUFuncOp::create(b, b.getUnknownLoc(), "s_k0", b.getFunctionType(params, {}));
+    k->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+    b.setInsertionPointToStart(&k.getBody().front());
+    gpu::ReturnOp::create(b, b.getUnknownLoc());
+    return k;
+  };
+  // A kernel taking a pointer to the scalar is not the plan's ABI.
+  gpu::GPUFuncOp pointer = addKernel(plan.buffers[1].type);
+  EXPECT_TRUE(failed(plan.verifyAgainst(gm)));
+  EXPECT_NE(messages.back().find("parameter 1 has type 'memref<f32>' but evo.plan passes the "
+                                 "value of scalar argument 'arg1' of type 'f32'"),
+            std::string::npos)
+      << messages.back();
+  pointer.erase();
+  addKernel(b.getF32Type());
+  EXPECT_TRUE(succeeded(plan.verifyAgainst(gm)));
+
+  b.setInsertionPointToEnd(module->getBody());
+  func::FuncOp host = buildHostFunction(b, b.getUnknownLoc(), plan, gm);
+  EXPECT_EQ(SmallVector<Type>(host.getFunctionType().getInputs()),
+            (SmallVector<Type>{plan.buffers[0].type, b.getF32Type(), plan.buffers[2].type}));
+  gpu::LaunchFuncOp launch;
+  host.walk([&](gpu::LaunchFuncOp l) { launch = l; });
+  ASSERT_TRUE(launch);
+  EXPECT_EQ(launch.getKernelOperands()[1], host.getArgument(1));
+  (*module)->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), b.getUnitAttr());
+  EXPECT_TRUE(succeeded(verify(*module)));
+}
+
+TEST_F(LaunchPlanTest, AScalarParameterIsLoadedAsItsValueAndCopiedForOtherReads) {
+  // The emitters read a scalar argument as a 0-d buffer; by value, its loads become the value
+  // and any other read (here a memref.copy) sees a private copy stored at entry.
+  OpBuilder b(&ctx);
+  Location loc = b.getUnknownLoc();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  auto gm = gpu::GPUModuleOp::create(b, loc, "k_kernels");
+  b.setInsertionPointToEnd(gm.getBody());
+  auto scalar = MemRefType::get({}, b.getF32Type());
+  auto k = gpu::GPUFuncOp::create(b, loc, "k", b.getFunctionType({scalar, scalar}, {}));
+  k->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  b.setInsertionPointToStart(&k.getBody().front());
+  Value v = memref::LoadOp::create(b, loc, k.getArgument(0), ValueRange());
+  memref::CopyOp::create(b, loc, k.getArgument(0), k.getArgument(1));
+  memref::StoreOp::create(b, loc, v, k.getArgument(1), ValueRange());
+  gpu::ReturnOp::create(b, loc);
+
+  passScalarByValue(k, 0);
+  EXPECT_EQ(SmallVector<Type>(k.getFunctionType().getInputs()),
+            (SmallVector<Type>{b.getF32Type(), scalar}));
+  EXPECT_EQ(k.getArgument(0).getType(), b.getF32Type());
+  unsigned loads = 0;
+  memref::AllocaOp copy;
+  k.walk([&](Operation *op) {
+    loads += isa<memref::LoadOp>(op);
+    if (auto a = dyn_cast<memref::AllocaOp>(op))
+      copy = a;
+  });
+  EXPECT_EQ(loads, 0u);
+  ASSERT_TRUE(copy);
+  auto stores = llvm::to_vector(k.getOps<memref::StoreOp>());
+  ASSERT_EQ(stores.size(), 2u);
+  EXPECT_EQ(stores[0].getValueToStore(), k.getArgument(0)); // the prologue's copy
+  EXPECT_EQ(stores[0].getMemRef(), copy.getResult());
+  EXPECT_EQ(stores[1].getValueToStore(), k.getArgument(0)); // the load it replaced
+  auto copies = llvm::to_vector(k.getOps<memref::CopyOp>());
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(copies[0].getSource(), copy.getResult());
   EXPECT_TRUE(succeeded(verify(*module)));
 }

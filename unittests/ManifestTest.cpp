@@ -138,6 +138,67 @@ TEST(ManifestTest, TensorMapsRoundTrip) {
             std::string::npos);
 }
 
+// A scalar argument (docs/lowering.md, "Scalar arguments"): an input buffer of rank 0 marked
+// by_value, and the kernels' parameter for it the value (dtype, empty shape, by_value), through
+// the JSON text as a runtime reads it. Buffers and parameters that are pointers carry no key.
+TEST(ManifestTest, ScalarArgumentsRoundTripAsByValue) {
+  MLIRContext ctx;
+  Builder b(&ctx);
+  ManifestInfo info;
+  info.name = "leaky";
+  LaunchPlan plan;
+  plan.funcName = "leaky";
+  auto t = MemRefType::get({1024}, b.getF32Type());
+  plan.buffers = {{"arg0", BufferRole::Input, t},
+                  *argumentBuffer(b.getF64Type(), "arg1", BufferRole::Input),
+                  *argumentBuffer(b.getI1Type(), "arg2", BufferRole::Input),
+                  {"result0", BufferRole::Output, t}};
+  KernelLaunch l;
+  l.kernel = "leaky_k0";
+  l.args = {0, 1, 2, 3};
+  plan.launches.push_back(l);
+  info.plan = plan;
+  info.kernels.push_back({"leaky_k0", {t, b.getF64Type(), b.getI1Type(), t}, {}});
+  llvm::Expected<json::Value> parsed =
+      json::parse(llvm::formatv("{0}", buildManifest(info)).str());
+  ASSERT_TRUE(bool(parsed));
+  json::Object *m = parsed->getAsObject();
+  EXPECT_NE(m->getString("abi")->find("'by_value'"), StringRef::npos);
+  json::Array *buffers = m->getArray("buffers");
+  ASSERT_EQ(buffers->size(), 4u);
+  struct Want {
+    const char *dtype;
+    int64_t bytes;
+    bool byValue;
+  };
+  for (auto [i, want] : llvm::enumerate(
+           std::vector<Want>{{"f32", 4096, false}, {"f64", 8, true}, {"i1", 1, true},
+                             {"f32", 4096, false}})) {
+    json::Object *buf = (*buffers)[i].getAsObject();
+    EXPECT_EQ(*buf->getString("dtype"), want.dtype) << i;
+    EXPECT_EQ(*buf->getInteger("bytes"), want.bytes) << i;
+    EXPECT_EQ(buf->getBoolean("by_value").value_or(false), want.byValue) << i;
+    EXPECT_EQ(buf->get("by_value") != nullptr, want.byValue) << i; // only where true
+    EXPECT_EQ(buf->getArray("shape")->empty(), want.byValue) << i;
+    EXPECT_EQ(*buf->getString("role"), i < 3 ? "input" : "output") << i;
+  }
+  json::Array *params = (*m->getArray("kernels"))[0].getAsObject()->getArray("params");
+  ASSERT_EQ(params->size(), 4u);
+  for (auto [i, p] : llvm::enumerate(*params)) {
+    json::Object *o = p.getAsObject();
+    bool scalar = i == 1 || i == 2;
+    EXPECT_EQ(o->getBoolean("by_value").value_or(false), scalar) << i;
+    EXPECT_EQ(o->getArray("shape")->empty(), scalar) << i;
+  }
+  EXPECT_EQ(*(*params)[1].getAsObject()->getString("dtype"), "f64");
+  EXPECT_EQ(*(*params)[2].getAsObject()->getString("dtype"), "i1");
+  // The launch names the scalar's buffer like any other argument.
+  KernelLaunch back;
+  json::Path::Root root;
+  ASSERT_TRUE(fromJSON((*m->getArray("launches"))[0], back, root));
+  EXPECT_EQ(back.args, (SmallVector<unsigned>{0, 1, 2, 3}));
+}
+
 TEST(ManifestTest, WithoutPtxasTheReportIsNull) {
   ManifestInfo info;
   info.name = "g";

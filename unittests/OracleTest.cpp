@@ -1136,3 +1136,61 @@ TEST_F(OracleTest, MaskedTriangularScans) {
       EXPECT_EQ(s.valueAt(3, {i, j}), cm);
     }
 }
+
+// Scalar arguments (docs/lowering.md, "Scalar arguments") are read through the input function
+// as 0-d inputs: element 0 of their argument, once per session. Here in every way the lowering
+// accepts them: captured by a payload (through an f64 -> f32 truncation outside it, as
+// torch-mlir writes alpha), as a fill's value, as a linalg `ins` operand, and in a row program.
+TEST_F(OracleTest, ScalarArgumentsAreZeroDimensionalInputs) {
+  auto oracle = compile(R"mlir(
+    func.func @f(%x: tensor<4x8xf32>, %alpha: f64, %fillv: f32, %k: i32) -> tensor<4x8xf32> {
+      %a = arith.truncf %alpha : f64 to f32
+      %e = tensor.empty() : tensor<4x8xf32>
+      %f = linalg.fill ins(%fillv : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+      %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>,
+                                            affine_map<(i, j) -> ()>, affine_map<(i, j) -> (i, j)>],
+                           iterator_types = ["parallel", "parallel"]}
+          ins(%x, %f, %k : tensor<4x8xf32>, tensor<4x8xf32>, i32) outs(%e : tensor<4x8xf32>) {
+      ^bb0(%v: f32, %fv: f32, %kv: i32, %o: f32):
+        %m = arith.mulf %v, %a : f32
+        %s = arith.addf %m, %fv : f32
+        %kf = arith.sitofp %kv : i32 to f32
+        %r = arith.addf %s, %kf : f32
+        linalg.yield %r : f32
+      } -> tensor<4x8xf32>
+      return %y : tensor<4x8xf32>
+    })mlir");
+  ASSERT_TRUE(oracle) << joinedMessages();
+  ASSERT_EQ(oracle->getNumArguments(), 4u);
+  EXPECT_EQ(oracle->getArgumentShape(1), ArrayRef<int64_t>());
+  EXPECT_EQ(oracle->getArgumentShape(3), ArrayRef<int64_t>());
+  auto read = [](unsigned arg, uint64_t i) {
+    EXPECT_TRUE(arg == 0 || i == 0) << "scalar argument " << arg << " read at " << i;
+    return arg == 3 ? 3.0 : inputValue(arg, i);
+  };
+  Oracle::Session s = oracle->session(read);
+  for (int64_t i = 0; i < 32; ++i) {
+    double expected = static_cast<double>(static_cast<float>(inputValue(1, 0))) *
+                          inputValue(0, i) +
+                      inputValue(2, 0) + 3.0;
+    EXPECT_EQ(s.valueAt(0, i), expected) << i;
+  }
+  // Another value of the same argument in another session: nothing folded at compile time.
+  Oracle::Session s2 = oracle->session([](unsigned arg, uint64_t i) {
+    return arg == 1 ? 0.5 : arg == 3 ? -1.0 : inputValue(arg, i);
+  });
+  EXPECT_EQ(s2.valueAt(0, 5), 0.5 * inputValue(0, 5) + inputValue(2, 0) - 1.0);
+}
+
+TEST_F(OracleTest, AScalarArgumentReadOutsideLinalgIsADiagnostic) {
+  auto oracle = compile(R"mlir(
+    func.func @f(%x: tensor<8xf32>, %v: f32) -> tensor<9xf32> {
+      %t = tensor.from_elements %v : tensor<1xf32>
+      %c = tensor.concat dim(0) %x, %t : (tensor<8xf32>, tensor<1xf32>) -> tensor<9xf32>
+      return %c : tensor<9xf32>
+    })mlir");
+  EXPECT_FALSE(oracle);
+  EXPECT_TRUE(hasMessage("the oracle: scalar argument #1 ('f32') is read by "
+                         "'tensor.from_elements'"))
+      << joinedMessages();
+}

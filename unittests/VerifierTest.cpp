@@ -225,6 +225,62 @@ TEST(VerifierTest, TheRequestCarriesBuffersRangesSeedsAndTheOraclesValues) {
   }
 }
 
+// A scalar argument (docs/lowering.md, "Scalar arguments") is a one-element input the worker
+// fills like any other and passes by value: the request says so, and the oracle's expected
+// values use the value the fill writes at element 0 of that buffer, in every trial.
+TEST(VerifierTest, ScalarArgumentsAreByValueInputsTheOracleReads) {
+  MLIRContext ctx;
+  load(ctx);
+  OwningOpRef<ModuleOp> m;
+  LaunchPlan plan = lower(ctx, R"mlir(
+    func.func @f(%x: tensor<64xf32>, %alpha: f32 {evo.range = [0.25, 0.5]}) -> tensor<64xf32> {
+      %zero = arith.constant 0.0 : f32
+      %e = tensor.empty() : tensor<64xf32>
+      %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                           iterator_types = ["parallel"]}
+          ins(%x : tensor<64xf32>) outs(%e : tensor<64xf32>) {
+      ^bb0(%u: f32, %o: f32):
+        %n = arith.mulf %u, %alpha : f32
+        %p = arith.cmpf ogt, %u, %zero : f32
+        %y = arith.select %p, %u, %n : f32
+        linalg.yield %y : f32
+      } -> tensor<64xf32>
+      return %r : tensor<64xf32>
+    })mlir", m);
+  ASSERT_EQ(plan.buffers.size(), 3u);
+  EXPECT_TRUE(plan.buffers[1].byValue);
+  VerifyOptions opts;
+  opts.trials = 3;
+  opts.seed = 7;
+  FailureOr<std::unique_ptr<FunctionVerifier>> v =
+      FunctionVerifier::create(plan, &ctx, UnknownLoc::get(&ctx), opts);
+  ASSERT_TRUE(succeeded(v));
+  const json::Object &req = (*v)->getRequestTemplate();
+  const json::Array &buffers = *req.getArray("buffers");
+  ASSERT_EQ(buffers.size(), 3u);
+  const json::Object &alpha = *buffers[1].getAsObject();
+  EXPECT_EQ(alpha.getString("role"), llvm::StringRef("input"));
+  EXPECT_EQ(alpha.getInteger("elements"), 1);
+  EXPECT_EQ(alpha.getBoolean(protocol::kByValue), true);
+  EXPECT_EQ(*(*alpha.getArray("range"))[0].getAsNumber(), 0.25);
+  EXPECT_EQ(buffers[0].getAsObject()->get(protocol::kByValue), nullptr);
+  const json::Array &trials = *req.getArray("trials");
+  ASSERT_EQ(trials.size(), 3u);
+  for (unsigned t = 0; t < 3; ++t) {
+    const json::Object &trial = *trials[t].getAsObject();
+    std::vector<contract::FillParams> fills = fillsFromJson(trial, req);
+    double a = generatedValue(fills[1], 0);
+    EXPECT_GE(a, 0.25);
+    EXPECT_LE(a, 0.5);
+    DecodedSample d = decodeSample(*(*trial.getArray("samples"))[0].getAsObject(), 64);
+    ASSERT_EQ(d.exp.size(), 64u);
+    for (size_t k = 0; k < 64; ++k) {
+      double x = generatedValue(fills[0], d.idx[k]);
+      EXPECT_DOUBLE_EQ(d.exp[k], x > 0 ? x : x * a) << "trial " << t << " index " << k;
+    }
+  }
+}
+
 TEST(VerifierTest, ExpensiveOutputsAreSampledWithinTheBudget) {
   MLIRContext ctx;
   load(ctx);

@@ -148,13 +148,15 @@ static bool inDeviceCode(Operation *op) {
 }
 
 /// The lowered signature is (one memref per tensor argument, one per result) with the tensors'
-/// shapes and element types.
+/// shapes and element types; a scalar argument stays itself.
 static bool matchesLowered(FunctionType tensorType, func::FuncOp host) {
   unsigned inputs = tensorType.getNumInputs();
   if (host.getNumResults() != 0 || host.getNumArguments() != inputs + tensorType.getNumResults())
     return false;
   for (auto [i, arg] : llvm::enumerate(host.getArgumentTypes())) {
     Type t = i < inputs ? tensorType.getInput(i) : tensorType.getResult(i - inputs);
+    if (i < inputs && t == arg && !isa<ShapedType>(t))
+      continue;
     auto tensor = dyn_cast<RankedTensorType>(t);
     auto memref = dyn_cast<MemRefType>(arg);
     if (!tensor || !memref || tensor.getShape() != memref.getShape() ||
@@ -171,8 +173,11 @@ static void rewriteCall(func::CallOp call, func::FuncOp host, FunctionType tenso
   unsigned inputs = tensorType.getNumInputs();
   SmallVector<Value> args;
   for (auto [i, v] : llvm::enumerate(call.getOperands()))
-    args.push_back(
-        bufferization::ToBufferOp::create(b, loc, bufferTypes[i], v, /*read_only=*/true));
+    args.push_back(isa<MemRefType>(bufferTypes[i])
+                       ? bufferization::ToBufferOp::create(b, loc, bufferTypes[i], v,
+                                                           /*read_only=*/true)
+                             .getResult()
+                       : v); // a scalar argument
   SmallVector<Value> outputs;
   for (Type t : bufferTypes.drop_front(inputs))
     outputs.push_back(memref::AllocOp::create(b, loc, cast<MemRefType>(t)));

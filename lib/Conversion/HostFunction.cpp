@@ -2,7 +2,8 @@
 //
 // Builds the func.func that allocates a plan's scratch buffers (and tensor maps), encodes the
 // tensor maps, launches its kernels in order and frees the scratch: what a lowered function
-// becomes on the host.
+// becomes on the host. Its arguments are the plan's inputs (memrefs, and the values of scalar
+// arguments, which gpu.launch_func passes by value) then its outputs.
 //
 // A tensor map is encoded by a call to `mgpuEvoTensorMapEncodeTiled` (libevo_cuda_runtime.so,
 // runtime/CudaRuntime.cpp) with the device addresses of the map's buffer and of its source and
@@ -41,10 +42,11 @@ static func::FuncOp encodeDeclaration(OpBuilder &builder, Location loc, Operatio
 
 func::FuncOp buildHostFunction(OpBuilder &builder, Location loc, const LaunchPlan &plan,
                                gpu::GPUModuleOp module) {
+  // Scalar arguments (by-value buffers) stay scalars: the launches pass their values.
   SmallVector<Type> argTypes;
   for (const BufferDesc &buf : plan.buffers)
     if (buf.role == BufferRole::Input || buf.role == BufferRole::Output)
-      argTypes.push_back(buf.type);
+      argTypes.push_back(buf.abiType());
   auto func = func::FuncOp::create(builder, loc, plan.funcName,
                                    builder.getFunctionType(argTypes, {}));
   OpBuilder::InsertionGuard guard(builder);

@@ -4,6 +4,7 @@
 #include "TaskAnalysis.h"
 #include "evo/Dialect/Evo/IR/InputChecks.h"
 #include "evo/Conversion/LowerToGPU.h"
+#include "evo/Conversion/ScalarArguments.h"
 #include "evo/Conversion/ScanForm.h"
 #include "evo/Conversion/TuningDB.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -168,33 +169,52 @@ LogicalResult preprocessFunction(func::FuncOp func, bool fuse) {
   return materializeViews(func);
 }
 
-static LogicalResult checkTensorType(Type t, Operation *where, StringRef what) {
+static LogicalResult checkTensorType(Type t, function_ref<InFlightDiagnostic()> emitError,
+                                     StringRef what) {
   if (!isa<RankedTensorType>(t))
-    return where->emitError() << "evo-lower-to-gpu supports only tensor " << what << "s, got "
-                              << t;
+    return emitError() << "evo-lower-to-gpu supports only tensor " << what << "s"
+                       << (what == "argument" ? " and scalar arguments (f16, bf16, f32, f64, "
+                                                "integers up to 64 bits)"
+                                              : "")
+                       << ", got " << t;
   // Shapes, encodings, sizes and element types (InputChecks.h), then what the lowering adds.
-  if (failed(checkBufferType(t, [&] { return where->emitError() << "evo-lower-to-gpu "; })))
+  if (failed(checkBufferType(t, [&] { return emitError() << "evo-lower-to-gpu "; })))
     return failure();
   // What the kernels can compute on: NVPTX has no f80/f128 arithmetic (LLVM aborts) and the
   // GPU lowering none for f8/tf32. i1 is a byte holding 0 or 1 in memory (torch.bool's layout,
   // and LLVM's for a scalar i1 load or store; vector accesses to it are refused).
   Type elt = cast<RankedTensorType>(t).getElementType();
-  bool supported = isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(elt) ||
-                   (elt.isInteger() && elt.getIntOrFloatBitWidth() <= 64);
-  if (!supported)
-    return where->emitError()
+  if (!isScalarArgumentType(elt))
+    return emitError()
            << "evo-lower-to-gpu supports f16, bf16, f32, f64, i1 (a byte per element) and "
               "integers up to 64 bits, got "
            << elt;
   return success();
+}
+static LogicalResult checkTensorType(Type t, Operation *where, StringRef what) {
+  return checkTensorType(t, [&] { return where->emitError(); }, what);
+}
+
+/// A function argument: a tensor, or a scalar (an int or float, passed to kernels by value;
+/// ScalarArguments.h). Diagnosed at the argument.
+static LogicalResult checkArgument(BlockArgument arg) {
+  auto emitHere = [&] { return emitError(arg.getLoc()); };
+  Type t = arg.getType();
+  if (t.isIntOrIndexOrFloat())
+    return checkScalarArgumentType(t, [&] { return emitHere() << "evo-lower-to-gpu "; });
+  return checkTensorType(t, emitHere, "argument");
 }
 
 namespace {
 /// Splits a preprocessed function into tasks and lowers each into one gpu.module.
 class FunctionLowering {
 public:
-  FunctionLowering(func::FuncOp work, const LowerOptions &options, ModuleOp scratch)
-      : work(work), options(options), scratch(scratch), builder(work.getContext()) {}
+  /// `scalarArgs`: the arguments of `work` that are scalars of the input function (0-d tensors
+  /// in `work`, by-value buffers of the plan, scalars again in task funcs).
+  FunctionLowering(func::FuncOp work, const LowerOptions &options, ModuleOp scratch,
+                   ArrayRef<unsigned> scalarArgs)
+      : work(work), options(options), scratch(scratch), builder(work.getContext()),
+        scalarArgs(scalarArgs) {}
 
   FailureOr<LaunchPlan> run(gpu::GPUModuleOp kernels);
 
@@ -211,11 +231,11 @@ private:
   /// keyed by their first op, with the values they define that are used after them.
   void formRowGroups();
   std::optional<SmallVector<Value>> rowGroupOutputs(ArrayRef<Operation *> group);
-  /// The tuning record that applies to `task`, with a remark saying so (or why not).
-  const TuningRecord *tuningRecordFor(func::FuncOp task);
   LogicalResult addTask(func::FuncOp task, const ScheduleKnobs &knobs,
                         ArrayRef<Value> operands, ValueRange results, gpu::GPUModuleOp kernels);
   bool isRowProgram();
+  /// Task arguments bound to by-value buffers become scalars again (tensorsToScalarArguments).
+  LogicalResult restoreScalars(func::FuncOp task, ArrayRef<Value> operands);
   void cloneProducers(Value v, OpBuilder &b, IRMapping &map);
 
   func::FuncOp work;
@@ -223,6 +243,7 @@ private:
   unsigned kernelIndex = 0;
   ModuleOp scratch;
   OpBuilder builder;
+  ArrayRef<unsigned> scalarArgs;
   LaunchPlan plan;
   DenseMap<Value, unsigned> buffers;
   unsigned numScratch = 0;
@@ -244,6 +265,14 @@ unsigned FunctionLowering::bufferFor(Value v, BufferRole role, StringRef name) {
       {name.str(), role, MemRefType::get(tensor.getShape(), tensor.getElementType())});
   buffers[v] = plan.buffers.size() - 1;
   return plan.buffers.size() - 1;
+}
+
+LogicalResult FunctionLowering::restoreScalars(func::FuncOp task, ArrayRef<Value> operands) {
+  SmallVector<unsigned> scalars;
+  for (auto [i, v] : llvm::enumerate(operands))
+    if (auto it = buffers.find(v); it != buffers.end() && plan.buffers[it->second].byValue)
+      scalars.push_back(i);
+  return tensorsToScalarArguments(task, scalars);
 }
 
 void FunctionLowering::cloneProducers(Value v, OpBuilder &b, IRMapping &map) {
@@ -398,6 +427,8 @@ FailureOr<func::FuncOp> FunctionLowering::extractTask(ArrayRef<Operation *> ops,
     results.push_back(map.lookup(r));
   func::ReturnOp::create(b, last->getLoc(), results);
   operands.assign(args.begin(), args.end());
+  if (!probe && failed(restoreScalars(task, operands)))
+    return failure();
   return task;
 }
 
@@ -479,61 +510,6 @@ bool FunctionLowering::isRowProgram() {
   return !r.wasInterrupted();
 }
 
-const TuningRecord *FunctionLowering::tuningRecordFor(func::FuncOp task) {
-  if (!options.tuningDb)
-    return nullptr;
-  TuningApplyStats dummy;
-  TuningApplyStats &stats = options.tuningStats ? *options.tuningStats : dummy;
-  ++stats.tasks;
-  TaskSignature sig = taskSignature(task);
-  Location loc = task.getLoc();
-  const TuningRecord *r = options.tuningDb->lookup(sig.hash, options.tuningChip);
-  if (!r) {
-    std::vector<const TuningRecord *> others =
-        options.tuningDb->otherChips(sig.hash, options.tuningChip);
-    if (!others.empty()) {
-      ++stats.otherChip;
-      std::string chips;
-      for (const TuningRecord *o : others)
-        chips += (chips.empty() ? "" : ", ") + o->chip;
-      emitRemark(loc) << "evo-lower-to-gpu: tuning-db: " << task.getSymName()
-                      << " has records only for " << chips << ", not tuning-chip="
-                      << options.tuningChip << ": not applied (the task keeps its knobs)";
-    }
-    return nullptr;
-  }
-  // The family the lowering gives the task must be the record's (another evo-opt may classify
-  // it differently); the classification's own diagnostics come again from lowerTask.
-  FailureOr<TaskFamily> family = failure();
-  {
-    ScopedDiagnosticHandler quiet(task.getContext(), [](Diagnostic &) { return success(); });
-    family = classifyTask(task);
-  }
-  if (succeeded(family) && *family != r->family) {
-    ++stats.otherFamily;
-    emitWarning(loc) << "evo-lower-to-gpu: tuning-db: " << task.getSymName() << " is a "
-                     << stringifyTaskFamily(*family) << " task but its record "
-                     << r->signature.substr(0, 12) << " is for the " << stringifyTaskFamily(r->family)
-                     << " family: not applied (the task keeps its knobs)";
-    return nullptr;
-  }
-  ++stats.applied;
-  std::string knobsText;
-  llvm::raw_string_ostream os(knobsText);
-  os << json::Value(json::Object(r->knobsJson));
-  InFlightDiagnostic remark = emitRemark(loc);
-  remark << "evo-lower-to-gpu: tuning-db: " << task.getSymName() << " ("
-         << stringifyTaskFamily(r->family) << ") takes the knobs of record "
-         << r->signature.substr(0, 12) << " for " << r->chip;
-  if (std::isfinite(r->speedup()))
-    remark << llvm::formatv(" ({0:f2}x over its baseline)", r->speedup()).str();
-  remark << ": " << knobsText;
-  if (r->kind == "ir")
-    remark << "; the record's winner is more than knobs (" << (r->op.empty() ? "IR" : r->op)
-           << "): its kernel IR is not applied, only the knobs it was built on";
-  return r;
-}
-
 /// A kernel parameter whose buffer has another shape of the same elements (a task result
 /// written straight into a returned reshape's output buffer: aliasedViewSource) takes the
 /// buffer's type, and the kernel views it in its own shape (memref.reinterpret_cast at entry):
@@ -584,7 +560,7 @@ LogicalResult FunctionLowering::addTask(func::FuncOp task,
   std::string kernelName = (plan.funcName + "_k" + Twine(kernelIndex++)).str();
   // A tuning record for this task replaces its knobs here, after the split: which ops form the
   // task never depends on the database.
-  const TuningRecord *record = tuningRecordFor(task);
+  const TuningRecord *record = tuningRecordFor(task, options);
   std::optional<ScopedDiagnosticHandler> recordNote;
   if (record)
     recordNote.emplace(task.getContext(), [&, record](Diagnostic &diag) {
@@ -636,8 +612,10 @@ LogicalResult FunctionLowering::addTask(func::FuncOp task,
 FailureOr<LaunchPlan> FunctionLowering::run(gpu::GPUModuleOp kernels) {
   plan.funcName = work.getSymName().str();
   Block &body = work.getBody().front();
-  for (BlockArgument arg : body.getArguments())
-    bufferFor(arg, BufferRole::Input, ("arg" + Twine(arg.getArgNumber())).str());
+  for (BlockArgument arg : body.getArguments()) {
+    unsigned b = bufferFor(arg, BufferRole::Input, ("arg" + Twine(arg.getArgNumber())).str());
+    plan.buffers[b].byValue = llvm::is_contained(scalarArgs, arg.getArgNumber());
+  }
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     if (isa<BlockArgument>(v))
@@ -662,7 +640,8 @@ FailureOr<LaunchPlan> FunctionLowering::run(gpu::GPUModuleOp kernels) {
     auto task = cast<func::FuncOp>(b.clone(*work));
     task.setSymName((work.getSymName() + "_t0").str());
     SmallVector<Value> args(body.getArguments().begin(), body.getArguments().end());
-    if (failed(addTask(task, options.knobs, args, ret.getOperands(), kernels)))
+    if (failed(restoreScalars(task, args)) ||
+        failed(addTask(task, options.knobs, args, ret.getOperands(), kernels)))
       return failure();
     return plan;
   }
@@ -745,8 +724,8 @@ LogicalResult lowerFunction(func::FuncOp func, const LowerOptions &options) {
   if (failed(checkSymbolName(func.getSymName(), "evo-lower-to-gpu: function name",
                              [&] { return func.emitError(); }, kMaxFunctionNameLength)))
     return failure();
-  for (Type t : func.getArgumentTypes())
-    if (failed(checkTensorType(t, func, "argument")))
+  for (BlockArgument arg : func.getArguments())
+    if (failed(checkArgument(arg)))
       return failure();
   for (Type t : func.getResultTypes())
     if (failed(checkTensorType(t, func, "result")))
@@ -763,13 +742,16 @@ LogicalResult lowerFunction(func::FuncOp func, const LowerOptions &options) {
   // dense_resource blobs, which a function's text does not carry, become inline constants.
   inlineResourceConstants(work);
   std::string source = printSource(work);
-  if (failed(preprocessFunction(work, options.fuseElementwise)))
+  // Scalar arguments are 0-d tensors from here on (ScalarArguments.h); the source keeps them.
+  SmallVector<unsigned> scalarArgs;
+  if (failed(scalarArgumentsToTensors(work, "evo-lower-to-gpu", &scalarArgs)) ||
+      failed(preprocessFunction(work, options.fuseElementwise)))
     return failure();
   builder.setInsertionPointToEnd(scratch->getBody());
   std::string moduleName = (func.getSymName() + "_kernels").str();
   auto kernels = gpu::GPUModuleOp::create(builder, func.getLoc(), moduleName);
 
-  FunctionLowering lowering(work, options, *scratch);
+  FunctionLowering lowering(work, options, *scratch, scalarArgs);
   FailureOr<LaunchPlan> plan = lowering.run(kernels);
   if (failed(plan))
     return failure();

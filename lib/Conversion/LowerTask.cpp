@@ -4,6 +4,7 @@
 #include "KernelBuilder.h"
 #include "TaskAnalysis.h"
 #include "evo/Conversion/LowerToGPU.h"
+#include "evo/Conversion/ScalarArguments.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -33,8 +34,25 @@ static TaskFamily familyOf(linalg::LinalgOp op) {
   return TaskFamily::Reduction;
 }
 
+/// A copy of `task` in the form the matchers and emitters read: scalar arguments as 0-d tensors
+/// (ScalarArguments.h; `scalars` receives their numbers). Null, after a diagnostic, when a scalar
+/// is read in a way the lowering does not support.
+static OwningOpRef<func::FuncOp> tensorForm(func::FuncOp task,
+                                            SmallVectorImpl<unsigned> *scalars = nullptr) {
+  OwningOpRef<func::FuncOp> copy(task.clone());
+  if (failed(scalarArgumentsToTensors(*copy, "evo-lower-to-gpu", scalars)))
+    return nullptr;
+  return copy;
+}
+
+/// matchRowProgram on the task's tensor form.
+static std::optional<RowShape> matchRowTask(func::FuncOp task) {
+  OwningOpRef<func::FuncOp> t = tensorForm(task);
+  return t ? matchRowProgram(*t) : std::nullopt;
+}
+
 std::optional<std::pair<int64_t, int64_t>> rowProgramExtent(func::FuncOp task) {
-  std::optional<RowShape> shape = matchRowProgram(task);
+  std::optional<RowShape> shape = matchRowTask(task);
   if (!shape)
     return std::nullopt;
   int64_t rows = 1;
@@ -44,14 +62,17 @@ std::optional<std::pair<int64_t, int64_t>> rowProgramExtent(func::FuncOp task) {
 }
 
 bool rowProgramIsStrided(func::FuncOp task) {
-  std::optional<RowShape> shape = matchRowProgram(task);
+  std::optional<RowShape> shape = matchRowTask(task);
   return shape && shape->permuted;
 }
 
 FailureOr<TaskFamily> classifyTask(func::FuncOp task) {
-  if (matchRowProgram(task))
+  OwningOpRef<func::FuncOp> t = tensorForm(task);
+  if (!t)
+    return failure();
+  if (matchRowProgram(*t))
     return TaskFamily::Rows;
-  FailureOr<Operation *> compute = findComputeOp(task);
+  FailureOr<Operation *> compute = findComputeOp(*t);
   if (failed(compute))
     return failure();
   if (isa<linalg::SoftmaxOp>(*compute))
@@ -152,10 +173,10 @@ static LoweredTask finishLowering(LoweredTask lowered, TaskFamily family,
   return lowered;
 }
 
-FailureOr<LoweredTask> lowerTask(func::FuncOp task, const ScheduleKnobs &knobs,
-                                 gpu::GPUModuleOp module, StringRef kernelName) {
-  // Generalization rewrites the op: work on a copy so the caller's task func stays as written.
-  OwningOpRef<func::FuncOp> copy(task.clone());
+/// lowerTask on the task's tensor form `copy` (rewritten: generalization, row permutation).
+static FailureOr<LoweredTask> lowerTensorForm(OwningOpRef<func::FuncOp> &copy,
+                                              func::FuncOp task, const ScheduleKnobs &knobs,
+                                              gpu::GPUModuleOp module, StringRef kernelName) {
   EmitContext ctx{module, kernelName.str()};
   if (std::optional<RowShape> rows = matchRowProgram(*copy)) {
     if (failed(knobs.verify([&] { return copy->emitError(); })))
@@ -265,6 +286,30 @@ FailureOr<LoweredTask> lowerTask(func::FuncOp task, const ScheduleKnobs &knobs,
   if (failed(lowered))
     return failure();
   return finishLowering(*lowered, family, used, task.getContext(), module);
+}
+
+FailureOr<LoweredTask> lowerTask(func::FuncOp task, const ScheduleKnobs &knobs,
+                                 gpu::GPUModuleOp module, StringRef kernelName) {
+  // The emitters read a copy (the caller's task func stays as written), with scalar arguments
+  // as 0-d tensors; the kernels then take those by value, here, so that every kernel of a task
+  // (the pass's, the search's, the verifier's baseline) has the ABI of the plan.
+  SmallVector<unsigned> scalars;
+  OwningOpRef<func::FuncOp> copy = tensorForm(task, &scalars);
+  if (!copy)
+    return failure();
+  FailureOr<LoweredTask> lowered = lowerTensorForm(copy, task, knobs, module, kernelName);
+  if (failed(lowered) || scalars.empty())
+    return lowered;
+  llvm::SmallPtrSet<Operation *, 4> done;
+  for (const KernelLaunch &launch : lowered->launches) {
+    auto kernel = module.lookupSymbol<gpu::GPUFuncOp>(launch.kernel);
+    if (!kernel || !done.insert(kernel).second)
+      continue;
+    for (auto [k, a] : llvm::enumerate(launch.args))
+      if (llvm::is_contained(scalars, a))
+        passScalarByValue(kernel, k);
+  }
+  return lowered;
 }
 
 } // namespace evo

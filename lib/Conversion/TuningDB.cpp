@@ -534,4 +534,61 @@ llvm::Error addToTuningDb(StringRef path, const TuningDb &records, TuningDb::Pre
   return merged.write(path);
 }
 
+/// The record that applies to `task` under `options` (its chip and family), with a remark saying
+/// so, or a remark or warning saying why none does.
+const TuningRecord *tuningRecordFor(func::FuncOp task, const LowerOptions &options) {
+  if (!options.tuningDb)
+    return nullptr;
+  TuningApplyStats dummy;
+  TuningApplyStats &stats = options.tuningStats ? *options.tuningStats : dummy;
+  ++stats.tasks;
+  TaskSignature sig = taskSignature(task);
+  Location loc = task.getLoc();
+  const TuningRecord *r = options.tuningDb->lookup(sig.hash, options.tuningChip);
+  if (!r) {
+    std::vector<const TuningRecord *> others =
+        options.tuningDb->otherChips(sig.hash, options.tuningChip);
+    if (!others.empty()) {
+      ++stats.otherChip;
+      std::string chips;
+      for (const TuningRecord *o : others)
+        chips += (chips.empty() ? "" : ", ") + o->chip;
+      emitRemark(loc) << "evo-lower-to-gpu: tuning-db: " << task.getSymName()
+                      << " has records only for " << chips << ", not tuning-chip="
+                      << options.tuningChip << ": not applied (the task keeps its knobs)";
+    }
+    return nullptr;
+  }
+  // The family the lowering gives the task must be the record's (another evo-opt may classify
+  // it differently); the classification's own diagnostics come again from lowerTask.
+  FailureOr<TaskFamily> family = failure();
+  {
+    ScopedDiagnosticHandler quiet(task.getContext(), [](Diagnostic &) { return success(); });
+    family = classifyTask(task);
+  }
+  if (succeeded(family) && *family != r->family) {
+    ++stats.otherFamily;
+    emitWarning(loc) << "evo-lower-to-gpu: tuning-db: " << task.getSymName() << " is a "
+                     << stringifyTaskFamily(*family) << " task but its record "
+                     << r->signature.substr(0, 12) << " is for the " << stringifyTaskFamily(r->family)
+                     << " family: not applied (the task keeps its knobs)";
+    return nullptr;
+  }
+  ++stats.applied;
+  std::string knobsText;
+  llvm::raw_string_ostream os(knobsText);
+  os << json::Value(json::Object(r->knobsJson));
+  InFlightDiagnostic remark = emitRemark(loc);
+  remark << "evo-lower-to-gpu: tuning-db: " << task.getSymName() << " ("
+         << stringifyTaskFamily(r->family) << ") takes the knobs of record "
+         << r->signature.substr(0, 12) << " for " << r->chip;
+  if (std::isfinite(r->speedup()))
+    remark << llvm::formatv(" ({0:f2}x over its baseline)", r->speedup()).str();
+  remark << ": " << knobsText;
+  if (r->kind == "ir")
+    remark << "; the record's winner is more than knobs (" << (r->op.empty() ? "IR" : r->op)
+           << "): its kernel IR is not applied, only the knobs it was built on";
+  return r;
+}
+
 } // namespace evo

@@ -71,6 +71,7 @@ llvm::Expected<Variant> naiveBaseline(const LaunchPlan &plan, const DialectRegis
     for (auto [m, t] : llvm::zip(mine, theirs)) {
       // (Different contexts: compare shapes and printed element types, not Type objects.)
       if (plan.buffers[m].type.getShape() != base->buffers[t].type.getShape() ||
+          plan.buffers[m].byValue != base->buffers[t].byValue ||
           elementTypeName(plan.buffers[m].type.getElementType()) !=
               elementTypeName(base->buffers[t].type.getElementType()))
         return fail("the baseline's buffer '" + base->buffers[t].name + "' differs from '" +

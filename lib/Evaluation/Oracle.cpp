@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "evo/Evaluation/Oracle.h"
+#include "evo/Conversion/ScalarArguments.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
@@ -1400,10 +1401,14 @@ LogicalResult ProgramBuilder::build(func::FuncOp func) {
   return success();
 }
 
-/// Upstream rewrites on the private copy: arith/math on tensors become linalg.generic, named
+/// Rewrites on the private copy: scalar arguments become 0-d tensor inputs (the input function
+/// reads their value at index 0; evo/Conversion/ScalarArguments.h, a rewrite of the input's
+/// form, not of its meaning); then upstream's: arith/math on tensors become linalg.generic, named
 /// linalg ops their generic form. linalg.softmax is not a structured op and stays.
 static LogicalResult preprocess(func::FuncOp work) {
   MLIRContext *ctx = work.getContext();
+  if (failed(scalarArgumentsToTensors(work, "the oracle")))
+    return failure();
   PassManager pm(ctx, func::FuncOp::getOperationName());
   pm.addPass(createConvertElementwiseToLinalgPass());
   if (failed(pm.run(work)))

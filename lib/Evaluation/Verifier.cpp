@@ -201,6 +201,8 @@ FailureOr<BufferLayout> layOutBuffers(const LaunchPlan &plan, ArrayRef<InputRang
                    {P::kKind, elementKindName(kind)},
                    {P::kElements, b.type.getNumElements()},
                    {P::kZeroInit, b.zeroInit}};
+    if (b.byValue)
+      o[P::kByValue] = true;
     if (b.role == BufferRole::Input) {
       InputRange r = ranges[inputBuffers.size()];
       o[P::kRange] = json::Array{r.lo, r.hi};

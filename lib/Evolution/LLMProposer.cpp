@@ -45,7 +45,8 @@ LLMProposer::LLMProposer(TaskSearch &search, const LLMSettings &settings)
   // I1 pieces that do not change during the task.
   llvm::raw_string_ostream os(contract);
   for (auto [i, b] : llvm::enumerate(search.taskPlan().buffers))
-    os << (i ? ", " : "") << b.name << " (" << stringifyBufferRole(b.role) << ", " << b.type
+    os << (i ? ", " : "") << b.name << " (" << stringifyBufferRole(b.role) << ", "
+       << b.abiType() << (b.byValue ? ": a scalar argument, its value, not a pointer" : "")
        << ")";
   for (const ScratchSpec &sc : search.baselineVariant().scratch)
     os << ", scratch " << sc.elementType << "[" << sc.numElements() << "]";

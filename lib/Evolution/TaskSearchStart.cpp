@@ -27,13 +27,13 @@ FailureOr<LaunchPlan> planOfTask(func::FuncOp f, StringRef source) {
   LaunchPlan plan;
   plan.funcName = f.getSymName().str();
   plan.source = source.str();
+  // Tensors, and scalar arguments as by-value inputs (the kernels' ABI in the plan).
   auto addBuffers = [&](TypeRange types, StringRef prefix, BufferRole role) {
     for (auto [i, t] : llvm::enumerate(types)) {
-      auto tensor = dyn_cast<RankedTensorType>(t);
-      if (!tensor)
+      std::optional<BufferDesc> b = argumentBuffer(t, prefix.str() + std::to_string(i), role);
+      if (!b)
         return false;
-      plan.buffers.push_back({prefix.str() + std::to_string(i), role,
-                              MemRefType::get(tensor.getShape(), tensor.getElementType())});
+      plan.buffers.push_back(std::move(*b));
     }
     return true;
   };
@@ -62,7 +62,7 @@ llvm::Error TaskSearch::prepare() {
   }
   FailureOr<LaunchPlan> p = planOfTask(func, taskIn.source);
   if (failed(p))
-    return error("its signature is not all tensors");
+    return error("its signature is not all tensors and scalar arguments");
   plan = std::move(*p);
   FailureOr<std::unique_ptr<FunctionVerifier>> v =
       FunctionVerifier::create(plan, ctx, func.getLoc(), opts.verify);

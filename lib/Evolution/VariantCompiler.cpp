@@ -177,8 +177,8 @@ CompiledVariant compileVariant(const DialectRegistry &registry, StringRef source
                            elementTypeName(b.type.getElementType()), b.zeroInit});
     if (b.tensorMap && b.tensorMap->source < taskBufferTypes.size()) {
       out.scratch.back().tensorMap = std::make_shared<const TensorMapDesc>(*b.tensorMap);
-      out.scratch.back().tensorMapElementType = elementTypeName(
-          cast<ShapedType>(taskBufferTypes[b.tensorMap->source]).getElementType());
+      out.scratch.back().tensorMapElementType =
+          elementTypeName(getElementTypeOrSelf(taskBufferTypes[b.tensorMap->source]));
     }
   }
   compileVariantModule(*module, gm, ptx, ptxasPath, out);

@@ -66,8 +66,13 @@ struct PendingModule {
 } // namespace
 
 /// A kernel parameter under the bare-pointer ABI: a static, identity-layout memref in global
-/// memory, of a size the manifest can state.
+/// memory, of a size the manifest can state; or a scalar argument's value (an int or float type
+/// the kernels take by value).
 static LogicalResult checkKernelParam(gpu::GPUFuncOp func, unsigned index, Type t) {
+  if (t.isIntOrIndexOrFloat())
+    return evo::checkScalarArgumentType(t, [&] {
+      return func.emitError() << "evo-emit-ptx: kernel parameter " << index << " ";
+    });
   auto memref = dyn_cast<MemRefType>(t);
   Attribute space = memref ? memref.getMemorySpace() : Attribute();
   auto gpuSpace = dyn_cast_or_null<gpu::AddressSpaceAttr>(space);
@@ -129,7 +134,7 @@ static FailureOr<PendingModule> prepareModule(gpu::GPUModuleOp gm, const EmitTar
     for (auto [i, t] : llvm::enumerate(func.getArgumentTypes())) {
       if (failed(checkKernelParam(func, i, t)))
         return failure();
-      sig.params.push_back(cast<MemRefType>(t));
+      sig.params.push_back(t);
     }
     sig.knobs = func->getAttr(evo::kKnobsAttrName);
     p.info.kernels.push_back(std::move(sig));

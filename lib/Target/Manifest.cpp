@@ -104,7 +104,8 @@ json::Value buildManifest(const ManifestInfo &info) {
                           {"sha256", sha256Hex(info.ptx)},
                           {"bytes", static_cast<int64_t>(info.ptx.size())}};
   m["abi"] = "bare-pointer: each kernel takes one device pointer per entry of its 'params', in "
-             "order, and nothing else";
+             "order, and nothing else; an entry with 'by_value' (a scalar argument) is the "
+             "value itself";
   m["ptxas"] = info.ptxasPath ? json::Value(json::Object{{"path", *info.ptxasPath},
                                                          {"arch", info.chip}})
                               : json::Value(nullptr);
@@ -112,9 +113,15 @@ json::Value buildManifest(const ManifestInfo &info) {
   json::Array kernels;
   for (const KernelSignature &k : info.kernels) {
     json::Array params;
-    for (MemRefType p : k.params)
-      params.push_back(json::Object{{"dtype", elementTypeName(p.getElementType())},
-                                    {"shape", shapeOf(p)}});
+    for (Type p : k.params) {
+      // A scalar parameter is passed by value: its dtype, an empty shape and "by_value".
+      auto memref = dyn_cast<MemRefType>(p);
+      json::Object param{{"dtype", elementTypeName(memref ? memref.getElementType() : p)},
+                         {"shape", memref ? shapeOf(memref) : json::Array()}};
+      if (!memref)
+        param["by_value"] = true;
+      params.push_back(std::move(param));
+    }
     kernels.push_back(json::Object{{"name", k.name},
                                    {"params", std::move(params)},
                                    {"knobs", attrToJson(k.knobs)},
@@ -134,6 +141,9 @@ json::Value buildManifest(const ManifestInfo &info) {
                      {"shape", shapeOf(b.type)},
                      {"bytes", b.sizeInBytes()},
                      {"zero_init", b.zeroInit}};
+      // A scalar argument: the kernels take its value, not a pointer (docs/architecture.md).
+      if (b.byValue)
+        o["by_value"] = true;
       // A tensor map: what to encode into its 128 bytes (docs/architecture.md, "Tensor maps").
       if (b.tensorMap)
         o["tensor_map"] = toJSON(*b.tensorMap, elementTypeName(plan.buffers[b.tensorMap->source]

@@ -152,3 +152,36 @@ func.func @in_kernel(%x: tensor<16xf32>) {
   }
   return
 }
+
+// -----
+
+// A scalar argument (docs/lowering.md, "Scalar arguments") is passed through as it is: the
+// lowered function takes its value.
+
+// CHECK-LABEL: func.func @scale(
+// CHECK-SAME:    %{{[^:]*}}: memref<1024xf32>, %{{[^:]*}}: f32, %{{[^:]*}}: memref<1024xf32>)
+// CHECK-LABEL: func.func @scale_by_two
+// CHECK:         %[[TWO:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK:         %[[XB:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<1024xf32> to memref<1024xf32>
+// CHECK:         %[[Y:.*]] = memref.alloc() : memref<1024xf32>
+// CHECK:         call @scale(%[[XB]], %[[TWO]], %[[Y]]) : (memref<1024xf32>, f32, memref<1024xf32>) -> ()
+// BUF-LABEL: func.func @scale_by_two
+// BUF:         call @scale(%{{.*}}, %{{.*}}, %{{.*}}) : (memref<1024xf32>, f32, memref<1024xf32>) -> ()
+
+func.func @scale(%x: tensor<1024xf32>, %a: f32) -> tensor<1024xf32> {
+  %e = tensor.empty() : tensor<1024xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                       iterator_types = ["parallel"]}
+      ins(%x : tensor<1024xf32>) outs(%e : tensor<1024xf32>) {
+    ^bb0(%v: f32, %o: f32):
+      %m = arith.mulf %v, %a : f32
+      linalg.yield %m : f32
+  } -> tensor<1024xf32>
+  return %r : tensor<1024xf32>
+}
+
+func.func @scale_by_two(%x: tensor<1024xf32>) -> tensor<1024xf32> {
+  %two = arith.constant 2.0 : f32
+  %y = func.call @scale(%x, %two) : (tensor<1024xf32>, f32) -> tensor<1024xf32>
+  return %y : tensor<1024xf32>
+}

@@ -10,7 +10,7 @@ func.func private @f() attributes {k = #evo.knobs<blok_size = 64>}
 
 // -----
 
-// expected-error @+1 {{#evo.buffer: unknown key 'zero' (expected one of name, role, type, zero_init, tensor_map)}}
+// expected-error @+1 {{#evo.buffer: unknown key 'zero' (expected one of name, role, type, zero_init, tensor_map, by_value)}}
 func.func private @f() attributes {b = #evo.buffer<name = "a", role = input, type = memref<4xf32>, zero = true>}
 
 // -----

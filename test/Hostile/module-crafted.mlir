@@ -114,8 +114,9 @@ func.func @hex_splat() -> tensor<4xf32> {
 
 // -----
 
-// expected-error @+1 {{evo-lower-to-gpu supports only tensor arguments, got 'f32'}}
-func.func @scalar_arg(%a: f32, %x: tensor<16xf32>) -> tensor<16xf32> {
+// A scalar argument of a type no kernel can take by value (docs/lowering.md, "Scalar arguments").
+// expected-error @+1 {{evo-lower-to-gpu supports scalar arguments of f16, bf16, f32, f64 and integers up to 64 bits (passed to the kernels by value), got 'f128'}}
+func.func @scalar_arg(%a: f128, %x: tensor<16xf32>) -> tensor<16xf32> {
   %e = tensor.empty() : tensor<16xf32>
   %s = linalg.exp ins(%x : tensor<16xf32>) outs(%e : tensor<16xf32>) -> tensor<16xf32>
   return %s : tensor<16xf32>

@@ -356,6 +356,8 @@ struct BufferSpec {
   uint64_t elements = 0;
   double lo = -1, hi = 1;
   bool zeroInit = false;
+  /// An input that launches pass by value (a scalar argument; one element of at most 8 bytes).
+  bool byValue = false;
   /// Role tensor_map: 128 bytes (kind i8) the worker encodes before launches.
   bool isTensorMap = false;
   TensorMapSpec tensorMap;
@@ -624,8 +626,12 @@ Request parseRequest(const json &j) {
       s.hi = b[P::kRange][1].get<double>();
     }
     s.zeroInit = b.value(P::kZeroInit, false);
+    s.byValue = b.value(P::kByValue, false);
     if (s.role != P::kRoleInput && s.role != P::kRoleOutput && s.role != P::kRoleScratch)
       throw std::invalid_argument("buffer '" + s.name + "' has unknown role '" + s.role + "'");
+    if (s.byValue && (s.role != P::kRoleInput || s.elements != 1 || s.bytes() > 8))
+      throw std::invalid_argument("buffer '" + s.name +
+                                  "' is by_value: it must be an input of one element");
     r.buffers.push_back(s);
   }
   for (const json &c : j.value(P::kCandidates, json::array()))
@@ -753,6 +759,8 @@ struct Evaluator {
     std::unique_ptr<DeviceBuffer> b;
   };
   std::vector<TensorMapSlot> tensorMaps;
+  /// Per input set and request buffer: the value of a by-value input as last filled.
+  std::vector<uint64_t> byValueBits[2];
 
   DeviceBuffer &buffer(unsigned i) {
     return i < buffers.size() ? *buffers[i] : *candidateScratch[i - buffers.size()];
@@ -860,6 +868,8 @@ struct Evaluator {
   }
 
   explicit Evaluator(Request &r) : req(r) {
+    byValueBits[0].assign(req.buffers.size(), 0);
+    byValueBits[1].assign(req.buffers.size(), 0);
     for (const BufferSpec &b : req.buffers) {
       buffers.push_back(std::make_unique<DeviceBuffer>(b.bytes()));
       restoreRedZones(buffers.size() - 1);
@@ -893,6 +903,14 @@ struct Evaluator {
     const BufferSpec &s = req.buffers[i];
     FillParams p = tr.fills[i];
     launchHelper(H.fill, gridFor(s.elements), 256, inputBuf(i, set).ptr(), s.elements, p);
+    if (s.byValue) {
+      // Launches pass the value the fill wrote (the oracle reads the same element).
+      uint64_t &bits = byValueBits[set].at(i);
+      bits = 0;
+      check(D->cuMemcpyDtoHAsync(&bits, inputBuf(i, set).ptr(), s.bytes(), gStream),
+            "cuMemcpyDtoHAsync");
+      check(D->cuStreamSynchronize(gStream), "cuStreamSynchronize");
+    }
   }
 
   /// The kind's poison in every element (memsets where the pattern allows).
@@ -1026,15 +1044,19 @@ struct Evaluator {
     return loadCandidate(c, module);
   }
 
-  /// The candidate's launches with input set `set` bound to its input arguments.
+  /// The candidate's launches with input set `set` bound to its input arguments: a device
+  /// address per parameter, or a by-value input's bits (the driver copies the parameter's size
+  /// from the start of the 8-byte word: its low bytes, little-endian).
   void run(const Candidate &c, Functions &fns, int set = 0) {
     for (const Launch &l : c.launches) {
-      std::vector<CUdeviceptr> ptrs;
+      std::vector<uint64_t> words;
       for (unsigned a : l.args)
-        ptrs.push_back(argPtr(a, set));
+        words.push_back(a < req.buffers.size() && req.buffers[a].byValue
+                            ? byValueBits[set][a]
+                            : static_cast<uint64_t>(argPtr(a, set)));
       std::vector<void *> params;
-      for (CUdeviceptr &p : ptrs)
-        params.push_back(&p);
+      for (uint64_t &w : words)
+        params.push_back(&w);
       check(D->cuLaunchKernel(fns[l.kernel], l.grid[0], l.grid[1], l.grid[2], l.block[0],
                               l.block[1], l.block[2], l.smem, gStream, params.data(), nullptr),
             ("cuLaunchKernel(" + l.kernel + ")").c_str());

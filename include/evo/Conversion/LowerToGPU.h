@@ -81,6 +81,12 @@ struct LowerOptions {
   TuningApplyStats *tuningStats = nullptr;
 };
 
+struct TuningRecord;
+/// The tuning record of `options.tuningDb` that applies to the task func `task` (its signature,
+/// `options.tuningChip` and the family the lowering gives it), with a remark saying so, or a
+/// remark or warning saying why none does; null without a database (TuningDB.cpp).
+const TuningRecord *tuningRecordFor(mlir::func::FuncOp task, const LowerOptions &options);
+
 /// Lowers `func` in place: on success the module holds a `gpu.module @<name>_kernels` carrying the
 /// plan and `func` is replaced by the host function. On failure the module is left unchanged.
 mlir::LogicalResult lowerFunction(mlir::func::FuncOp func, const LowerOptions &options);

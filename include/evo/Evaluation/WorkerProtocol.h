@@ -14,7 +14,8 @@ namespace evo::protocol {
 
 /// The request's "format". Bumped whenever the meaning of a request changes, so that a worker
 /// built from older sources refuses the request instead of skipping checks it does not know.
-inline constexpr const char kRequestFormat[] = "evo-eval-request/2";
+/// /3: an input may be `by_value` (a scalar argument: the kernels take its value).
+inline constexpr const char kRequestFormat[] = "evo-eval-request/3";
 
 // --- modes ("mode") --------------------------------------------------------------------
 inline constexpr const char kModeProbe[] = "probe";
@@ -44,6 +45,9 @@ inline constexpr const char kKind[] = "kind";
 inline constexpr const char kElements[] = "elements";
 inline constexpr const char kRange[] = "range";
 inline constexpr const char kZeroInit[] = "zero_init";
+/// An input of one element that is a scalar argument: filled like any input, but launches pass
+/// its value (the element's bytes) in the kernel's parameter, not its address.
+inline constexpr const char kByValue[] = "by_value";
 inline constexpr const char kRoleInput[] = "input";
 inline constexpr const char kRoleOutput[] = "output";
 inline constexpr const char kRoleScratch[] = "scratch";

@@ -1,7 +1,7 @@
 //===- Manifest.h - the JSON that travels with emitted PTX -------*- C++ -*-===//
 //
 // A manifest is everything a runtime needs to launch emitted PTX without evo-opt: the buffers
-// (role, dtype, shape, bytes) in ABI order, the kernels with their parameters, and the ordered
+// (role, dtype, shape, bytes; `by_value` for a scalar argument) in ABI order, the kernels with their parameters, and the ordered
 // launches with grid/block/shared memory. Format documented in docs/architecture.md.
 //
 //===----------------------------------------------------------------------===//
@@ -20,7 +20,8 @@ inline constexpr llvm::StringLiteral kManifestFormat = "evo-manifest/1";
 
 struct KernelSignature {
   std::string name;
-  llvm::SmallVector<mlir::MemRefType> params;
+  /// Memrefs (device pointers) and scalars (values: a scalar argument, `by_value` in the JSON).
+  llvm::SmallVector<mlir::Type> params;
   mlir::Attribute knobs; // #evo.knobs (or another knob set); may be null
 };
 

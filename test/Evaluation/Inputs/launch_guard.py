@@ -40,7 +40,7 @@ ptx = """.version 8.0
 }
 """
 request = {
-    "format": "evo-eval-request/2",
+    "format": "evo-eval-request/3",
     "mode": mode,
     "rounds": 2,
     "buffers": [

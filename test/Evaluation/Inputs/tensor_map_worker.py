@@ -42,7 +42,7 @@ ptx = """.version 8.0
 dims = [COLS, ROWS + 1] if case == "out-of-bounds" else [COLS, ROWS]
 element_type = "f16" if case == "bad-element-type" else "f32"
 request = {
-    "format": "evo-eval-request/2",
+    "format": "evo-eval-request/3",
     "mode": "evaluate",
     "buffers": [
         {"name": "x", "role": "input", "kind": "f32", "elements": ROWS * COLS, "range": [-1, 1]},

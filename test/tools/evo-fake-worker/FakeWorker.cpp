@@ -10,7 +10,9 @@
 // uuid): 0 a Hopper whose wgmma rates were measured, 1 a compute capability 8.0 device (wgmma
 // unavailable), 2 a Hopper whose sm_90a module did not load (wgmma unavailable).
 // EVO_FAKE_WORKER_SLOW_DEVICE=N makes every time on device N three times longer.
-// Other ids (evo-verify's "naive-baseline" and function names) are valid. Markers in a
+// Other ids (evo-verify's "naive-baseline" and function names) are valid. A request with by-value
+// inputs (scalar arguments) makes a candidate whose PTX disagrees with them (a pointer parameter
+// for a by-value input, or the reverse) invalid, as its launch by the real worker would be. Markers in a
 // candidate's code file (e.g. the name of a `memref.global constant` its kernels read) drive the
 // evolution tests' cheats: `evo_stand_in_fast` times at 0.5 ms (it wins), `evo_stand_in_invalid_time`
 // is invalid in "time" mode (a finalist-only cheat), `evo_stand_in_invalid_final` is invalid
@@ -21,6 +23,8 @@
 #include "evo/Evaluation/LaunchSelection.h"
 #include "evo/Evaluation/WorkerProtocol.h"
 #include "evo/Runtime/ParentWatch.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -131,6 +135,48 @@ static bool hasMarker(const json::Object &c, StringRef marker) {
   return false;
 }
 
+/// The reason a candidate's kernels would not run as the real worker launches them when the
+/// request has by-value inputs (scalar arguments: the value in the parameter): a parameter the
+/// PTX declares as a pointer (`.ptr`) where the launch passes a by-value input, or the reverse;
+/// "" when they agree (or the code is not PTX text).
+static std::string byValueMismatch(const json::Object &r, const json::Object &cand) {
+  namespace P = evo::protocol;
+  std::vector<bool> byValue;
+  if (const json::Array *bufs = r.getArray(P::kBuffers))
+    for (const json::Value &b : *bufs)
+      byValue.push_back(b.getAsObject() &&
+                        b.getAsObject()->getBoolean(P::kByValue).value_or(false));
+  if (llvm::none_of(byValue, [](bool b) { return b; }))
+    return "";
+  std::string ptx = cand.getString(P::kPtx).value_or("").str();
+  if (std::optional<StringRef> file = cand.getString(P::kPtxFile))
+    if (auto buf = MemoryBuffer::getFile(*file))
+      ptx = (*buf)->getBuffer().str();
+  const json::Array *launches = cand.getArray(P::kLaunches);
+  for (size_t l = 0; launches && l < launches->size(); ++l) {
+    const json::Object &launch = *(*launches)[l].getAsObject();
+    StringRef kernel = launch.getString(P::kKernel).value_or("");
+    size_t at = StringRef(ptx).find((".entry " + kernel + "(").str());
+    if (at == StringRef::npos)
+      continue;
+    StringRef list = StringRef(ptx).substr(at).split('(').second.split(')').first;
+    SmallVector<StringRef> params;
+    list.split(params, ',');
+    const json::Array *args = launch.getArray(P::kArgs);
+    for (size_t k = 0; args && k < args->size() && k < params.size(); ++k) {
+      int64_t a = (*args)[k].getAsInteger().value_or(-1);
+      if (a < 0 || static_cast<size_t>(a) >= byValue.size())
+        continue;
+      if (byValue[a] == params[k].contains(".ptr"))
+        return ("parameter " + Twine(k) + " of '" + kernel + "' is " +
+                (byValue[a] ? "a pointer but buffer " : "a value but buffer ") + Twine(a) +
+                (byValue[a] ? " is by_value" : " is not") + " (stand-in)")
+            .str();
+    }
+  }
+  return "";
+}
+
 /// Candidates of the evolution engine ("#<id>") get a time that depends on their code only, so
 /// identical kernels time alike and the search has something to optimize: the PTX's hash when
 /// given (cubins may embed temporary file names), else the file's bytes; times `factor`.
@@ -214,7 +260,11 @@ static bool evaluate(const json::Object &r, const json::Object &cand, size_t i, 
       o["timing"] = fakeTiming(r, *ms);
     emitObject(std::move(o));
   };
-  if (id.starts_with("#")) {
+  if (std::string why = byValueMismatch(r, cand); !why.empty()) {
+    result("invalid", why, std::nullopt);
+    if (cand.getBoolean("reference").value_or(false))
+      return false;
+  } else if (id.starts_with("#")) {
     result("valid", "", fakeMs(cand, factor));
   } else if (id.starts_with("ok")) {
     result("valid", "", 1.5);

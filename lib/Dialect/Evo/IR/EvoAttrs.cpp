@@ -352,16 +352,18 @@ Attribute BufferAttr::parse(AsmParser &p, Type) {
   std::string name;
   BufferRole role = BufferRole::Input;
   MemRefType type;
-  bool zeroInit = false;
+  bool zeroInit = false, byValue = false;
   TensorMapAttr tensorMap;
   if (failed(parseStruct(p, "#evo.buffer",
                          {{"name", true, value(p, name)},
                           {"role", true, value(p, role)},
                           {"type", true, value(p, type)},
                           {"zero_init", false, value(p, zeroInit)},
-                          {"tensor_map", false, nested(p, "#evo.tensor_map<...>", tensorMap)}})))
+                          {"tensor_map", false, nested(p, "#evo.tensor_map<...>", tensorMap)},
+                          {"by_value", false, value(p, byValue)}})))
     return {};
-  return p.getChecked<BufferAttr>(loc, p.getContext(), name, role, type, zeroInit, tensorMap);
+  return p.getChecked<BufferAttr>(loc, p.getContext(), name, role, type, zeroInit, tensorMap,
+                                  byValue);
 }
 
 void BufferAttr::print(AsmPrinter &p) const {
@@ -373,6 +375,8 @@ void BufferAttr::print(AsmPrinter &p) const {
     sp.key("zero_init").printStrippedAttrOrType(getZeroInit());
   if (getTensorMap())
     sp.key("tensor_map").printStrippedAttrOrType(getTensorMap());
+  if (getByValue())
+    sp.key("by_value").printStrippedAttrOrType(getByValue());
 }
 
 Attribute TaskAttr::parse(AsmParser &p, Type) {
@@ -499,7 +503,7 @@ LogicalResult TensorMapAttr::verify(function_ref<InFlightDiagnostic()> emitError
 
 LogicalResult BufferAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef name,
                                  BufferRole role, MemRefType type, bool zeroInit,
-                                 TensorMapAttr tensorMap) {
+                                 TensorMapAttr tensorMap, bool byValue) {
   if (failed(checkSymbolName(name, "evo.plan: buffer name", emitError)))
     return failure();
   if (!type || !type.hasStaticShape())
@@ -514,6 +518,18 @@ LogicalResult BufferAttr::verify(function_ref<InFlightDiagnostic()> emitError, S
                          << tensorMapBufferType(type.getContext()) << ", not " << type;
     if (zeroInit)
       return emitError() << "evo.plan: tensor map '" << name << "' cannot be zero_init";
+  }
+  // A scalar argument: a 0-d input of a type the kernels take by value.
+  if (byValue) {
+    if (role != BufferRole::Input || zeroInit || type.getRank() != 0)
+      return emitError() << "evo.plan: buffer '" << name
+                         << "' is by_value: it must be an input of rank 0 (a scalar argument, "
+                            "e.g. memref<f32>), not zero_init, got "
+                         << stringifyBufferRole(role) << " " << type;
+    if (failed(checkScalarArgumentType(type.getElementType(), [&] {
+          return emitError() << "evo.plan: by_value buffer '" << name << "': ";
+        })))
+      return failure();
   }
   return checkBufferType(type, [&] { return emitError() << "evo.plan: buffer '" << name << "': "; });
 }
@@ -573,9 +589,11 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, Str
       return emitError() << "evo.plan: tensor map '" << b.getName() << "' names source buffer "
                          << src << ", which is out of range";
     BufferAttr source = buffers[src];
-    if (source.getRole() == BufferRole::TensorMap)
+    if (source.getRole() == BufferRole::TensorMap || source.getByValue())
       return emitError() << "evo.plan: tensor map '" << b.getName() << "' has source '"
-                         << source.getName() << "', which is a tensor map itself";
+                         << source.getName() << "', which is "
+                         << (source.getByValue() ? "a scalar argument (by_value)"
+                                                 : "a tensor map itself");
     TensorMapDesc desc{static_cast<unsigned>(src), llvm::to_vector(m.getDims()),
                        llvm::to_vector(m.getStrides()), llvm::to_vector(m.getBox()),
                        m.getSwizzle()};

@@ -83,6 +83,23 @@ LogicalResult checkBufferType(Type type, function_ref<InFlightDiagnostic()> emit
   return success();
 }
 
+bool isScalarArgumentType(Type type) {
+  return isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(type) ||
+         (type.isInteger() && type.getIntOrFloatBitWidth() <= 64);
+}
+
+LogicalResult checkScalarArgumentType(Type type, function_ref<InFlightDiagnostic()> emitError) {
+  if (isScalarArgumentType(type))
+    return success();
+  InFlightDiagnostic diag = emitError()
+                            << "supports scalar arguments of f16, bf16, f32, f64 and integers up "
+                               "to 64 bits (passed to the kernels by value), got "
+                            << type;
+  if (type.isIndex())
+    diag << " (use i64: an index's width is the target's)";
+  return diag;
+}
+
 LogicalResult checkLaunchDims(StringRef kernel, const std::array<int64_t, 3> &grid,
                               const std::array<int64_t, 3> &block, int64_t smem,
                               function_ref<InFlightDiagnostic()> emitError) {

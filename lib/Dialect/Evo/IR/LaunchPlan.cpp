@@ -1,6 +1,7 @@
 //===- LaunchPlan.cpp - a plan's C++ form, and its checks against a gpu.module --===//
 
 #include "evo/Dialect/Evo/IR/LaunchPlan.h"
+#include "evo/Dialect/Evo/IR/InputChecks.h"
 #include "evo/Runtime/TensorMap.h"
 #include <limits>
 
@@ -11,6 +12,21 @@ namespace evo {
 int64_t BufferDesc::sizeInBytes() const {
   int64_t bits = type.getElementTypeBitWidth();
   return type.getNumElements() * ((bits + 7) / 8);
+}
+
+Type BufferDesc::abiType() const {
+  return byValue ? type.getElementType() : Type(type);
+}
+
+std::optional<BufferDesc> argumentBuffer(Type t, std::string name, BufferRole role) {
+  if (auto tensor = dyn_cast<RankedTensorType>(t))
+    return BufferDesc{std::move(name), role,
+                      MemRefType::get(tensor.getShape(), tensor.getElementType())};
+  if (role != BufferRole::Input || !isScalarArgumentType(t))
+    return std::nullopt;
+  BufferDesc b{std::move(name), role, MemRefType::get({}, t)};
+  b.byValue = true;
+  return b;
 }
 
 std::string elementTypeName(Type type) {
@@ -77,7 +93,7 @@ static PlanAttr toPlanAttr(const LaunchPlan &plan, MLIRContext *ctx,
         return {};
     }
     bufferAttrs.push_back(build<BufferAttr>(emitError, ctx, StringRef(buf.name), buf.role,
-                                            buf.type, buf.zeroInit, map));
+                                            buf.type, buf.zeroInit, map, buf.byValue));
     if (!bufferAttrs.back())
       return {};
   }
@@ -119,6 +135,7 @@ LaunchPlan LaunchPlan::fromAttr(PlanAttr attr) {
   plan.source = attr.getSource().str();
   for (BufferAttr b : attr.getBuffers()) {
     plan.buffers.push_back({b.getName().str(), b.getRole(), b.getType(), b.getZeroInit()});
+    plan.buffers.back().byValue = b.getByValue();
     if (TensorMapAttr m = b.getTensorMap())
       plan.buffers.back().tensorMap = TensorMapDesc{
           static_cast<unsigned>(m.getSource()), llvm::to_vector(m.getDims()),
@@ -167,11 +184,14 @@ LogicalResult LaunchPlan::verifyAgainst(gpu::GPUModuleOp module) const {
         return kernel.emitError() << "evo.plan passes buffer '" << buffers[buf].name
                                   << "' to two of its parameters (kernel parameters must not "
                                      "overlap)";
+    // A by-value buffer (a scalar argument) is its element type in the kernel's signature.
     for (auto [i, param, buf] : llvm::enumerate(params, launch.args))
-      if (param != buffers[buf].type)
+      if (param != buffers[buf].abiType())
         return kernel.emitError() << "parameter " << i << " has type " << param
-                                  << " but evo.plan passes buffer '" << buffers[buf].name
-                                  << "' of type " << buffers[buf].type;
+                                  << " but evo.plan passes "
+                                  << (buffers[buf].byValue ? "the value of scalar argument '"
+                                                           : "buffer '")
+                                  << buffers[buf].name << "' of type " << buffers[buf].abiType();
   }
   // A scratch buffer (or tensor map) no launch uses would be allocated for nothing (e.g. left
   // over after a task was re-lowered).

@@ -132,12 +132,16 @@ def Evo_BufferAttr : Evo_Attr<"Buffer", "buffer"> {
   let description = [{
     `#evo.buffer<name = "x", role = input, type = memref<1024xf32>>`; scratch buffers that a
     kernel accumulates into atomically carry `zero_init = true`. A buffer of role `tensor_map`
-    is a `memref<128xi8>` the host fills with the descriptor its `tensor_map` describes.
+    is a `memref<128xi8>` the host fills with the descriptor its `tensor_map` describes. An
+    input with `by_value = true` is a scalar argument of the function (type `memref<f32>`, 0-d,
+    for an `f32`): the host passes its value, and the kernels take the element type as a
+    parameter, not a pointer.
   }];
   let parameters = (ins StringRefParameter<"name">:$name, "::evo::BufferRole":$role,
                         "::mlir::MemRefType":$type,
                         DefaultValuedParameter<"bool", "false">:$zero_init,
-                        OptionalParameter<"::evo::TensorMapAttr">:$tensor_map);
+                        OptionalParameter<"::evo::TensorMapAttr">:$tensor_map,
+                        DefaultValuedParameter<"bool", "false">:$by_value);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }

@@ -51,6 +51,16 @@ inline constexpr int64_t kMaxBufferBytes = int64_t(1) << 40;
 mlir::LogicalResult checkBufferType(mlir::Type type,
                                     llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 
+/// Whether `type` can be a scalar argument passed to kernels by value: f16, bf16, f32, f64 or an
+/// integer of at most 64 bits (i1 is a byte holding 0 or 1, as in buffers). The same element
+/// types the kernels compute on; `index` (its width is the target's) and everything else
+/// (f80, complex, vectors, memrefs) are not.
+bool isScalarArgumentType(mlir::Type type);
+/// Emits "... supports scalar arguments of f16, bf16, f32, f64 and integers up to 64 bits, got
+/// <type>" (with a hint for index) unless isScalarArgumentType.
+mlir::LogicalResult checkScalarArgumentType(
+    mlir::Type type, llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
+
 /// Multiplies sizes without overflow: nullopt when the product exceeds INT64_MAX (or a size is
 /// negative).
 std::optional<int64_t> checkedProduct(llvm::ArrayRef<int64_t> sizes);

@@ -56,7 +56,14 @@ struct BufferDesc {
   bool zeroInit = false;
   /// Set exactly when `role` is TensorMap.
   std::optional<TensorMapDesc> tensorMap;
+  /// A scalar argument of the function (role Input, `type` 0-d, e.g. memref<f32>): the host
+  /// and the kernels pass its value (the element type) instead of a pointer. Everywhere else
+  /// (the oracle, the inputs the verifier draws) it is a 0-d input.
+  bool byValue = false;
   int64_t sizeInBytes() const;
+  /// What a kernel parameter and the host function's argument for this buffer is: the element
+  /// type when byValue, else `type`.
+  mlir::Type abiType() const;
 };
 
 struct TaskDesc {
@@ -103,6 +110,12 @@ struct LaunchPlan {
 
 /// The element type name used in manifests ("f32", "f16", "bf16", "i32", ...).
 std::string elementTypeName(mlir::Type type);
+
+/// The plan buffer of a function argument (or result) of type `t`: a ranked tensor is a memref of
+/// its shape and element type; a scalar of a type the kernels take by value
+/// (isScalarArgumentType, InputChecks.h) is a by-value input of type memref<t> (0-d). Roles are
+/// `role` (a scalar only as an input). nullopt for any other type.
+std::optional<BufferDesc> argumentBuffer(mlir::Type t, std::string name, BufferRole role);
 
 /// The type of every tensor-map buffer: memref<128xi8> (the CUtensorMap's bytes).
 mlir::MemRefType tensorMapBufferType(mlir::MLIRContext *ctx);
