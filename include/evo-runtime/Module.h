@@ -138,6 +138,9 @@ struct BufferInfo {
   std::vector<int64_t> shape; ///< empty for a 0-d buffer (one element)
   uint64_t bytes = 0;
   bool zeroInit = false;       ///< zeroed on the launch stream before the first launch
+  /// A scalar argument of the function (an input of shape [], "by_value" in the manifest):
+  /// launches pass its value (a TensorRef::scalar), not a pointer; nothing is allocated for it.
+  bool byValue = false;
   uint64_t workspaceOffset = 0; ///< scratch buffers: where they lie in the workspace
   TensorMapInfo tensorMap;      ///< role TensorMap only
 };
@@ -147,7 +150,8 @@ struct LaunchInfo {
   unsigned kernelIndex = 0; ///< into Manifest::kernels
   std::array<uint32_t, 3> grid{1, 1, 1}, block{1, 1, 1};
   uint32_t dynamicSharedMemory = 0;
-  std::vector<unsigned> args; ///< buffer indices, one device pointer per kernel parameter
+  /// Buffer indices, one device pointer (a by-value input's value) per kernel parameter.
+  std::vector<unsigned> args;
 };
 
 /// A cubin of a manifest made for several chips (evo-opt's `chips=`): assembled from the manifest's
@@ -198,12 +202,33 @@ struct Manifest {
 //===----------------------------------------------------------------------===//
 
 /// A contiguous device tensor: its address, element type and shape (row-major, no strides: the
-/// kernels index dense buffers). Checked against the manifest at every launch.
+/// kernels index dense buffers). Checked against the manifest at every launch. Or, for an input
+/// the manifest passes by value (a scalar argument: `%alpha: f32`), the scalar's value: made by
+/// scalar(), scalarInt() or scalarBits(), with `data` null and rank 0.
 struct TensorRef {
   void *data = nullptr;
   DType dtype = DType::F32;
   size_t rank = 0; ///< Manifest::kMaxRank + 1 marks a shape that was too long
   std::array<int64_t, Manifest::kMaxRank> shape{};
+  /// A scalar's value: its bytes, little-endian, in the low dtypeSize(dtype) bytes of `bits`.
+  bool byValue = false;
+  uint64_t bits = 0;
+
+  /// `value` as a scalar of `dtype`: floats rounded to the nearest value of the type (ties to
+  /// even; f16 and bf16 too; beyond the largest finite value it is infinity), integers
+  /// truncated toward zero and saturated to the type's range (NaN: 0), i1 true when nonzero.
+  EVO_RUNTIME_API static TensorRef scalar(DType dtype, double value);
+  /// An integer scalar, its low bits as a C cast keeps them (i1: true when nonzero); for a float
+  /// dtype the nearest value, as scalar().
+  EVO_RUNTIME_API static TensorRef scalarInt(DType dtype, int64_t value);
+  /// `bits` as they are (the low dtypeSize(dtype) bytes), e.g. an f16 from a `__half`.
+  static TensorRef scalarBits(DType dtype, uint64_t bits) {
+    TensorRef t;
+    t.dtype = dtype;
+    t.byValue = true;
+    t.bits = bits;
+    return t;
+  }
 
   TensorRef() = default;
   TensorRef(void *data, DType dtype, std::initializer_list<int64_t> dims)
@@ -314,7 +339,8 @@ public:
   Expected<Workspace> allocateWorkspace(Stream stream = nullptr) const;
 
   /// Checks what launch() checks before it touches the GPU: input and output counts, each
-  /// tensor's dtype and shape, non-null 16-byte aligned addresses, outputs that overlap no other
+  /// tensor's dtype and shape (a scalar of the dtype for an input passed by value, a tensor for
+  /// every other), non-null 16-byte aligned addresses, outputs that overlap no other
   /// buffer, and a large enough, 256-byte aligned workspace when the module has scratch buffers.
   Status checkArguments(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
                         size_t numOutputs, WorkspaceRef workspace = {}) const;

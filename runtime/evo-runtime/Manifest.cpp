@@ -13,7 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fcntl.h>
 #include <limits>
@@ -148,6 +150,16 @@ void onlyKeys(const json &obj, std::initializer_list<const char *> known, const 
            " (a manifest newer than this runtime? it may need tensor maps or other launch "
            "arguments this runtime cannot build)");
   }
+}
+
+/// An optional boolean key (false when absent).
+bool flag(const json &obj, const char *key, const std::string &where) {
+  auto it = obj.find(key);
+  if (it == obj.end())
+    return false;
+  if (!it->is_boolean())
+    fail(where + ": '" + key + "' must be a boolean");
+  return it->get<bool>();
 }
 
 DType dtypeOf(const json &obj, const std::string &where) {
@@ -292,7 +304,9 @@ void parseBuffers(const json &root, Manifest &m) {
     std::string where = "buffer " + std::to_string(i);
     const json &b = buffers[i];
     object(b, where);
-    onlyKeys(b, {"index", "name", "role", "dtype", "shape", "bytes", "zero_init", "tensor_map"},
+    onlyKeys(b,
+             {"index", "name", "role", "dtype", "shape", "bytes", "zero_init", "tensor_map",
+              "by_value"},
              where);
     BufferInfo info;
     info.index = static_cast<unsigned>(i);
@@ -319,13 +333,13 @@ void parseBuffers(const json &root, Manifest &m) {
         static_cast<int64_t>(info.bytes))
       fail(where + ": 'bytes' is not the size of its shape and dtype (" +
            std::to_string(info.bytes) + ")");
-    if (auto z = b.find("zero_init"); z != b.end()) {
-      if (!z->is_boolean())
-        fail(where + ": 'zero_init' must be a boolean");
-      info.zeroInit = z->get<bool>();
-    }
+    info.zeroInit = flag(b, "zero_init", where);
     if (info.zeroInit && info.role == Role::Input)
       fail(where + ": an input cannot be zero_init (the runtime never writes inputs)");
+    info.byValue = flag(b, "by_value", where);
+    if (info.byValue && (info.role != Role::Input || !info.shape.empty()))
+      fail(where + ": 'by_value' (a scalar argument, passed by value) needs an input of shape [], "
+                   "not " + role + " " + detail::describe(info.dtype, info.shape));
     if (info.role == Role::TensorMap)
       info.tensorMap = tensorMapOf(b, info, where, buffers.size());
     else if (b.contains("tensor_map"))
@@ -350,6 +364,8 @@ void checkTensorMaps(const Manifest &m) {
     const BufferInfo &src = m.buffers[tm.source];
     if (src.role == Role::TensorMap)
       fail(where + ": its source '" + src.name + "' is a tensor map itself");
+    if (src.byValue)
+      fail(where + ": its source '" + src.name + "' is a scalar argument (by_value)");
     if (tm.elementType != dtypeName(src.dtype))
       fail(where + ": element_type " + quote(tm.elementType) + " is not the dtype of its source '" +
            src.name + "' (" + dtypeName(src.dtype) + ")");
@@ -376,10 +392,12 @@ void layOutWorkspace(Manifest &m) {
   m.workspaceBytes = offset;
 }
 
-/// A kernel parameter: a device pointer to a buffer of this dtype and shape.
+/// A kernel parameter: a device pointer to a buffer of this dtype and shape, or (byValue) a
+/// scalar argument's value of this dtype.
 struct Param {
   DType dtype;
   std::vector<int64_t> shape;
+  bool byValue = false;
 };
 struct Kernels {
   std::vector<std::vector<Param>> params;
@@ -406,11 +424,14 @@ Kernels parseKernels(const json &root, Manifest &m) {
       std::string pw = where + ": param " + std::to_string(j);
       object(ps[j], pw);
       // Every parameter is a device pointer (tensor maps too: buffers of role tensor_map, which
-      // the runtime encodes and owns); any other key is refused here.
-      onlyKeys(ps[j], {"dtype", "shape"}, pw);
+      // the runtime encodes and owns) or a scalar's value (by_value); any other key is refused.
+      onlyKeys(ps[j], {"dtype", "shape", "by_value"}, pw);
       Param p;
       p.dtype = dtypeOf(ps[j], pw);
       shapeOf(ps[j], pw, dtypeSize(p.dtype), p.shape);
+      p.byValue = flag(ps[j], "by_value", pw);
+      if (p.byValue && !p.shape.empty())
+        fail(pw + ": a value (by_value) has shape [], not " + detail::describe(p.dtype, p.shape));
       list.push_back(std::move(p));
     }
     m.kernels.push_back(name);
@@ -474,6 +495,10 @@ void parseLaunches(const json &root, const Kernels &kernels, Manifest &m) {
       if (buf.dtype != want[j].dtype || buf.shape != want[j].shape)
         fail(where + ": parameter " + std::to_string(j) + " is " + detail::describe(want[j].dtype, want[j].shape) +
              " but buffer '" + buf.name + "' is " + detail::describe(buf.dtype, buf.shape));
+      if (buf.byValue != want[j].byValue)
+        fail(where + ": parameter " + std::to_string(j) + " is " +
+             (want[j].byValue ? "a value (by_value)" : "a pointer") + " but buffer '" + buf.name +
+             "' is " + (buf.byValue ? "a scalar argument passed by value" : "a buffer"));
       written[a] = true;
       info.args.push_back(a);
     }
@@ -642,6 +667,85 @@ size_t dtypeSize(DType dtype) {
   case DType::I64: return 8;
   }
   return 1;
+}
+
+namespace {
+/// `v` rounded to the binary float with `expBits` exponent and `manBits` mantissa bits (ties to
+/// even, subnormals kept, overflow to infinity, NaN quiet): f16 (5, 10) and bf16 (8, 7).
+uint64_t roundToFloatBits(double v, int expBits, int manBits) {
+  const uint64_t sign = std::signbit(v) ? 1 : 0, expMax = (uint64_t(1) << expBits) - 1;
+  const int bias = (1 << (expBits - 1)) - 1, minExp = 1 - bias;
+  uint64_t magnitude = 0;
+  double a = std::fabs(v);
+  if (std::isnan(v)) {
+    magnitude = (expMax << manBits) | (uint64_t(1) << (manBits - 1));
+  } else if (std::isinf(a)) {
+    magnitude = expMax << manBits;
+  } else if (a != 0) {
+    int e = 0;
+    (void)std::frexp(a, &e);
+    int exp = std::max(e - 1, minExp); // a in [2^exp, 2^(exp+1)), or subnormal
+    uint64_t q = static_cast<uint64_t>(std::nearbyint(std::ldexp(a, manBits - exp)));
+    if (q >> (manBits + 1)) { // rounded up to the next binade
+      q >>= 1;
+      ++exp;
+    }
+    if (!(q >> manBits)) // subnormal
+      magnitude = q;
+    else if (exp + bias >= static_cast<int>(expMax))
+      magnitude = expMax << manBits;
+    else
+      magnitude = (uint64_t(exp + bias) << manBits) | (q & ((uint64_t(1) << manBits) - 1));
+  }
+  return (sign << (expBits + manBits)) | magnitude;
+}
+
+/// `v` truncated toward zero and saturated to [lo, hi] (NaN: 0).
+int64_t saturate(double v, double lo, double hi) {
+  if (std::isnan(v))
+    return 0;
+  return v <= lo ? static_cast<int64_t>(lo) : v >= hi ? static_cast<int64_t>(hi) : static_cast<int64_t>(v);
+}
+} // namespace
+
+TensorRef TensorRef::scalar(DType dtype, double value) {
+  uint64_t bits = 0;
+  switch (dtype) {
+  case DType::F16: bits = roundToFloatBits(value, 5, 10); break;
+  case DType::BF16: bits = roundToFloatBits(value, 8, 7); break;
+  case DType::F32: {
+    float f = static_cast<float>(value);
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    bits = u;
+    break;
+  }
+  case DType::F64: std::memcpy(&bits, &value, 8); break;
+  case DType::Bool: bits = value != 0; break;
+  case DType::U8: bits = static_cast<uint64_t>(saturate(value, 0, 255)); break;
+  case DType::I8: bits = static_cast<uint8_t>(saturate(value, -128, 127)); break;
+  case DType::I16: bits = static_cast<uint16_t>(saturate(value, -32768, 32767)); break;
+  case DType::I32: bits = static_cast<uint32_t>(saturate(value, -2147483648.0, 2147483647.0)); break;
+  case DType::I64:
+    // 2^63 is not an int64: the largest double below it is.
+    bits = static_cast<uint64_t>(saturate(value, -9223372036854775808.0, 9223372036854774784.0));
+    break;
+  }
+  return scalarBits(dtype, bits);
+}
+
+TensorRef TensorRef::scalarInt(DType dtype, int64_t value) {
+  switch (dtype) {
+  case DType::F16:
+  case DType::BF16:
+  case DType::F32:
+  case DType::F64: return scalar(dtype, static_cast<double>(value));
+  case DType::Bool: return scalarBits(dtype, value != 0);
+  default: break;
+  }
+  size_t bytes = dtypeSize(dtype);
+  uint64_t mask = bytes == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * bytes)) - 1;
+  return scalarBits(dtype, static_cast<uint64_t>(value) & mask);
 }
 
 const char *roleName(Role role) {

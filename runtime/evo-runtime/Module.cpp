@@ -763,6 +763,16 @@ Status Module::checkArguments(const TensorRef *inputs, size_t numInputs, const T
   auto check = [&](const TensorRef &t, unsigned buffer, size_t i) -> Status {
     const BufferInfo &b = m.buffers[buffer];
     std::string what = std::string(roleName(b.role)) + " " + std::to_string(i) + " ('" + b.name + "')";
+    // A scalar argument is its value (TensorRef::scalar), every other buffer a tensor.
+    if (b.byValue || t.byValue) {
+      std::string got = t.byValue ? std::string("a scalar of ") + dtypeName(t.dtype) : "a tensor";
+      if (!b.byValue)
+        return bad(what + ": expected " + detail::describe(b.dtype, b.shape) + ", got " + got);
+      if (!t.byValue || t.dtype != b.dtype)
+        return bad(what + ": a scalar argument, passed by value: expected a scalar of " +
+                   dtypeName(b.dtype) + " (TensorRef::scalar), got " + got);
+      return Status();
+    }
     if (t.rank > Manifest::kMaxRank)
       return bad(what + ": a shape of more than " + std::to_string(Manifest::kMaxRank) +
                  " dimensions, expected " + detail::describe(b.dtype, b.shape));
@@ -832,8 +842,9 @@ Status Module::launch(Stream stream, const TensorRef *inputs, size_t numInputs,
   // One device address per manifest buffer; kernel parameters point into this array (the driver
   // copies parameter values when the launch is enqueued, or captured).
   std::vector<CUdeviceptr> addr(m.buffers.size(), 0);
-  for (size_t i = 0; i < numInputs; ++i)
-    addr[m.inputs[i]] = reinterpret_cast<CUdeviceptr>(inputs[i].data);
+  for (size_t i = 0; i < numInputs; ++i) // a scalar argument: its bytes, in the low ones
+    addr[m.inputs[i]] = inputs[i].byValue ? inputs[i].bits
+                                          : reinterpret_cast<CUdeviceptr>(inputs[i].data);
   for (size_t i = 0; i < numOutputs; ++i)
     addr[m.outputs[i]] = reinterpret_cast<CUdeviceptr>(outputs[i].data);
   for (unsigned s : m.scratch)

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ScalarManifest.h"
 #include "Sha256.h"
 #include "TensorMapManifest.h"
 #include "evo-runtime/Module.h"
@@ -853,4 +854,35 @@ TEST_F(FakeDriver, EachGpuLoadsTheCubinMadeForIt) {
   ASSERT_TRUE(given->prepare(stream(0x5000)).ok());
   log = takeLog();
   EXPECT_EQ(count(log, "image ctx=0xc000 given"), 1u) << joined(log);
+}
+
+// A scalar argument (docs/architecture.md, "Scalar arguments") is the value in the kernel's
+// parameter list, where a buffer's address would be: its bytes in the low ones (the stand-in
+// driver logs each parameter as the 8 bytes it points to). Nothing is allocated for it, and a
+// captured launch keeps the value of its call (the driver copies parameters when it enqueues).
+TEST_F(FakeDriver, ScalarArgumentsArePassedByValue) {
+  auto mod = Module::fromMemory(evo::runtime::testing::scalarManifest(),
+                                evo::runtime::testing::kScalarImage);
+  ASSERT_TRUE(mod.ok()) << mod.error().message();
+  std::vector<TensorRef> out = {TensorRef(at(0x300000), DType::F32, {1024})};
+  std::vector<TensorRef> in = {TensorRef(at(0x100000), DType::F32, {1024}),
+                               TensorRef::scalar(DType::F32, 0.5), TensorRef::scalar(DType::F16, -2)};
+  ASSERT_TRUE(mod->launch(stream(0x5000), in, out).ok());
+  in[1] = TensorRef::scalar(DType::F32, -1.0);
+  ASSERT_TRUE(mod->launch(stream(0x5000), in, out).ok());
+  std::vector<std::string> log = takeLog();
+  ASSERT_EQ(log.size(), 3u) << joined(log);
+  EXPECT_EQ(log[0], "load ctx=0xc000");
+  EXPECT_EQ(log[1], "launch leaky_k0 grid=4,1,1 block=256,1,1 smem=0 stream=0x5000 ctx=0xc000 "
+                    "args=0x100000,0x3f000000,0xc000,0x300000");
+  EXPECT_EQ(log[2], "launch leaky_k0 grid=4,1,1 block=256,1,1 smem=0 stream=0x5000 ctx=0xc000 "
+                    "args=0x100000,0xbf800000,0xc000,0x300000");
+  EXPECT_EQ(count(log, "alloc"), 0u);
+  EXPECT_EQ(count(log, "SYNC"), 0u);
+  // A tensor where the manifest passes a value is refused before the driver is touched.
+  in[1] = TensorRef(at(0x200000), DType::F32, {});
+  Status s = mod->launch(stream(0x5000), in, out);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("a scalar argument, passed by value"), std::string::npos) << s.message();
+  EXPECT_TRUE(takeLog().empty());
 }

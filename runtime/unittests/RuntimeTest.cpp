@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Sha256.h"
+#include "ScalarManifest.h"
 #include "TensorMapManifest.h"
 #include "evo-runtime/Module.h"
 #include "evo/Runtime/ChipRules.h"
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -714,4 +716,132 @@ TEST(RuntimeChips, LoadReadsTheCubinsAndChoosesPerGpu) {
   auto memory = Module::fromMemory(j.dump(), kPtx);
   ASSERT_TRUE(memory.ok());
   EXPECT_TRUE(memory->imageFor(7, 5).ok());
+}
+
+//===----------------------------------------------------------------------===//
+// Scalar arguments (docs/architecture.md, "Scalar arguments")
+//===----------------------------------------------------------------------===//
+
+TEST(RuntimeManifest, ParsesScalarArgumentsPassedByValue) {
+  evo::runtime::Expected<Manifest> m = Manifest::parse(evo::runtime::testing::scalarManifest());
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->inputs, (std::vector<unsigned>{0, 1, 2}));
+  EXPECT_FALSE(m->buffers[0].byValue);
+  EXPECT_TRUE(m->buffers[1].byValue);
+  EXPECT_TRUE(m->buffers[2].byValue);
+  EXPECT_TRUE(m->buffers[1].shape.empty());
+  EXPECT_EQ(m->buffers[2].dtype, DType::F16);
+  EXPECT_EQ(m->workspaceBytes, 0u);
+}
+
+TEST(RuntimeManifest, RefusesMalformedScalarArguments) {
+  auto error = [](const std::function<void(json &)> &mutate) {
+    json j = json::parse(evo::runtime::testing::scalarManifest());
+    mutate(j);
+    return parseError(j.dump());
+  };
+  auto expect = [](const std::string &got, const char *piece) {
+    EXPECT_NE(got.find(piece), std::string::npos) << got;
+  };
+  expect(error([](json &j) { j["buffers"][3]["by_value"] = true; }),
+         "buffer 3 ('result0'): 'by_value' (a scalar argument, passed by value) needs an input "
+         "of shape [], not output f32[1024]");
+  expect(error([](json &j) { j["buffers"][0]["by_value"] = true; }),
+         "needs an input of shape [], not input f32[1024]");
+  expect(error([](json &j) { j["buffers"][1]["by_value"] = "yes"; }),
+         "buffer 1 ('arg1'): 'by_value' must be a boolean");
+  // A value where the kernel takes a pointer, and a pointer where it takes a value.
+  expect(error([](json &j) { j["kernels"][0]["params"][1].erase("by_value"); }),
+         "launch 0 ('leaky_k0'): parameter 1 is a pointer but buffer 'arg1' is a scalar argument "
+         "passed by value");
+  expect(error([](json &j) { j["buffers"][2].erase("by_value"); }),
+         "parameter 2 is a value (by_value) but buffer 'arg2' is a buffer");
+  expect(error([](json &j) {
+           j["kernels"][0]["params"][1]["shape"] = {1};
+         }),
+         "kernel 'leaky_k0': param 1: a value (by_value) has shape [], not f32[1]");
+  expect(error([](json &j) { j["kernels"][0]["params"][1]["by_value"] = 1; }),
+         "'by_value' must be a boolean");
+  // No tensor map over a value.
+  json t = json::parse(evo::runtime::testing::tensorMapManifest());
+  t["buffers"][0]["by_value"] = true;
+  t["buffers"][0]["shape"] = json::array();
+  t["buffers"][0]["bytes"] = 2;
+  expect(parseError(t.dump()), "its source 'a' is a scalar argument (by_value)");
+  // Passing false is the same as leaving it out.
+  json j = json::parse(evo::runtime::testing::scalarManifest());
+  j["buffers"][0]["by_value"] = false;
+  j["kernels"][0]["params"][0]["by_value"] = false;
+  EXPECT_EQ(parseError(j.dump()), "(accepted)");
+}
+
+TEST(RuntimeModule, ChecksScalarArguments) {
+  evo::runtime::Expected<Module> mod = Module::fromMemory(evo::runtime::testing::scalarManifest(),
+                                                          evo::runtime::testing::kScalarImage);
+  ASSERT_TRUE(mod.ok()) << mod.error().message();
+  auto at = [](uintptr_t p) { return reinterpret_cast<void *>(p); };
+  TensorRef x(at(0x100000), DType::F32, {1024}), y(at(0x200000), DType::F32, {1024});
+  auto check = [&](std::vector<TensorRef> in) {
+    std::vector<TensorRef> out = {y};
+    Status s = mod->checkArguments(in.data(), in.size(), out.data(), out.size());
+    if (!s.ok()) {
+      EXPECT_EQ(s.error().code(), Error::Code::InvalidArgument);
+    }
+    return s.message();
+  };
+  TensorRef alpha = TensorRef::scalar(DType::F32, 0.01), shift = TensorRef::scalar(DType::F16, -1);
+  EXPECT_EQ(check({x, alpha, shift}), "");
+  // A scalar's value needs no address (a 0-d tensor is not one).
+  EXPECT_NE(check({x, TensorRef(at(0x300000), DType::F32, {}), shift})
+                .find("input 1 ('arg1'): a scalar argument, passed by value: expected a scalar of "
+                      "f32 (TensorRef::scalar), got a tensor"),
+            std::string::npos);
+  EXPECT_NE(check({x, TensorRef::scalar(DType::F64, 0.01), shift})
+                .find("expected a scalar of f32 (TensorRef::scalar), got a scalar of f64"),
+            std::string::npos);
+  EXPECT_NE(check({alpha, alpha, shift}).find("input 0 ('arg0'): expected f32[1024], got a scalar of f32"),
+            std::string::npos);
+  EXPECT_NE(check({x, alpha}).find("takes 3 inputs, got 2"), std::string::npos);
+}
+
+TEST(RuntimeScalars, ValuesAreTheBytesOfTheirDtype) {
+  auto bits = [](DType d, double v) { return TensorRef::scalar(d, v).bits; };
+  EXPECT_TRUE(TensorRef::scalar(DType::F32, 1).byValue);
+  EXPECT_EQ(TensorRef::scalar(DType::F32, 1).data, nullptr);
+  EXPECT_EQ(bits(DType::F32, 0.5), 0x3f000000u);
+  EXPECT_EQ(bits(DType::F64, -2.0), 0xc000000000000000u);
+  // f16: exact values, ties to even, the largest finite value, overflow, subnormals, NaN.
+  EXPECT_EQ(bits(DType::F16, 1.0), 0x3c00u);
+  EXPECT_EQ(bits(DType::F16, -0.5), 0xb800u);
+  EXPECT_EQ(bits(DType::F16, 1.0 + 1.0 / 2048), 0x3c00u); // halfway: to even
+  EXPECT_EQ(bits(DType::F16, 1.0 + 3.0 / 2048), 0x3c02u); // halfway: to even (up)
+  EXPECT_EQ(bits(DType::F16, 65504), 0x7bffu);
+  EXPECT_EQ(bits(DType::F16, 65519), 0x7bffu);
+  EXPECT_EQ(bits(DType::F16, 65520), 0x7c00u);
+  EXPECT_EQ(bits(DType::F16, -1e9), 0xfc00u);
+  EXPECT_EQ(bits(DType::F16, 5.9604644775390625e-8), 0x0001u); // the smallest subnormal
+  EXPECT_EQ(bits(DType::F16, 6.103515625e-05), 0x0400u);        // the smallest normal
+  EXPECT_EQ(bits(DType::F16, 2e-8), 0x0000u);
+  EXPECT_EQ(bits(DType::F16, std::nan("")) & 0x7e00u, 0x7e00u);
+  // bf16: f32's exponent, 7 mantissa bits.
+  EXPECT_EQ(bits(DType::BF16, 1.0), 0x3f80u);
+  EXPECT_EQ(bits(DType::BF16, 3.140625), 0x4049u);
+  EXPECT_EQ(bits(DType::BF16, 1.0 + 1.0 / 256), 0x3f80u); // halfway: to even
+  EXPECT_EQ(bits(DType::BF16, 1e39), 0x7f80u);
+  // Integers: toward zero, saturated; i1: nonzero is 1.
+  EXPECT_EQ(bits(DType::I32, -2.7), 0xfffffffeu);
+  EXPECT_EQ(bits(DType::I8, 300), 0x7fu);
+  EXPECT_EQ(bits(DType::I8, -300), 0x80u);
+  EXPECT_EQ(bits(DType::U8, -1), 0u);
+  EXPECT_EQ(bits(DType::I64, 1e30), 0x7ffffffffffffc00u);
+  EXPECT_EQ(bits(DType::I16, std::nan("")), 0u);
+  EXPECT_EQ(bits(DType::Bool, 2), 1u);
+  EXPECT_EQ(bits(DType::Bool, 0), 0u);
+  // scalarInt keeps the low bits as a C cast does; scalarBits takes them as they are.
+  EXPECT_EQ(TensorRef::scalarInt(DType::I64, -3).bits, 0xfffffffffffffffdu);
+  EXPECT_EQ(TensorRef::scalarInt(DType::I8, 257).bits, 1u);
+  EXPECT_EQ(TensorRef::scalarInt(DType::Bool, -5).bits, 1u);
+  EXPECT_EQ(TensorRef::scalarInt(DType::F32, 3).bits, 0x40400000u);
+  EXPECT_EQ(TensorRef::scalarBits(DType::F16, 0x3555).bits, 0x3555u);
+  EXPECT_EQ(TensorRef::scalarBits(DType::F16, 0x3555).dtype, DType::F16);
 }
