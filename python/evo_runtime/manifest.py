@@ -10,11 +10,14 @@ repeated below, and the choice of a manifest's cubin or PTX for a GPU (`binaries
 chips=) with those of include/evo/Runtime/ChipRules.h.
 """
 
+import ctypes
 import hashlib
 import json
+import math
 import os
 import re
 import stat
+import struct
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
@@ -154,6 +157,8 @@ class Buffer:
     zero_init: bool
     offset: int = 0  # scratch buffers: where they lie in the workspace
     tensor_map: Optional[TensorMap] = None  # role "tensor_map" only
+    #: A scalar argument (an input of shape ()): calls pass a number, launches its value.
+    by_value: bool = False
 
 
 def tensor_map_check_shape(dims, strides, box, swizzle):
@@ -301,6 +306,75 @@ def _shape(obj, where, element_bytes):
     return tuple(shape), count * element_bytes
 
 
+def _flag(obj, key, where):
+    v = obj.get(key, False)
+    if type(v) is not bool:
+        raise ManifestError(f"{where}: '{key}' must be a boolean")
+    return v
+
+
+def _round_float_bits(v, exp_bits, man_bits):
+    """`v` rounded to the binary float of `exp_bits` and `man_bits` (ties to even, subnormals
+    kept, overflow to infinity, NaN quiet): f16 (5, 10), bf16 (8, 7); as libevo_runtime's
+    TensorRef::scalar."""
+    sign = 1 if math.copysign(1.0, v) < 0 else 0
+    exp_max = (1 << exp_bits) - 1
+    bias = (1 << (exp_bits - 1)) - 1
+    a = abs(v)
+    if math.isnan(v):
+        mag = (exp_max << man_bits) | (1 << (man_bits - 1))
+    elif math.isinf(a):
+        mag = exp_max << man_bits
+    elif a == 0:
+        mag = 0
+    else:
+        e = max(math.frexp(a)[1] - 1, 1 - bias)  # a in [2^e, 2^(e+1)), or subnormal
+        q = round(math.ldexp(a, man_bits - e))  # round() ties to even
+        if q >> (man_bits + 1):
+            q >>= 1
+            e += 1
+        if not q >> man_bits:
+            mag = q
+        elif e + bias >= exp_max:
+            mag = exp_max << man_bits
+        else:
+            mag = ((e + bias) << man_bits) | (q & ((1 << man_bits) - 1))
+    return (sign << (exp_bits + man_bits)) | mag
+
+
+_INT_RANGES = {"i8": (-(1 << 7), (1 << 7) - 1), "i16": (-(1 << 15), (1 << 15) - 1),
+               "i32": (-(1 << 31), (1 << 31) - 1), "i64": (-(1 << 63), (1 << 63) - 1),
+               "ui8": (0, 255), "i1": (0, 1)}
+
+
+def scalar_bits(dtype, value, what="a scalar"):
+    """The bytes of a scalar argument of `dtype` (a manifest input with "by_value") as an
+    unsigned int, little-endian: what a launch passes in the kernel's parameter. Floats take a
+    Python int or float (rounded to the nearest value of the dtype, ties to even; beyond the
+    largest finite value it is infinity); integers an int in the dtype's range; i1 a bool (or 0
+    or 1). Anything else is a TypeError or a ValueError naming `what`."""
+    if dtype in ("f16", "bf16", "f32", "f64"):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"{what} is an {dtype} scalar: expected a float or an int, got "
+                            f"{type(value).__name__}")
+        v = float(value)
+        if dtype == "f64":
+            return struct.unpack("<Q", struct.pack("<d", v))[0]
+        if dtype == "f32":
+            return struct.unpack("<I", bytes(ctypes.c_float(v)))[0]
+        return _round_float_bits(v, 5, 10) if dtype == "f16" else _round_float_bits(v, 8, 7)
+    if dtype not in _INT_RANGES:
+        raise ManifestError(f"{what}: unsupported dtype {_quote(dtype)}")
+    if not isinstance(value, int) or (isinstance(value, bool) and dtype != "i1"):
+        expected = "a bool" if dtype == "i1" else "an int"
+        raise TypeError(f"{what} is an {dtype} scalar: expected {expected}, got "
+                        f"{type(value).__name__}")
+    lo, hi = _INT_RANGES[dtype]
+    if not lo <= value <= hi:
+        raise ValueError(f"{what} is an {dtype} scalar: {value} is out of its range [{lo}, {hi}]")
+    return value & ((1 << (8 * DTYPE_SIZES[dtype])) - 1)
+
+
 def describe(dtype, shape):
     return f"{dtype}[{', '.join(str(d) for d in shape)}]"
 
@@ -414,7 +488,7 @@ class Manifest:
             where = f"buffer {i}"
             _object(b, where)
             _only_keys(b, ("index", "name", "role", "dtype", "shape", "bytes", "zero_init",
-                           "tensor_map"), where)
+                           "tensor_map", "by_value"), where)
             if _int_field(b, "index", where, 0, MAX_BUFFERS) != i:
                 raise ManifestError(f"{where}: 'index' must equal its position in 'buffers'")
             name = _str(b, "name", where, 256)
@@ -434,12 +508,16 @@ class Manifest:
                 raise ManifestError(f"{where}: 'zero_init' must be a boolean")
             if zero and role == "input":
                 raise ManifestError(f"{where}: an input cannot be zero_init (the runtime never writes inputs)")
+            by_value = _flag(b, "by_value", where)
+            if by_value and (role != "input" or shape):
+                raise ManifestError(f"{where}: 'by_value' (a scalar argument, passed by value) needs "
+                                    f"an input of shape [], not {role} {describe(dtype, shape)}")
             tmap = None
             if role == "tensor_map":
                 tmap = self._tensor_map(b, dtype, shape, zero, where, len(raw_buffers))
             elif "tensor_map" in b:
                 raise ManifestError(f"{where}: has a 'tensor_map' but its role is not tensor_map")
-            buffers.append(Buffer(i, name, role, dtype, shape, nbytes, zero, 0, tmap))
+            buffers.append(Buffer(i, name, role, dtype, shape, nbytes, zero, 0, tmap, by_value))
         # Tensor maps against their sources (which may come later in the list), so that no map
         # lets TMA reach beyond the buffer it is encoded over.
         for b in buffers:
@@ -450,6 +528,8 @@ class Manifest:
             src = buffers[t.source]
             if src.role == "tensor_map":
                 raise ManifestError(f"{where}: its source '{src.name}' is a tensor map itself")
+            if src.by_value:
+                raise ManifestError(f"{where}: its source '{src.name}' is a scalar argument (by_value)")
             if t.element_type != src.dtype:
                 raise ManifestError(f"{where}: element_type {_quote(t.element_type)} is not the "
                                     f"dtype of its source '{src.name}' ({src.dtype})")
@@ -489,10 +569,16 @@ class Manifest:
             for j, p in enumerate(_array(k, "params", where, MAX_PARAMS)):
                 pw = f"{where}: param {j}"
                 _object(p, pw)
-                # Every parameter is a device pointer (tensor maps too: buffers of their own).
-                _only_keys(p, ("dtype", "shape"), pw)
+                # Every parameter is a device pointer (tensor maps too: buffers of their own), or
+                # a scalar's value (by_value).
+                _only_keys(p, ("dtype", "shape", "by_value"), pw)
                 dt = _dtype(p, pw)
-                plist.append((dt, _shape(p, pw, DTYPE_SIZES[dt])[0]))
+                shape = _shape(p, pw, DTYPE_SIZES[dt])[0]
+                value = _flag(p, "by_value", pw)
+                if value and shape:
+                    raise ManifestError(f"{pw}: a value (by_value) has shape [], not "
+                                        f"{describe(dt, shape)}")
+                plist.append((dt, shape, value))
             kernels.append(name)
             params.append(plist)
         self.kernels = kernels
@@ -538,9 +624,15 @@ class Manifest:
             for j, a in enumerate(args):
                 a = _int(a, f"{where}: args[{j}]", 0, len(buffers) - 1)
                 b = buffers[a]
-                if (b.dtype, b.shape) != want[j]:
-                    raise ManifestError(f"{where}: parameter {j} is {describe(*want[j])} but buffer "
-                                        f"'{b.name}' is {describe(b.dtype, b.shape)}")
+                if (b.dtype, b.shape) != want[j][:2]:
+                    raise ManifestError(f"{where}: parameter {j} is {describe(*want[j][:2])} but "
+                                        f"buffer '{b.name}' is {describe(b.dtype, b.shape)}")
+                if b.by_value != want[j][2]:
+                    raise ManifestError(
+                        f"{where}: parameter {j} is "
+                        f"{'a value (by_value)' if want[j][2] else 'a pointer'} but buffer "
+                        f"'{b.name}' is "
+                        f"{'a scalar argument passed by value' if b.by_value else 'a buffer'}")
                 written.add(a)
                 idx.append(a)
             launches.append(Launch(kernel, k, g, bl, smem, tuple(idx)))
@@ -637,12 +729,19 @@ class Manifest:
                                 f"the manifest says {sha256})")
         return image
 
-    def check_inputs(self, specs: Sequence[Tuple[Sequence[int], str]]):
-        """Checks (shape, dtype-name) pairs against the inputs; returns the outputs' (shape,
-        dtype-name) pairs. What a fake (meta) implementation needs, without torch."""
+    def check_inputs(self, specs: Sequence[Optional[Tuple[Sequence[int], str]]]):
+        """Checks (shape, dtype-name) pairs against the inputs (None for a number given to a
+        scalar argument); returns the outputs' (shape, dtype-name) pairs. What a fake (meta)
+        implementation needs, without torch."""
         if len(specs) != len(self.inputs):
             raise ValueError(f"{self.name} takes {len(self.inputs)} inputs, got {len(specs)}")
-        for i, ((shape, dtype), b) in enumerate(zip(specs, self.inputs)):
+        for i, (spec, b) in enumerate(zip(specs, self.inputs)):
+            if b.by_value and spec is None:  # a scalar argument given as a number
+                continue
+            if spec is None:
+                raise ValueError(f"{self.name}: input {i} ('{b.name}'): expected "
+                                 f"{describe(b.dtype, b.shape)}, got a number")
+            shape, dtype = spec
             if tuple(shape) != b.shape or dtype != b.dtype:
                 raise ValueError(f"{self.name}: input {i} ('{b.name}'): expected "
                                  f"{describe(b.dtype, b.shape)}, got {describe(dtype, tuple(shape))}")

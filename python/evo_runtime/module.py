@@ -9,7 +9,7 @@ import threading
 from .driver import (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, CU_FUNC_ATTRIBUTE_NUM_REGS,
                      CudaDriver, CudaError)
 from .manifest import (BUFFER_ALIGNMENT, TENSOR_MAP_BYTES, TMA_ELEMENTS, TMA_SWIZZLE,
-                       WORKSPACE_ALIGNMENT, Manifest, ManifestError, describe)
+                       WORKSPACE_ALIGNMENT, Manifest, ManifestError, describe, scalar_bits)
 
 _TORCH_DTYPES = {
     "f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64",
@@ -107,7 +107,10 @@ class EvoModule:
 
     - Inputs must be contiguous CUDA tensors of the manifest's shapes and dtypes, 16-byte aligned,
       all on one device; the launches run on that device (its primary context) whatever the
-      current device is.
+      current device is. A scalar argument (an input with "by_value": `%alpha: f32` of the
+      lowered function) is a Python float or int (a bool for i1), or a 0-d tensor of its dtype
+      (read with .item(): a CUDA one synchronizes, and cannot be read during graph capture); the
+      launches take its value (`scalar_bits`), and a CUDA graph captures the value of that call.
     - The stream is `stream=` (a torch.cuda.Stream or a raw CUstream handle) or the device's
       current stream. Outputs (unless given) and the workspace for scratch buffers come from
       PyTorch's caching allocator on that stream, so nothing is freed under running kernels and
@@ -357,6 +360,22 @@ class EvoModule:
                              "(a view with an offset? pass a copy)")
         return p
 
+    def _scalar(self, value, b, what):
+        """The bits a launch passes for scalar argument `b` given `value` (a number or a 0-d
+        tensor of its dtype)."""
+        torch = self._torch
+        what = f"{self.name}: {what}"
+        if isinstance(value, torch.Tensor):
+            if tuple(value.shape) != () or value.dtype != torch_dtype(b.dtype):
+                raise TypeError(f"{what} is an {b.dtype} scalar: expected a number or a 0-d "
+                                f"{torch_dtype(b.dtype)} tensor, got a "
+                                f"{describe(dtype_name(value.dtype), tuple(value.shape))} tensor")
+            if value.device.type == "cuda" and torch.cuda.is_current_stream_capturing():
+                raise RuntimeError(f"{what} is a 0-d CUDA tensor, whose value cannot be read "
+                                   "during CUDA graph capture: pass a Python number")
+            value = value.item()
+        return scalar_bits(b.dtype, value, what)
+
     def __call__(self, *inputs, outputs=None, stream=None, workspace=None):
         """Runs the launches on `inputs`; returns the output tensors (allocated if not given)."""
         torch = self._torch
@@ -366,14 +385,18 @@ class EvoModule:
         if outputs is not None and len(outputs) != len(self._out_idx):
             raise ValueError(f"{self.name} writes {len(self._out_idx)} outputs, got {len(outputs)}")
         # The device: the inputs' (all on one), else the outputs', else the current one.
-        first = inputs[0] if inputs else (outputs[0] if outputs else None)
+        tensors = [t for i, t in enumerate(inputs) if not spec.inputs[i].by_value]
+        first = tensors[0] if tensors else (outputs[0] if outputs else None)
         if first is not None and isinstance(first, torch.Tensor) and first.is_cuda:
             device = first.device.index
         else:
             device = torch.cuda.current_device()
         ptrs = [0] * self._nbuf
         for i, t in enumerate(inputs):
-            ptrs[self._in_idx[i]] = self._check(t, self._in_want[i], f"input {i} ('{spec.inputs[i].name}')", device)
+            what = f"input {i} ('{spec.inputs[i].name}')"
+            ptrs[self._in_idx[i]] = (self._scalar(t, spec.inputs[i], what)
+                                     if spec.inputs[i].by_value
+                                     else self._check(t, self._in_want[i], what, device))
 
         # The stream: the caller's (a torch stream or a raw handle), else the device's current one.
         if stream is None:
@@ -563,7 +586,7 @@ class EvoModule:
     def _check_overlaps(self, inputs, outputs):
         """Outputs the caller passed must share no byte with an input or another output."""
         spans = [(t.data_ptr(), t.data_ptr() + b.bytes, f"input {i}", False)
-                 for i, (t, b) in enumerate(zip(inputs, self.spec.inputs))]
+                 for i, (t, b) in enumerate(zip(inputs, self.spec.inputs)) if not b.by_value]
         spans += [(t.data_ptr(), t.data_ptr() + b.bytes, f"output {i}", True)
                   for i, (t, b) in enumerate(zip(outputs, self.spec.outputs))]
         for i, a in enumerate(spans):

@@ -30,9 +30,17 @@ def output_specs(manifest: Manifest, input_specs):
     return manifest.check_inputs(input_specs)
 
 
+def _arg_type(b):
+    """A scalar argument (by_value) is a number of the schema: float, int or bool."""
+    if not b.by_value:
+        return "Tensor"
+    return "bool" if b.dtype == "i1" else "float" if b.dtype in ("f16", "bf16", "f32", "f64") else "int"
+
+
 def schema(manifest: Manifest, name: str) -> str:
-    """The operator schema: one Tensor per input, a Tensor (or a tuple) per output."""
-    args = ", ".join(f"Tensor in{i}" for i in range(len(manifest.inputs)))
+    """The operator schema: one Tensor per input (a float, int or bool per scalar argument), a
+    Tensor (or a tuple) per output."""
+    args = ", ".join(f"{_arg_type(b)} in{i}" for i, b in enumerate(manifest.inputs))
     n = len(manifest.outputs)
     ret = "Tensor" if n == 1 else "(" + ", ".join(["Tensor"] * n) + ")"
     return f"{name}({args}) -> {ret}"
@@ -65,13 +73,16 @@ def register_op(qualname, manifest, *, image=None):
         return t
 
     def cuda_impl(*inputs):
-        results = module(*[_contiguous_aligned(t) for t in inputs])
+        results = module(*[_contiguous_aligned(t) if isinstance(t, torch.Tensor) else t
+                            for t in inputs])
         return results[0] if len(results) == 1 else tuple(results)
 
     def fake_impl(*inputs):
-        specs = [(tuple(t.shape), dtype_name(t.dtype)) for t in inputs]
+        specs = [(tuple(t.shape), dtype_name(t.dtype)) if isinstance(t, torch.Tensor) else None
+                 for t in inputs]
         shapes = output_specs(spec, specs)
-        device = inputs[0].device if inputs else torch.device("cuda")
+        tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
+        device = tensors[0].device if tensors else torch.device("cuda")
         results = [torch.empty(shape, dtype=torch_dtype(dt), device=device) for shape, dt in shapes]
         return results[0] if len(results) == 1 else tuple(results)
 

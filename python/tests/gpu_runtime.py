@@ -14,6 +14,8 @@
     stream, and through register_op (eager and torch.compile), against torch.matmul; module and
     op calls captured in two CUDA graphs (torch.cuda.graph: capture slots, issue 17) replayed
     with new inputs, eager calls in between; the op inside torch.compile(mode="reduce-overhead");
+  * scalar arguments: a slope passed by value (a float, an int, a 0-d tensor) through
+    EvoModule and register_op, eager, compiled and in a CUDA graph, against PyTorch;
   * timing: the op through evo_runtime against the same kernels launched directly (driver calls
     with prepared parameters), CUDA events, L2 flushed (issue 14: at most 3 % slower).
 
@@ -114,6 +116,23 @@ def matmul_f16_mlir(name, m, n, k):
 
 
 WGMMA_OPTIONS = "chip=sm_90a tile-sizes=128,128,64 wgmma=1 stages=4"
+
+# A scalar argument (docs/lowering.md, "Scalar arguments"): the slope is a kernel parameter.
+LEAKY_SCALAR = """func.func @leaky_scalar(%x: tensor<4096x1024xf32>, %alpha: f32) -> tensor<4096x1024xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4096x1024xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4096x1024xf32>) outs(%e : tensor<4096x1024xf32>) {
+    ^bb0(%v: f32, %o: f32):
+      %n = arith.mulf %v, %alpha : f32
+      %p = arith.cmpf ogt, %v, %zero : f32
+      %y = arith.select %p, %v, %n : f32
+      linalg.yield %y : f32
+  } -> tensor<4096x1024xf32>
+  return %r : tensor<4096x1024xf32>
+}
+"""
 
 
 def tensor_map_checks(args, kdir):
@@ -473,6 +492,36 @@ def main():
             assert_close(y, REFS["col_sum"](x), 1e-5, f"replayed col_sum (seed {seed})")
             assert_close(z, REFS["mm_relu"](a, b), 1e-5, f"replayed mm_relu op (seed {seed})")
     graphs()
+
+    @check("scalar arguments: leaky_relu's slope by value through EvoModule (a float, an int, "
+           "a 0-d tensor) and register_op (eager, torch.compile, a CUDA graph)")
+    def scalars():
+        src = os.path.join(args.out, "leaky_scalar.mlir")
+        with open(src, "w") as f:
+            f.write(LEAKY_SCALAR)
+        mod = EvoModule(emit(args.evo_opt, src, kdir))
+        assert [b.by_value for b in mod.spec.inputs] == [False, True], mod.spec.inputs
+
+        def ref(x, alpha):
+            return torch.where(x > 0, x.double(), x.double() * float(alpha))
+        x = torch.randn(4096, 1024, device="cuda")
+        for alpha in (0.01, -0.5, 2, torch.tensor(0.2, device="cuda"), torch.tensor(3.0)):
+            (y,) = mod(x, alpha)
+            torch.cuda.synchronize()
+            assert_close(y, ref(x, alpha), 1e-6, f"EvoModule, alpha={alpha!r}")
+        op = register_op("evotest::leaky_scalar", mod)
+        assert_close(op(x, 0.3), ref(x, 0.3), 1e-6, "op")
+        cf = torch.compile(lambda x, a: op(x, a) + 1, fullgraph=True)
+        assert_close(cf(x, 0.25), ref(x, 0.25) + 1, 1e-6, "compiled op")
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            y = op(x, 0.125)
+        x.copy_(torch.randn(4096, 1024, device="cuda"))
+        g.replay()
+        torch.cuda.synchronize()
+        assert_close(y, ref(x, 0.125), 1e-6, "replayed op (the captured value)")
+        return "4 values through EvoModule, the op eager, compiled and replayed"
+    scalars()
 
     # Multi-arch output (chips=): the device's cubin is chosen and runs; the others are checked
     @check("chips=sm_80,sm_90a: EvoModule loads this GPU's cubin (sm_90a on an H200), matches PyTorch")

@@ -82,6 +82,9 @@ def make_fake_torch():
         def fill_(self, value):
             return self
 
+        def item(self):  # a 0-d tensor's value: set `value` on it
+            return self.value
+
     torch.dtype, torch.device, torch.Tensor = dtype, device, Tensor
     torch.allocations = []  # (address, bytes, stream handle current on its device)
     state = {"next": 0x10000000, "device": 0, "capturing": False}
@@ -773,6 +776,104 @@ class FakeDriverTensorMapTest(FakeDriverBase):
         finally:
             drv.CudaDriver._instance = old
             os.environ["EVO_LIBCUDA"] = FAKE
+
+
+# Scalar arguments passed by value ----------------------------------------------------------
+SC_PTX = (b"//\n.version 8.0\n.target sm_90\n.visible .entry leaky_k0(\n.param .u64 .ptr a,\n"
+          b".param .f32 b,\n.param .align 2 .b8 c[2],\n.param .u64 .ptr d\n)\n{}\n")
+
+
+def sc_manifest():
+    """leaky_relu with two scalar arguments passed by value (runtime/unittests/ScalarManifest.h)."""
+    def sc(i, name, dtype, nbytes):
+        return {"index": i, "name": name, "role": "input", "dtype": dtype, "shape": [],
+                "bytes": nbytes, "by_value": True}
+    vec = {"dtype": "f32", "shape": [1024]}
+    return {
+        "format": "evo-manifest/1", "name": "leaky",
+        "ptx": {"file": "leaky.ptx", "bytes": len(SC_PTX), "sha256": hashlib.sha256(SC_PTX).hexdigest()},
+        "buffers": [dict(vec, index=0, name="arg0", role="input", bytes=4096), sc(1, "arg1", "f32", 4),
+                    sc(2, "arg2", "f16", 2), dict(vec, index=3, name="result0", role="output", bytes=4096)],
+        "kernels": [{"name": "leaky_k0", "params": [
+            vec, {"dtype": "f32", "shape": [], "by_value": True},
+            {"dtype": "f16", "shape": [], "by_value": True}, vec]}],
+        "launches": [{"kernel": "leaky_k0", "grid": [4, 1, 1], "block": [256, 1, 1],
+                      "dynamic_shared_memory": 0, "args": [0, 1, 2, 3]}],
+    }
+
+
+@unittest.skipUnless(FAKE and os.path.exists(FAKE), "set $EVO_FAKE_CUDA to FakeCuda.c's library")
+class FakeDriverScalarTest(FakeDriverBase):
+    """Scalar arguments (docs/architecture.md, "Scalar arguments"): a Python number or a 0-d
+    tensor, whose value is the kernel's parameter (the stand-in driver logs each parameter as
+    the 8 bytes it points to); as RuntimeFakeDriverTest.cpp."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        with open(os.path.join(cls.dir, "leaky.json"), "w") as f:
+            json.dump(sc_manifest(), f)
+        with open(os.path.join(cls.dir, "leaky.ptx"), "wb") as f:
+            f.write(SC_PTX)
+
+    def setUp(self):
+        take_log()
+        self.torch.allocations.clear()
+        self.torch.state.update(device=0, capturing=False)
+        self.mod = self.EvoModule(os.path.join(self.dir, "leaky.json"))
+        take_log()
+
+    def launches(self):
+        return [line for line in take_log() if line.startswith("launch")]
+
+    def test_values_are_the_parameters(self):
+        t = self.torch
+        x = t.empty((1024,), dtype=t.float32)
+        (y,) = self.mod(x, 0.5, -2)
+        self.assertEqual(self.launches(), [
+            f"launch leaky_k0 grid=4,1,1 block=256,1,1 smem=0 stream=0x10 ctx=0xc000 "
+            f"args={x.data_ptr():#x},0x3f000000,0xc000,{y.data_ptr():#x}"])
+        # Nothing allocated for them: the output only.
+        self.assertEqual(len(t.allocations), 2)
+        # An int for a float, and 0-d tensors of the scalars' dtypes (read with .item()).
+        alpha = t.Tensor((), t.float32, t.device("cpu"), 0)
+        alpha.value = -1.0
+        shift = t.Tensor((), t.float16, t.device("cuda:0"), 0)
+        shift.value = 65520.0  # beyond f16: infinity, as the C++ loader rounds it
+        self.mod(x, 1, shift, outputs=[y])
+        self.mod(x, alpha, 0.25, outputs=[y])
+        self.assertEqual([line.split("args=")[1] for line in self.launches()], [
+            f"{x.data_ptr():#x},0x3f800000,0x7c00,{y.data_ptr():#x}",
+            f"{x.data_ptr():#x},0xbf800000,0x3400,{y.data_ptr():#x}"])
+
+    def test_refused(self):
+        t = self.torch
+        x = t.empty((1024,), dtype=t.float32)
+        wide = t.Tensor((), t.float64, t.device("cpu"), 0)
+        wide.value = 0.5
+        vector = t.empty((1,), dtype=t.float32)
+        cases = [
+            ((x, "0.5", 1.0), TypeError, r"leaky: input 1 \('arg1'\) is an f32 scalar: expected a "
+                                         r"float or an int, got str"),
+            ((x, True, 1.0), TypeError, "got bool"),
+            ((x, wide, 1.0), TypeError, r"input 1 \('arg1'\) is an f32 scalar: expected a number or "
+                                        r"a 0-d torch.float32 tensor, got a f64\[\] tensor"),
+            ((x, vector, 1.0), TypeError, r"got a f32\[1\] tensor"),
+            ((0.5, 0.5, 1.0), TypeError, r"input 0 \('arg0'\) must be a torch.Tensor, got float"),
+            ((x, 0.5), ValueError, "takes 3 inputs, got 2"),
+        ]
+        for args, error, expect in cases:
+            with self.subTest(expect):
+                with self.assertRaisesRegex(error, expect):
+                    self.mod(*args)
+        # A CUDA 0-d tensor cannot be read while the stream is captured.
+        shift = t.Tensor((), t.float16, t.device("cuda:0"), 0)
+        shift.value = 1.0
+        self.torch.state["capturing"] = True
+        with self.assertRaisesRegex(RuntimeError, "cannot be read during CUDA graph capture: pass "
+                                                  "a Python number"):
+            self.mod(x, 0.5, shift)
+        self.assertEqual(self.launches(), [])
 
 
 # Cubins per chip (evo-opt's chips=) ----------------------------------------------------------

@@ -489,6 +489,114 @@ class TensorMapManifestTest(unittest.TestCase):
                 self.assertIn(expect, str(cm.exception))
 
 
+def sc_valid():
+    """leaky_relu with its slope and a shift scalar arguments passed by value, as evo-emit-ptx
+    writes it (runtime/unittests/ScalarManifest.h)."""
+    def sc(i, name, dtype, nbytes):
+        return {"index": i, "name": name, "role": "input", "dtype": dtype, "shape": [],
+                "bytes": nbytes, "zero_init": False, "by_value": True}
+    return {
+        "format": "evo-manifest/1", "name": "leaky", "function": "leaky",
+        "ptx": {"file": "leaky.ptx", "bytes": len(PTX), "sha256": hashlib.sha256(PTX).hexdigest()},
+        "buffers": [buffer(0, "arg0", "input", (1024,)), sc(1, "arg1", "f32", 4),
+                    sc(2, "arg2", "f16", 2), buffer(3, "result0", "output", (1024,))],
+        "kernels": [{"name": "leaky_k0", "params": [
+            param((1024,)), {"dtype": "f32", "shape": [], "by_value": True},
+            {"dtype": "f16", "shape": [], "by_value": True}, param((1024,))]}],
+        "launches": [{"kernel": "leaky_k0", "grid": [4, 1, 1], "block": [256, 1, 1],
+                      "dynamic_shared_memory": 0, "args": [0, 1, 2, 3]}],
+    }
+
+
+def _drop(d, key):
+    d.pop(key)
+
+
+SC_HOSTILE = [
+    ("output by value", lambda j: j["buffers"][3].__setitem__("by_value", True),
+     "buffer 3 ('result0'): 'by_value' (a scalar argument, passed by value) needs an input of "
+     "shape [], not output f32[1024]"),
+    ("tensor by value", lambda j: j["buffers"][0].__setitem__("by_value", True),
+     "needs an input of shape [], not input f32[1024]"),
+    ("not a boolean", lambda j: j["buffers"][1].__setitem__("by_value", 1),
+     "buffer 1 ('arg1'): 'by_value' must be a boolean"),
+    ("pointer parameter", lambda j: _drop(j["kernels"][0]["params"][1], "by_value"),
+     "launch 0 ('leaky_k0'): parameter 1 is a pointer but buffer 'arg1' is a scalar argument "
+     "passed by value"),
+    ("value parameter", lambda j: _drop(j["buffers"][2], "by_value"),
+     "parameter 2 is a value (by_value) but buffer 'arg2' is a buffer"),
+    ("value with a shape", lambda j: j["kernels"][0]["params"][1].__setitem__("shape", [1]),
+     "kernel 'leaky_k0': param 1: a value (by_value) has shape [], not f32[1]"),
+]
+
+
+class ScalarArgumentTest(unittest.TestCase):
+    """Scalar arguments (docs/architecture.md, "Scalar arguments"): as libevo_runtime."""
+
+    def test_valid(self):
+        m = Manifest.parse(json.dumps(sc_valid()))
+        self.assertEqual([(b.name, b.by_value) for b in m.inputs],
+                         [("arg0", False), ("arg1", True), ("arg2", True)])
+        self.assertEqual(m.buffers[2].shape, ())
+        self.assertEqual(schema(m, "leaky"), "leaky(Tensor in0, float in1, float in2) -> Tensor")
+        self.assertEqual(output_specs(m, [((1024,), "f32"), None, None]), [((1024,), "f32")])
+        self.assertEqual(output_specs(m, [((1024,), "f32"), ((), "f32"), None]), [((1024,), "f32")])
+        with self.assertRaisesRegex(ValueError, r"input 0 \('arg0'\): expected f32\[1024\], got a number"):
+            output_specs(m, [None, None, None])
+        j = sc_valid()
+        j["buffers"][2]["dtype"] = j["kernels"][0]["params"][2]["dtype"] = "i1"
+        j["buffers"][2]["bytes"] = 1
+        j["buffers"][1]["dtype"] = j["kernels"][0]["params"][1]["dtype"] = "i64"
+        j["buffers"][1]["bytes"] = 8
+        self.assertEqual(schema(Manifest.parse(json.dumps(j)), "f"),
+                         "f(Tensor in0, int in1, bool in2) -> Tensor")
+
+    def test_hostile(self):
+        for name, mutate, expect in SC_HOSTILE:
+            j = copy.deepcopy(sc_valid())
+            mutate(j)
+            with self.subTest(name):
+                with self.assertRaises(ManifestError) as cm:
+                    Manifest.parse(json.dumps(j))
+                self.assertIn(expect, str(cm.exception))
+        j = tm_valid()  # no tensor map over a value
+        j["buffers"][0].update(by_value=True, shape=[], bytes=2)
+        with self.assertRaisesRegex(ManifestError, r"its source 'a' is a scalar argument \(by_value\)"):
+            Manifest.parse(json.dumps(j))
+
+    def test_scalar_bits(self):
+        bits = evo_runtime.manifest.scalar_bits
+        self.assertEqual(bits("f32", 0.5), 0x3F000000)
+        self.assertEqual(bits("f32", 1e39), 0x7F800000)
+        self.assertEqual(bits("f64", -2), 0xC000000000000000)
+        # f16 and bf16 as libevo_runtime rounds them (RuntimeScalars.ValuesAreTheBytesOfTheirDtype).
+        for v, want in [(1.0, 0x3C00), (-0.5, 0xB800), (1 + 1 / 2048, 0x3C00), (1 + 3 / 2048, 0x3C02),
+                        (65504, 0x7BFF), (65519, 0x7BFF), (65520, 0x7C00), (-1e9, 0xFC00),
+                        (5.9604644775390625e-8, 0x0001), (6.103515625e-05, 0x0400), (2e-8, 0)]:
+            self.assertEqual(bits("f16", v), want, v)
+        self.assertEqual(bits("f16", float("nan")) & 0x7E00, 0x7E00)
+        for v, want in [(1.0, 0x3F80), (3.140625, 0x4049), (1 + 1 / 256, 0x3F80), (1e39, 0x7F80)]:
+            self.assertEqual(bits("bf16", v), want, v)
+        self.assertEqual(bits("i32", -2), 0xFFFFFFFE)
+        self.assertEqual(bits("i64", -3), 0xFFFFFFFFFFFFFFFD)
+        self.assertEqual(bits("ui8", 255), 255)
+        self.assertEqual(bits("i1", True), 1)
+        self.assertEqual(bits("i1", 0), 0)
+        # Clear errors: a float for an integer, a bool for a number, out of range, not a number.
+        with self.assertRaisesRegex(TypeError, "alpha is an i32 scalar: expected an int, got float"):
+            bits("i32", 0.5, "alpha")
+        with self.assertRaisesRegex(TypeError, "is an f32 scalar: expected a float or an int, got bool"):
+            bits("f32", True)
+        with self.assertRaisesRegex(TypeError, "is an i8 scalar: expected an int, got bool"):
+            bits("i8", True)
+        with self.assertRaisesRegex(ValueError, r"is an i8 scalar: 300 is out of its range \[-128, 127\]"):
+            bits("i8", 300)
+        with self.assertRaisesRegex(ValueError, r"is an i1 scalar: 2 is out of its range \[0, 1\]"):
+            bits("i1", 2)
+        with self.assertRaisesRegex(TypeError, "expected a float or an int, got str"):
+            bits("f16", "1.0")
+
+
 class TorchOpTest(unittest.TestCase):
     """The parts of register_op that need no torch."""
 
@@ -608,6 +716,37 @@ class EmittedTest(unittest.TestCase):
         self.assertEqual({m.buffers[b.tensor_map.source].name for b in m.tensor_maps},
                          {"arg0", "arg1"})
         self.assertEqual([(b.shape, b.dtype) for b in m.inputs], [((512, 256), "f16"), ((256, 384), "f16")])
+
+
+    def test_scalar_arguments(self):
+        # The manifest evo-emit-ptx writes for a scalar argument is the one the loaders read.
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        src = os.path.join(d, "leaky.mlir")
+        with open(src, "w") as f:
+            f.write(LEAKY)
+        m = self.emit(src)
+        self.assertEqual([(b.name, b.dtype, b.shape, b.by_value) for b in m.inputs],
+                         [("arg0", "f32", (4096,), False), ("arg1", "f32", (), True)])
+        self.assertEqual(schema(m, "leaky"), "leaky(Tensor in0, float in1) -> Tensor")
+        self.assertIn(b".param .f32 leaky_k0_param_1", m.read_image())
+
+
+LEAKY = """func.func @leaky(%x: tensor<4096xf32>, %alpha: f32) -> tensor<4096xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4096xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                       iterator_types = ["parallel"]}
+      ins(%x : tensor<4096xf32>) outs(%e : tensor<4096xf32>) {
+    ^bb0(%v: f32, %o: f32):
+      %n = arith.mulf %v, %alpha : f32
+      %p = arith.cmpf ogt, %v, %zero : f32
+      %y = arith.select %p, %v, %n : f32
+      linalg.yield %y : f32
+  } -> tensor<4096xf32>
+  return %r : tensor<4096xf32>
+}
+"""
 
 
 MATMUL_F16 = """func.func @mm16(%a: tensor<512x256xf16>, %b: tensor<256x384xf16>) -> tensor<512x384xf16> {
