@@ -515,3 +515,39 @@ TEST(RooflineTest, AStridedConvolutionCountsTheRowsItReaches) {
                                        image * (62.0 / 64) * (62.0 / 64) + // y: 62 of 64 reached
                                        16 * 8 * 9 * 4 + image);           // v, z whole
 }
+
+TEST(RooflineTest, APoolingWindowCountsTheGapsItFills) {
+  // maxpool1d with stride 2, dilation 3 and window 4 reads 2*o + 3*w: o alone reaches every
+  // other element, but the window's odd offsets reach the rest, so the whole input is read (the
+  // floor counted half, and an evolved kernel at the read ceiling showed 0.66 of it on the
+  // H200). Stride 4 with a window of 2 (dilation 1) reads half of every group of four.
+  MLIRContext ctx;
+  ctx.loadDialect<func::FuncDialect, arith::ArithDialect, linalg::LinalgDialect,
+                  tensor::TensorDialect>();
+  const char *src = R"mlir(
+    func.func @f(%x: tensor<2x3x1000xf32>, %y: tensor<2x3x1000xf32>)
+        -> (tensor<2x3x496xf32>, tensor<2x3x250xf32>) {
+      %m = arith.constant 0xFF800000 : f32
+      %e = tensor.empty() : tensor<2x3x496xf32>
+      %f = linalg.fill ins(%m : f32) outs(%e : tensor<2x3x496xf32>) -> tensor<2x3x496xf32>
+      %w = tensor.empty() : tensor<4xf32>
+      %a = linalg.pooling_ncw_max {dilations = dense<3> : vector<1xi64>, strides = dense<2> : vector<1xi64>}
+          ins(%x, %w : tensor<2x3x1000xf32>, tensor<4xf32>) outs(%f : tensor<2x3x496xf32>) -> tensor<2x3x496xf32>
+      %e2 = tensor.empty() : tensor<2x3x250xf32>
+      %f2 = linalg.fill ins(%m : f32) outs(%e2 : tensor<2x3x250xf32>) -> tensor<2x3x250xf32>
+      %w2 = tensor.empty() : tensor<2xf32>
+      %b = linalg.pooling_ncw_max {dilations = dense<1> : vector<1xi64>, strides = dense<4> : vector<1xi64>}
+          ins(%y, %w2 : tensor<2x3x1000xf32>, tensor<2xf32>) outs(%f2 : tensor<2x3x250xf32>) -> tensor<2x3x250xf32>
+      return %a, %b : tensor<2x3x496xf32>, tensor<2x3x250xf32>
+    })mlir";
+  OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(src, &ctx);
+  ASSERT_TRUE(m);
+  LaunchPlan plan;
+  Builder b(&ctx);
+  auto f32 = b.getF32Type();
+  plan.buffers = {{"x", BufferRole::Input, MemRefType::get({2, 3, 1000}, f32)},
+                  {"y", BufferRole::Input, MemRefType::get({2, 3, 1000}, f32)}};
+  TaskCost cost = estimateCost(m->lookupSymbol<func::FuncOp>("f"), plan);
+  // x: 2 residues mod 2 x 496 outputs = 992 of 1000; y: 2 residues mod 4 x 250 = 500.
+  EXPECT_DOUBLE_EQ(cost.readBytes, 6 * 992 * 4 + 6 * 500 * 4);
+}

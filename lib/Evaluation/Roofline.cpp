@@ -35,6 +35,56 @@ static double payloadFlops(Block &body) {
   return n;
 }
 
+/// Adds `scale` * `e` to `coeffs` (one per loop dimension); false unless `e` is a sum of loop
+/// dimensions times constants (plus constants).
+static bool linearCoefficients(AffineExpr e, int64_t scale, SmallVectorImpl<int64_t> &coeffs) {
+  if (auto d = dyn_cast<AffineDimExpr>(e)) {
+    coeffs[d.getPosition()] += scale;
+    return true;
+  }
+  if (isa<AffineConstantExpr>(e))
+    return true;
+  auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+  if (bin && bin.getKind() == AffineExprKind::Add)
+    return linearCoefficients(bin.getLHS(), scale, coeffs) &&
+           linearCoefficients(bin.getRHS(), scale, coeffs);
+  if (bin && bin.getKind() == AffineExprKind::Mul)
+    if (auto c = dyn_cast<AffineConstantExpr>(bin.getRHS()))
+      return linearCoefficients(bin.getLHS(), scale * c.getValue(), coeffs);
+  return false;
+}
+
+/// A lower bound on the distinct values of the linear expression `e` over the loop ranges: for
+/// a dimension p with coefficient a, the other terms hit some number r of residues mod a, and
+/// each residue class holds range(p) distinct values (a pooling window 2*o + 3*w hits both
+/// residues mod 2: every index, where o alone reaches every other one). 0 when not linear.
+static int64_t linearReach(AffineExpr e, ArrayRef<int64_t> ranges) {
+  SmallVector<int64_t> coeffs(ranges.size(), 0);
+  if (!linearCoefficients(e, 1, coeffs))
+    return 0;
+  int64_t best = 0;
+  for (unsigned p = 0; p < ranges.size(); ++p) {
+    int64_t a = coeffs[p] < 0 ? -coeffs[p] : coeffs[p];
+    if (a == 0 || a > 1024)
+      continue;
+    llvm::SmallBitVector residues(a);
+    residues.set(0);
+    for (unsigned j = 0; j < ranges.size(); ++j) {
+      if (j == p || coeffs[j] == 0)
+        continue;
+      llvm::SmallBitVector next(a);
+      // Steps past `a` repeat residues.
+      const int64_t steps = std::min(ranges[j], a), step = ((coeffs[j] % a) + a) % a;
+      for (int r : residues.set_bits())
+        for (int64_t k = 0; k < steps; ++k)
+          next.set((r + k * step) % a);
+      residues = next;
+    }
+    best = std::max<int64_t>(best, int64_t(residues.count()) * ranges[p]);
+  }
+  return best;
+}
+
 /// A lower bound on the share of a tensor's elements that a linalg operand with `map` reaches
 /// over the loop ranges: per dimension of the tensor, an affine sum of loop dimensions times
 /// constants reaches at least as many distinct indices as its widest loop dimension (a strided
@@ -66,6 +116,7 @@ static double mapReach(AffineMap map, ArrayRef<int64_t> ranges, ArrayRef<int64_t
     if (!simple || seen.anyCommon(dims) ||
         llvm::any_of(dims.set_bits(), [&](unsigned d) { return ShapedType::isDynamic(ranges[d]); }))
       return 1;
+    widest = std::max(widest, linearReach(e, ranges));
     seen |= dims;
     share *= static_cast<double>(std::min(widest, size)) / size;
   }
