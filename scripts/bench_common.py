@@ -69,6 +69,10 @@ def evolve(evo, src, name, work, candidates, seconds, chip, extra=""):
     tasks = report.get("tasks", [])
     row["tasks"] = [{k: t.get(k) for k in ("name", "family", "baseline_ms", "best_ms", "speedup",
                                            "validity_rate", "counts")} for t in tasks]
+    # The winner's knobs (the lineage ends at the best candidate).
+    for summary, t in zip(row["tasks"], tasks):
+        lineage = t.get("lineage") or []
+        summary["best_knobs"] = lineage[-1].get("knobs") if lineage else None
     row["baseline_ms"] = sum(t.get("baseline_ms") or 0 for t in tasks)
     row["evaluated"] = sum((t.get("counts") or {}).get("evaluated", 0) for t in tasks)
     row["valid"] = sum((t.get("counts") or {}).get("valid", 0) for t in tasks)
