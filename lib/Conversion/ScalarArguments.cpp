@@ -1,6 +1,7 @@
 //===- ScalarArguments.cpp - scalar function arguments as 0-d tensors ---------===//
 
 #include "evo/Conversion/ScalarArguments.h"
+#include "evo/Conversion/LowerToGPU.h"
 #include "evo/Dialect/Evo/IR/InputChecks.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -109,13 +110,13 @@ LogicalResult ScalarValues::generalizeNamedReaders() {
   });
   IRRewriter rewriter(func.getContext());
   for (linalg::LinalgOp op : named) {
-    Attribute knobs = op->getAttr("evo.knobs");
+    Attribute knobs = op->getAttr(kOpKnobsAttrName);
     rewriter.setInsertionPoint(op);
     FailureOr<linalg::GenericOp> g = linalg::generalizeNamedOp(rewriter, op);
     if (failed(g))
       return op.emitError() << what << ": cannot generalize this op, which reads a scalar argument";
     if (knobs)
-      (*g)->setAttr("evo.knobs", knobs);
+      (*g)->setAttr(kOpKnobsAttrName, knobs);
   }
   return success();
 }
