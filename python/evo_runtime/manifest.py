@@ -482,6 +482,12 @@ class Manifest:
                         raise ManifestError(f"{where}: file {_quote(file)} is also {other.chip}'s")
                 self.binaries.append(Binary(chip, file, nbytes, sha))
 
+        self._parse_buffers(root)
+        params, index = self._parse_kernels(root)
+        self._parse_launches(root, params, index)
+
+    def _parse_buffers(self, root):
+        """Buffers, in ABI order; tensor maps against their sources; the workspace layout."""
         buffers = []
         raw_buffers = _array(root, "buffers", "manifest", MAX_BUFFERS)
         for i, b in enumerate(raw_buffers):
@@ -554,6 +560,8 @@ class Manifest:
         #: Buffers of role "tensor_map": built by the loader at every call, not passed by callers.
         self.tensor_maps = [b for b in buffers if b.role == "tensor_map"]
 
+    def _parse_kernels(self, root):
+        """Kernels: their parameter lists (dtype, shape, by_value), which check every launch."""
         kernels, params, index = [], [], {}
         for i, k in enumerate(_array(root, "kernels", "manifest", MAX_KERNELS)):
             where = f"kernel {i}"
@@ -582,7 +590,12 @@ class Manifest:
             kernels.append(name)
             params.append(plist)
         self.kernels = kernels
+        return params, index
 
+    def _parse_launches(self, root, params, index):
+        """Launches: within CUDA's limits, each passing buffers its kernel's parameters accept;
+        every output is written by one."""
+        buffers = self.buffers
         tasks = root.get("tasks", [])
         if not isinstance(tasks, list):
             raise ManifestError("manifest: 'tasks' must be an array")
