@@ -846,6 +846,34 @@ TEST_F(OracleTest, GatherFromAnArgumentClampsItsIndices) {
   }
 }
 
+// tensor.concat (torch.cat) along a middle dimension, three operands, then an elementwise op:
+// every element comes from the operand that holds its position, at its position there.
+TEST_F(OracleTest, ConcatTakesEachPositionFromItsOperand) {
+  auto oracle = compile(R"mlir(
+    func.func @f(%a: tensor<2x3x4xf32>, %b: tensor<2x1x4xf32>, %c: tensor<2x2x4xf32>) -> tensor<2x6x4xf32> {
+      %cat = tensor.concat dim(1) %a, %b, %c : (tensor<2x3x4xf32>, tensor<2x1x4xf32>, tensor<2x2x4xf32>) -> tensor<2x6x4xf32>
+      %e = tensor.empty() : tensor<2x6x4xf32>
+      %r = linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, j, k)>, affine_map<(i, j, k) -> (i, j, k)>],
+                           iterator_types = ["parallel", "parallel", "parallel"]}
+          ins(%cat : tensor<2x6x4xf32>) outs(%e : tensor<2x6x4xf32>) {
+        ^bb0(%x: f32, %o: f32):
+          %n = arith.negf %x : f32
+          linalg.yield %n : f32
+      } -> tensor<2x6x4xf32>
+      return %r : tensor<2x6x4xf32>
+    })mlir");
+  ASSERT_TRUE(oracle) << joinedMessages();
+  Oracle::Session s = oracle->session(inputValue);
+  const int64_t starts[3] = {0, 3, 4}, sizes[3] = {3, 1, 2};
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 6; ++j)
+      for (int64_t k = 0; k < 4; ++k) {
+        unsigned arg = j < 3 ? 0 : j < 4 ? 1 : 2;
+        uint64_t at = (i * sizes[arg] + (j - starts[arg])) * 4 + k;
+        EXPECT_EQ(s.valueAt(0, {i, j, k}), -inputValue(arg, at)) << i << "," << j << "," << k;
+      }
+}
+
 // A keep-dim sum as torch-mlir writes it: the output map has 0 for the kept dimension.
 TEST_F(OracleTest, KeepDimReductionOutputMap) {
   auto oracle = compile(R"mlir(

@@ -3,7 +3,8 @@
 // TOSA is converted with upstream's passes, function by function, before evo-lower-to-gpu looks
 // for targets, so the task sources and the oracle only ever see linalg. StableHLO is not part of
 // MLIR 22: its ops reach here only as unregistered ops (--allow-unregistered-dialect), and the
-// "nothing to lower" description names them.
+// "nothing to lower" description names them. tensor.concat (torch.cat) becomes an elementwise
+// linalg.generic that gathers from its operands, so that it lowers and fuses like any other.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,7 @@
 #include "mlir/Conversion/TosaToTensor/TosaToTensor.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Tosa/Transforms/Passes.h"
@@ -74,6 +76,66 @@ LogicalResult checkTosaConverted(func::FuncOp func) {
     return WalkResult::skip();
   });
   return failure(left);
+}
+
+LogicalResult concatToGenerics(func::FuncOp func) {
+  SmallVector<tensor::ConcatOp> concats;
+  func.walk([&](tensor::ConcatOp c) { concats.push_back(c); });
+  for (tensor::ConcatOp c : concats) {
+    RankedTensorType type = c.getResultType();
+    if (!type.hasStaticShape() || llvm::any_of(c.getInputs(), [](Value v) {
+          return !cast<RankedTensorType>(v.getType()).hasStaticShape();
+        }))
+      return c.emitError("evo-lower-to-gpu supports tensor.concat on static shapes only, got ")
+             << type;
+    const unsigned rank = type.getRank(), dim = c.getDim();
+    OpBuilder b(c);
+    Location loc = c.getLoc();
+    Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+    SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(rank)};
+    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+    auto generic = linalg::GenericOp::create(
+        b, loc, TypeRange{type}, ValueRange{}, ValueRange{empty}, maps, iters,
+        [&](OpBuilder &nb, Location l, ValueRange) {
+          SmallVector<Value> idx;
+          for (unsigned d = 0; d < rank; ++d)
+            idx.push_back(linalg::IndexOp::create(nb, l, d));
+          auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(nb, l, v); };
+          // Operand k holds positions [start, start + size) along `dim`; each is read at its
+          // index clamped into it (always in bounds), and the position selects which one counts.
+          int64_t start = 0;
+          SmallVector<std::pair<int64_t, Value>> reads;
+          for (Value in : c.getInputs()) {
+            int64_t size = cast<RankedTensorType>(in.getType()).getDimSize(dim);
+            if (size > 0) {
+              SmallVector<Value> at(idx);
+              Value local = arith::SubIOp::create(nb, l, idx[dim], cst(start));
+              local = arith::MaxSIOp::create(nb, l, local, cst(0));
+              at[dim] = arith::MinSIOp::create(nb, l, local, cst(size - 1));
+              reads.push_back({start, tensor::ExtractOp::create(nb, l, in, at)});
+            }
+            start += size;
+          }
+          if (reads.empty()) { // a result with no elements
+            linalg::YieldOp::create(
+                nb, l, arith::ConstantOp::create(nb, l, cast<TypedAttr>(nb.getZeroAttr(
+                                                            type.getElementType())))
+                           .getResult());
+            return;
+          }
+          // Fold from the last operand: below the next operand's start, this one's value.
+          Value result = reads.back().second;
+          for (int64_t k = int64_t(reads.size()) - 2; k >= 0; --k) {
+            Value before = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, idx[dim],
+                                                 cst(reads[k + 1].first));
+            result = arith::SelectOp::create(nb, l, before, reads[k].second, result);
+          }
+          linalg::YieldOp::create(nb, l, result);
+        });
+    c.replaceAllUsesWith(generic.getResult(0));
+    c.erase();
+  }
+  return success();
 }
 
 std::string describeModuleContents(ModuleOp module) {

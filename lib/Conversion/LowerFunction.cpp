@@ -3,6 +3,7 @@
 #include "Emitters.h"
 #include "TaskAnalysis.h"
 #include "evo/Dialect/Evo/IR/InputChecks.h"
+#include "evo/Conversion/FrontEnds.h"
 #include "evo/Conversion/LowerToGPU.h"
 #include "evo/Conversion/ScalarArguments.h"
 #include "evo/Conversion/ScanForm.h"
@@ -110,6 +111,8 @@ static LogicalResult materializeViews(func::FuncOp func) {
 
 LogicalResult preprocessFunction(func::FuncOp func, bool fuse) {
   MLIRContext *ctx = func.getContext();
+  if (failed(concatToGenerics(func)))
+    return failure();
   // Elementwise arith/math written directly on tensors becomes linalg.generic.
   PassManager pm(ctx, func::FuncOp::getOperationName());
   pm.addPass(createConvertElementwiseToLinalgPass());

@@ -31,7 +31,7 @@ private:
 
 /// A function is a target when its body computes on tensors with linalg ops or with elementwise
 /// arith/math ops, or re-indexes a tensor with a view (a function that only reshapes or pads
-/// becomes a copy); others (host code the user already wrote, declarations) are left alone.
+/// becomes a copy) or a tensor.concat; others (host code the user already wrote, declarations) are left alone.
 static bool isTarget(func::FuncOp func) {
   if (func.isExternal())
     return false;
@@ -39,7 +39,7 @@ static bool isTarget(func::FuncOp func) {
   func.walk([&](Operation *op) {
     // Ops of unregistered dialects (--allow-unregistered-dialect) have no dialect.
     Dialect *dialect = op->getDialect();
-    if (isa<linalg::LinalgOp, linalg::SoftmaxOp>(op) || evo::isViewOp(op) ||
+    if (isa<linalg::LinalgOp, linalg::SoftmaxOp, tensor::ConcatOp>(op) || evo::isViewOp(op) ||
         (dialect && isa<arith::ArithDialect, math::MathDialect>(dialect) &&
          !isa<arith::ConstantOp>(op) && op->getNumResults() == 1 &&
          isa<RankedTensorType>(op->getResult(0).getType())))

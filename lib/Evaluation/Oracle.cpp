@@ -1401,13 +1401,67 @@ LogicalResult ProgramBuilder::build(func::FuncOp func) {
   return success();
 }
 
+/// tensor.concat as a generic over its result that gathers from its operands: position j along
+/// the concatenated dimension takes operand k where j >= k's start (the last such k), read at
+/// j - start clamped into k (an in-bounds gather whichever k is taken). Written here, not shared
+/// with the lowering's rewrite (evo/Conversion/FrontEnds.h): the reference stays independent.
+static LogicalResult concatAsGathers(func::FuncOp work) {
+  SmallVector<tensor::ConcatOp> concats;
+  work.walk([&](tensor::ConcatOp c) { concats.push_back(c); });
+  for (tensor::ConcatOp c : concats) {
+    RankedTensorType type = c.getResultType();
+    if (!type.hasStaticShape())
+      return c.emitError("the oracle needs static shapes for tensor.concat");
+    const unsigned rank = type.getRank(), dim = c.getDim();
+    OpBuilder b(c);
+    Value init = tensor::EmptyOp::create(b, c.getLoc(), type.getShape(), type.getElementType());
+    auto generic = linalg::GenericOp::create(
+        b, c.getLoc(), TypeRange{type}, ValueRange{}, ValueRange{init},
+        SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &nb, Location l, ValueRange) {
+          auto index = [&](int64_t v) { return arith::ConstantIndexOp::create(nb, l, v); };
+          SmallVector<Value> ivs;
+          for (unsigned d = 0; d < rank; ++d)
+            ivs.push_back(linalg::IndexOp::create(nb, l, d));
+          Value out;
+          int64_t start = 0;
+          for (Value in : c.getInputs()) {
+            int64_t size = cast<RankedTensorType>(in.getType()).getDimSize(dim);
+            if (size <= 0)
+              continue;
+            SmallVector<Value> at(ivs);
+            Value rel = arith::SubIOp::create(nb, l, ivs[dim], index(start));
+            at[dim] = arith::MinSIOp::create(
+                nb, l, arith::MaxSIOp::create(nb, l, rel, index(0)), index(size - 1));
+            Value v = tensor::ExtractOp::create(nb, l, in, at);
+            out = !out ? v
+                       : arith::SelectOp::create(
+                             nb, l,
+                             arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, ivs[dim],
+                                                   index(start)),
+                             v, out);
+            start += size;
+          }
+          if (!out)
+            out = arith::ConstantOp::create(nb, l,
+                                            cast<TypedAttr>(nb.getZeroAttr(type.getElementType())));
+          linalg::YieldOp::create(nb, l, out);
+        });
+    c.replaceAllUsesWith(generic.getResult(0));
+    c.erase();
+  }
+  return success();
+}
+
 /// Rewrites on the private copy: scalar arguments become 0-d tensor inputs (the input function
 /// reads their value at index 0; evo/Conversion/ScalarArguments.h, a rewrite of the input's
-/// form, not of its meaning); then upstream's: arith/math on tensors become linalg.generic, named
+/// form, not of its meaning) and tensor.concat a gathering generic (concatAsGathers); then
+/// upstream's: arith/math on tensors become linalg.generic, named
 /// linalg ops their generic form. linalg.softmax is not a structured op and stays.
 static LogicalResult preprocess(func::FuncOp work) {
   MLIRContext *ctx = work.getContext();
-  if (failed(scalarArgumentsToTensors(work, "the oracle")))
+  if (failed(scalarArgumentsToTensors(work, "the oracle")) || failed(concatAsGathers(work)))
     return failure();
   PassManager pm(ctx, func::FuncOp::getOperationName());
   pm.addPass(createConvertElementwiseToLinalgPass());

@@ -38,6 +38,11 @@ mlir::LogicalResult checkTosaConverted(mlir::func::FuncOp func);
 /// dialect evo-opt cannot read (StableHLO: docs/lowering.md).
 std::string describeModuleContents(mlir::ModuleOp module);
 
+/// Rewrites every tensor.concat in `func` as an elementwise linalg.generic over its result that
+/// reads each operand with tensor.extract at its index clamped into that operand and selects by
+/// the position along the concatenated dimension; an error at a concat with dynamic sizes.
+mlir::LogicalResult concatToGenerics(mlir::func::FuncOp func);
+
 /// Rewrites every use of `host` in its module after it replaced a function of type `tensorType`:
 /// each `func.call` becomes `bufferization.to_buffer` (read_only) of the tensor arguments, a
 /// `memref.alloc` per result, the call with (inputs, outputs) and `bufferization.to_tensor
