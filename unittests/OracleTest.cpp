@@ -874,6 +874,32 @@ TEST_F(OracleTest, ConcatTakesEachPositionFromItsOperand) {
       }
 }
 
+// Concat operands that are not arguments: another op's result, a splat constant and a reshape.
+TEST_F(OracleTest, ConcatOfResultsConstantsAndReshapes) {
+  auto oracle = compile(R"mlir(
+    func.func @f(%a: tensor<4x3xf32>, %v: tensor<8xf32>) -> tensor<4x7xf32> {
+      %e = tensor.empty() : tensor<4x3xf32>
+      %n = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                           iterator_types = ["parallel", "parallel"]}
+          ins(%a : tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) {
+        ^bb0(%x: f32, %o: f32):
+          %y = arith.negf %x : f32
+          linalg.yield %y : f32
+      } -> tensor<4x3xf32>
+      %one = arith.constant dense<1.5> : tensor<4x2xf32>
+      %r2 = tensor.expand_shape %v [[0, 1]] output_shape [4, 2] : tensor<8xf32> into tensor<4x2xf32>
+      %cat = tensor.concat dim(1) %n, %one, %r2 : (tensor<4x3xf32>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x7xf32>
+      return %cat : tensor<4x7xf32>
+    })mlir");
+  ASSERT_TRUE(oracle) << joinedMessages();
+  Oracle::Session s = oracle->session(inputValue);
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 0; j < 7; ++j) {
+      double want = j < 3 ? -inputValue(0, i * 3 + j) : j < 5 ? 1.5 : inputValue(1, i * 2 + j - 5);
+      EXPECT_EQ(s.valueAt(0, {i, j}), want) << i << "," << j;
+    }
+}
+
 // A keep-dim sum as torch-mlir writes it: the output map has 0 for the kept dimension.
 TEST_F(OracleTest, KeepDimReductionOutputMap) {
   auto oracle = compile(R"mlir(

@@ -4,7 +4,8 @@
 // for targets, so the task sources and the oracle only ever see linalg. StableHLO is not part of
 // MLIR 22: its ops reach here only as unregistered ops (--allow-unregistered-dialect), and the
 // "nothing to lower" description names them. tensor.concat (torch.cat) becomes an elementwise
-// linalg.generic that gathers from its operands, so that it lowers and fuses like any other.
+// linalg.generic over its operands padded to its shape (views), so that it lowers and fuses like
+// any other elementwise op.
 //
 //===----------------------------------------------------------------------===//
 
@@ -89,46 +90,72 @@ LogicalResult concatToGenerics(func::FuncOp func) {
       return c.emitError("evo-lower-to-gpu supports tensor.concat on static shapes only, got ")
              << type;
     const unsigned rank = type.getRank(), dim = c.getDim();
+    const int64_t total = type.getDimSize(dim);
     OpBuilder b(c);
     Location loc = c.getLoc();
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
+    // Operand k, holding positions [start, start + size) along `dim`, padded to the result's
+    // shape: a view (docs/lowering.md), read in bounds whatever the position, of any value (an
+    // argument, another op's result, a reshape).
+    // A splat constant operand is its value in the payload; another constant is copied first
+    // (a view's source is a buffer or a view of one).
+    SmallVector<Value> padded;
+    SmallVector<int64_t> starts;
+    DenseMap<unsigned, TypedAttr> splats; // position in `starts` -> value
+    int64_t start = 0;
+    for (Value in : c.getInputs()) {
+      int64_t size = cast<RankedTensorType>(in.getType()).getDimSize(dim);
+      auto constant = in.getDefiningOp<arith::ConstantOp>();
+      auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
+      if (size > 0 && dense && dense.isSplat()) {
+        splats[starts.size()] = dense.getSplatValue<TypedAttr>();
+        starts.push_back(start);
+      } else if (size > 0) {
+        if (constant) { // dense or dense_resource
+          auto inType = cast<RankedTensorType>(in.getType());
+          Value into = tensor::EmptyOp::create(b, loc, inType.getShape(), inType.getElementType());
+          in = linalg::GenericOp::create(
+                   b, loc, TypeRange{inType}, ValueRange{in}, ValueRange{into},
+                   SmallVector<AffineMap>(2, b.getMultiDimIdentityMap(rank)),
+                   SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+                   [](OpBuilder &nb, Location l, ValueRange args) {
+                     linalg::YieldOp::create(nb, l, args.front());
+                   })
+                   .getResult(0);
+        }
+        SmallVector<OpFoldResult> low(rank, b.getIndexAttr(0)), high(rank, b.getIndexAttr(0));
+        low[dim] = b.getIndexAttr(start);
+        high[dim] = b.getIndexAttr(total - start - size);
+        padded.push_back(tensor::PadOp::create(b, loc, type, in, low, high, zero).getResult());
+        starts.push_back(start);
+      }
+      start += size;
+    }
     Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
-    SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(rank)};
+    SmallVector<AffineMap> maps(padded.size() + 1, b.getMultiDimIdentityMap(rank));
+    const size_t parts = starts.size();
     SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
     auto generic = linalg::GenericOp::create(
-        b, loc, TypeRange{type}, ValueRange{}, ValueRange{empty}, maps, iters,
-        [&](OpBuilder &nb, Location l, ValueRange) {
-          SmallVector<Value> idx;
-          for (unsigned d = 0; d < rank; ++d)
-            idx.push_back(linalg::IndexOp::create(nb, l, d));
-          auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(nb, l, v); };
-          // Operand k holds positions [start, start + size) along `dim`; each is read at its
-          // index clamped into it (always in bounds), and the position selects which one counts.
-          int64_t start = 0;
-          SmallVector<std::pair<int64_t, Value>> reads;
-          for (Value in : c.getInputs()) {
-            int64_t size = cast<RankedTensorType>(in.getType()).getDimSize(dim);
-            if (size > 0) {
-              SmallVector<Value> at(idx);
-              Value local = arith::SubIOp::create(nb, l, idx[dim], cst(start));
-              local = arith::MaxSIOp::create(nb, l, local, cst(0));
-              at[dim] = arith::MinSIOp::create(nb, l, local, cst(size - 1));
-              reads.push_back({start, tensor::ExtractOp::create(nb, l, in, at)});
-            }
-            start += size;
-          }
-          if (reads.empty()) { // a result with no elements
-            linalg::YieldOp::create(
-                nb, l, arith::ConstantOp::create(nb, l, cast<TypedAttr>(nb.getZeroAttr(
-                                                            type.getElementType())))
-                           .getResult());
+        b, loc, TypeRange{type}, padded, ValueRange{empty}, maps, iters,
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          if (parts == 0) { // a result with no elements
+            linalg::YieldOp::create(nb, l, args.back());
             return;
           }
-          // Fold from the last operand: below the next operand's start, this one's value.
-          Value result = reads.back().second;
-          for (int64_t k = int64_t(reads.size()) - 2; k >= 0; --k) {
-            Value before = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, idx[dim],
-                                                 cst(reads[k + 1].first));
-            result = arith::SelectOp::create(nb, l, before, reads[k].second, result);
+          // Part k's value: its padded operand's element, or its splat.
+          SmallVector<Value> values;
+          for (size_t k = 0, arg = 0; k < parts; ++k)
+            values.push_back(splats.count(k)
+                                 ? arith::ConstantOp::create(nb, l, splats.lookup(k)).getResult()
+                                 : args[arg++]);
+          // From the last part down: below the next part's start, this one's value.
+          Value at = linalg::IndexOp::create(nb, l, dim);
+          Value result = values.back();
+          for (int64_t k = int64_t(parts) - 2; k >= 0; --k) {
+            Value before =
+                arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, at,
+                                      arith::ConstantIndexOp::create(nb, l, starts[k + 1]));
+            result = arith::SelectOp::create(nb, l, before, values[k], result);
           }
           linalg::YieldOp::create(nb, l, result);
         });

@@ -1,8 +1,8 @@
-// evo-verify on tensor.concat (FrontEnds.cpp, concatToGenerics: a generic that reads each operand
-// at its clamped index and selects by position), checked against the oracle (its own rewrite,
-// Oracle.cpp concatAsGathers) and the naive baseline on the GPU: concatenated then exp, three f16
-// operands along the outer dimension, and a row sum over a concatenation (the concat fused into
-// the reduction).
+// evo-verify on tensor.concat (FrontEnds.cpp, concatToGenerics: a generic over the operands
+// padded to the result's shape, selecting by position), checked against the oracle (its own
+// rewrite, Oracle.cpp concatAsGathers) and the naive baseline on the GPU: concatenated then exp,
+// three f16 operands along the outer dimension, a row sum over a concatenation (the concat fused
+// into the reduction), and operands that are a matmul's result, a splat constant and a reshape.
 //
 // REQUIRES: cuda
 // RUN: rm -rf %t && mkdir -p %t
@@ -41,4 +41,17 @@ func.func @concat_row_sum(%a: tensor<256x700xf32>, %b: tensor<256x324xf32>) -> t
       linalg.yield %s : f32
     }
   return %r : tensor<256xf32>
+}
+
+// -----
+
+func.func @concat_operands(%a: tensor<128x256xf32>, %w: tensor<256x64xf32>, %v: tensor<4096xf32>) -> tensor<128x128xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<128x64xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<128x64xf32>) -> tensor<128x64xf32>
+  %m = linalg.matmul ins(%a, %w : tensor<128x256xf32>, tensor<256x64xf32>) outs(%f : tensor<128x64xf32>) -> tensor<128x64xf32>
+  %ones = arith.constant dense<1.0> : tensor<128x32xf32>
+  %x = tensor.expand_shape %v [[0, 1]] output_shape [128, 32] : tensor<4096xf32> into tensor<128x32xf32>
+  %r = tensor.concat dim(1) %m, %ones, %x : (tensor<128x64xf32>, tensor<128x32xf32>, tensor<128x32xf32>) -> tensor<128x128xf32>
+  return %r : tensor<128x128xf32>
 }

@@ -38,9 +38,9 @@ mlir::LogicalResult checkTosaConverted(mlir::func::FuncOp func);
 /// dialect evo-opt cannot read (StableHLO: docs/lowering.md).
 std::string describeModuleContents(mlir::ModuleOp module);
 
-/// Rewrites every tensor.concat in `func` as an elementwise linalg.generic over its result that
-/// reads each operand with tensor.extract at its index clamped into that operand and selects by
-/// the position along the concatenated dimension; an error at a concat with dynamic sizes.
+/// Rewrites every tensor.concat in `func` as an elementwise linalg.generic over its operands,
+/// each padded to the result's shape with tensor.pad (a view), selecting by the position along
+/// the concatenated dimension; an error at a concat with dynamic sizes.
 mlir::LogicalResult concatToGenerics(mlir::func::FuncOp func);
 
 /// Rewrites every use of `host` in its module after it replaced a function of type `tensorType`:
