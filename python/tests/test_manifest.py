@@ -44,7 +44,7 @@ def param(shape):
 
 
 def valid():
-    """mm_relu as evo-emit-ptx writes it, plus a zero_init scratch buffer (as RuntimeTest.cpp)."""
+    """mm_relu as evo-emit-ptx writes it, plus a zero_init scratch buffer (as RuntimeTestFixture.h)."""
     return {
         "format": "evo-manifest/1", "name": "mm_relu", "function": "mm_relu",
         "generator": "evo-opt 0.1.0", "abi": "bare-pointer",
@@ -262,7 +262,7 @@ def with_binaries(chips):
     return j
 
 
-# The same cases and messages as RuntimeTest.cpp's RuntimeChips.RefusesHostileBinaries.
+# The same cases and messages as RuntimeChipsTest.cpp's RuntimeChips.RefusesHostileBinaries.
 HOSTILE_BINARIES = [
     ("not an array", set_(["binaries"], {}), "'binaries' must be an array"),
     ("too many", set_(["binaries"], [1] * 65), "more than 64"),
@@ -291,7 +291,7 @@ HOSTILE_BINARIES = [
 
 class ChipsTest(unittest.TestCase):
     def test_shared_cases(self):
-        # runtime/unittests/chip-selection.json: RuntimeTest.cpp runs the same cases.
+        # runtime/unittests/chip-selection.json: RuntimeChipsTest.cpp runs the same cases.
         with open(os.path.join(SRCROOT, "runtime", "unittests", "chip-selection.json")) as f:
             cases = json.load(f)["cases"]
         self.assertGreaterEqual(len(cases), 20)
