@@ -39,6 +39,7 @@
 
 #include "Emitters.h"
 #include "KernelBuilder.h"
+#include "mlir/Analysis/FlatLinearValueConstraints.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -137,26 +138,16 @@ std::optional<unsigned> ReductionEmitter::groupDim(int64_t size,
   return best;
 }
 
-/// Adds `scale` * `e` to `coeffs` (one per loop dimension) and `constant`; false unless `e` is
-/// linear in the dimensions (sums and constant multiples).
-static bool addLinear(AffineExpr e, int64_t scale, SmallVectorImpl<int64_t> &coeffs,
-                      int64_t &constant) {
-  if (auto d = dyn_cast<AffineDimExpr>(e)) {
-    coeffs[d.getPosition()] += scale;
-    return true;
-  }
-  if (auto c = dyn_cast<AffineConstantExpr>(e)) {
-    constant += scale * c.getValue();
-    return true;
-  }
-  auto bin = dyn_cast<AffineBinaryOpExpr>(e);
-  if (bin && bin.getKind() == AffineExprKind::Add)
-    return addLinear(bin.getLHS(), scale, coeffs, constant) &&
-           addLinear(bin.getRHS(), scale, coeffs, constant);
-  if (bin && bin.getKind() == AffineExprKind::Mul)
-    if (auto c = dyn_cast<AffineConstantExpr>(bin.getRHS()))
-      return addLinear(bin.getLHS(), scale * c.getValue(), coeffs, constant);
-  return false;
+/// `e` as coefficients of the loop dimensions and a constant (upstream's flattener), when it is
+/// linear: sums and constant multiples, no floordiv/mod/ceildiv.
+static bool linearForm(AffineExpr e, unsigned numDims, SmallVectorImpl<int64_t> &coeffs,
+                       int64_t &constant) {
+  SmallVector<int64_t> flat;
+  if (failed(getFlattenedAffineExpr(e, numDims, 0, &flat)) || flat.size() != numDims + 1)
+    return false;
+  coeffs.assign(flat.begin(), flat.end() - 1);
+  constant = flat.back();
+  return true;
 }
 
 bool ReductionEmitter::windowGroupAlong(unsigned i) {
@@ -171,9 +162,10 @@ bool ReductionEmitter::windowGroupAlong(unsigned i) {
     if (!src.isPlainBuffer() || maps[j].getNumResults() == 0)
       return false;
     ArrayRef<AffineExpr> results = maps[j].getResults();
-    SmallVector<int64_t> coeffs(t.loopSizes.size(), 0);
+    SmallVector<int64_t> coeffs;
     int64_t constant = 0;
-    if (!addLinear(results.back(), 1, coeffs, constant) || constant != 0 || coeffs[d] <= 0)
+    if (!linearForm(results.back(), t.loopSizes.size(), coeffs, constant) || constant != 0 ||
+        coeffs[d] <= 0)
       return false;
     std::optional<unsigned> r;
     for (unsigned l = 0; l < coeffs.size(); ++l) {

@@ -3,6 +3,7 @@
 #include "evo/Evaluation/Roofline.h"
 #include "evo/Conversion/ScanForm.h"
 #include "evo/Evaluation/WorkerProtocol.h"
+#include "mlir/Analysis/FlatLinearValueConstraints.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -35,33 +36,18 @@ static double payloadFlops(Block &body) {
   return n;
 }
 
-/// Adds `scale` * `e` to `coeffs` (one per loop dimension); false unless `e` is a sum of loop
-/// dimensions times constants (plus constants).
-static bool linearCoefficients(AffineExpr e, int64_t scale, SmallVectorImpl<int64_t> &coeffs) {
-  if (auto d = dyn_cast<AffineDimExpr>(e)) {
-    coeffs[d.getPosition()] += scale;
-    return true;
-  }
-  if (isa<AffineConstantExpr>(e))
-    return true;
-  auto bin = dyn_cast<AffineBinaryOpExpr>(e);
-  if (bin && bin.getKind() == AffineExprKind::Add)
-    return linearCoefficients(bin.getLHS(), scale, coeffs) &&
-           linearCoefficients(bin.getRHS(), scale, coeffs);
-  if (bin && bin.getKind() == AffineExprKind::Mul)
-    if (auto c = dyn_cast<AffineConstantExpr>(bin.getRHS()))
-      return linearCoefficients(bin.getLHS(), scale * c.getValue(), coeffs);
-  return false;
-}
-
 /// A lower bound on the distinct values of the linear expression `e` over the loop ranges: for
 /// a dimension p with coefficient a, the other terms hit some number r of residues mod a, and
 /// each residue class holds range(p) distinct values (a pooling window 2*o + 3*w hits both
 /// residues mod 2: every index, where o alone reaches every other one). 0 when not linear.
 static int64_t linearReach(AffineExpr e, ArrayRef<int64_t> ranges) {
-  SmallVector<int64_t> coeffs(ranges.size(), 0);
-  if (!linearCoefficients(e, 1, coeffs))
+  // Upstream's flattener: coefficients of the dimensions, then the constant; locals (floordiv,
+  // mod) make it non-linear.
+  SmallVector<int64_t> coeffs;
+  if (failed(getFlattenedAffineExpr(e, ranges.size(), 0, &coeffs)) ||
+      coeffs.size() != ranges.size() + 1)
     return 0;
+  coeffs.pop_back();
   int64_t best = 0;
   for (unsigned p = 0; p < ranges.size(); ++p) {
     int64_t a = coeffs[p] < 0 ? -coeffs[p] : coeffs[p];
