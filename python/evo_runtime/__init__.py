@@ -6,10 +6,10 @@
     op = evo_runtime.register_op("mylib::softmax", "out/softmax.json")
     y = op(x)                                                # a torch.library op (torch.compile, CUDA graphs)
 
-The manifest says everything needed: buffers (inputs, outputs, scratch) in ABI order, and the
-ordered kernel launches with their grid, block and shared memory. Kernels are loaded and launched
-through the CUDA driver API (libcuda.so.1, via ctypes) on the caller's stream, without
-synchronizing. `Manifest` (parsing and validation) needs neither a GPU nor torch.
+The manifest says everything needed: buffers (inputs, outputs, scratch, tensor maps, constants
+whose bytes are in a file beside the PTX) in ABI order, and the ordered kernel launches with
+their grid, block and shared memory. Kernels are loaded and launched through the CUDA driver API
+(libcuda.so.1, via ctypes) on the caller's stream, without synchronizing. `Manifest` (parsing and validation) needs neither a GPU nor torch.
 """
 
 __version__ = "0.1.0"

@@ -61,6 +61,8 @@ class CudaDriver:
             "cuMemAllocHost_v2": [POINTER(c_void_p), c_size_t],
             "cuMemFreeHost": [c_void_p],
             "cuMemcpyHtoDAsync_v2": [c_uint64, c_void_p, c_size_t, c_void_p],
+            "cuMemcpyHtoD_v2": [c_uint64, c_void_p, c_size_t],
+            "cuStreamSynchronize": [c_void_p],
             "cuStreamIsCapturing": [c_void_p, POINTER(c_int)],
         }
         for fn, args in proto.items():
@@ -208,6 +210,16 @@ class CudaDriver:
         """cuMemcpyHtoDAsync: `src` is a host address that must stay valid (and unchanged) until
         the copy has run."""
         self._check(self.lib.cuMemcpyHtoDAsync_v2(dst, src, nbytes, stream), "cuMemcpyHtoDAsync")
+
+    def copy_to_device(self, dst: int, src: int, nbytes: int):
+        """cuMemcpyHtoD from host address `src`, in the current context: on the legacy default
+        stream, and from pageable memory it may return before the bytes have reached the device
+        (stream_synchronize(0) waits for them)."""
+        self._check(self.lib.cuMemcpyHtoD_v2(dst, src, nbytes), "cuMemcpyHtoD")
+
+    def stream_synchronize(self, stream: int):
+        """cuStreamSynchronize (0: the current context's legacy default stream)."""
+        self._check(self.lib.cuStreamSynchronize(stream), "cuStreamSynchronize")
 
     def is_capturing(self, stream: int):
         """Whether `stream` is being captured into a CUDA graph."""

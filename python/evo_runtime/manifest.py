@@ -7,7 +7,9 @@ runtime does not know are refused (they could change how a kernel must be launch
 keys are ignored. Buffers of role "tensor_map" (TMA descriptors the loader encodes,
 docs/architecture.md "Tensor maps") are checked with the rules of include/evo/Runtime/TensorMap.h,
 repeated below, and the choice of a manifest's cubin or PTX for a GPU (`binaries`, evo-opt's
-chips=) with those of include/evo/Runtime/ChipRules.h.
+chips=) with those of include/evo/Runtime/ChipRules.h. Buffers of role "constant" (weights too
+large for the PTX) have their bytes in a sidecar file beside the manifest, the root's
+"constants", read and checked like the PTX (`read_constants`).
 """
 
 import ctypes
@@ -35,6 +37,13 @@ MAX_DYNAMIC_SHARED_MEMORY = 227 * 1024
 MAX_BINARIES = 64
 WORKSPACE_ALIGNMENT = 256
 BUFFER_ALIGNMENT = 16
+#: Constant buffers: where each one's bytes start in the constants file is a multiple of this.
+CONSTANT_ALIGNMENT = 256
+#: The constants file: at most the size of one buffer.
+MAX_CONSTANTS_BYTES = MAX_BUFFER_BYTES
+#: The roles of buffers; a launch's arguments are buffers of any role.
+ROLES = ("input", "output", "scratch", "tensor_map", "constant")
+_INT64_MAX = (1 << 63) - 1
 
 #: Element types a manifest may name, with their sizes in bytes.
 DTYPE_SIZES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8,
@@ -150,12 +159,14 @@ class TensorMap:
 class Buffer:
     index: int
     name: str
-    role: str  # "input", "output", "scratch" or "tensor_map"
+    role: str  # "input", "output", "scratch", "tensor_map" or "constant"
     dtype: str
     shape: Tuple[int, ...]
     bytes: int
     zero_init: bool
-    offset: int = 0  # scratch buffers: where they lie in the workspace
+    #: Scratch buffers: where they lie in the workspace; constants: where their bytes lie in the
+    #: constants file ("data": {"offset"}).
+    offset: int = 0
     tensor_map: Optional[TensorMap] = None  # role "tensor_map" only
     #: A scalar argument (an input of shape ()): calls pass a number, launches its value.
     by_value: bool = False
@@ -241,6 +252,13 @@ def _str(obj, key, where, max_len=4096):
         raise ManifestError(f"{where}: '{key}' must be a string")
     if len(v.encode("utf-8", "surrogatepass")) > max_len:
         raise ManifestError(f"{where}: '{key}' is longer than {max_len} bytes")
+    return v
+
+
+def _sha256(obj, where):
+    v = _str(obj, "sha256", where, 64)
+    if len(v) != 64 or any(c not in "0123456789abcdef" for c in v):
+        raise ManifestError(f"{where}: sha256 must be 64 lowercase hex digits")
     return v
 
 
@@ -380,7 +398,8 @@ def describe(dtype, shape):
 
 
 class Manifest:
-    """A parsed and validated manifest. `base_dir` is where its PTX file is looked up."""
+    """A parsed and validated manifest. `base_dir` is where its PTX file (its cubins, its
+    constants file) is looked up."""
 
     def __init__(self, raw, base_dir=None):
         self.raw = raw
@@ -483,6 +502,7 @@ class Manifest:
                 self.binaries.append(Binary(chip, file, nbytes, sha))
 
         self._parse_buffers(root)
+        self._parse_constants(root)
         params, index = self._parse_kernels(root)
         self._parse_launches(root, params, index)
 
@@ -494,7 +514,7 @@ class Manifest:
             where = f"buffer {i}"
             _object(b, where)
             _only_keys(b, ("index", "name", "role", "dtype", "shape", "bytes", "zero_init",
-                           "tensor_map", "by_value"), where)
+                           "tensor_map", "by_value", "data"), where)
             if _int_field(b, "index", where, 0, MAX_BUFFERS) != i:
                 raise ManifestError(f"{where}: 'index' must equal its position in 'buffers'")
             name = _str(b, "name", where, 256)
@@ -502,9 +522,9 @@ class Manifest:
                 raise ManifestError(f"{where}: name {_quote(name)} is not a valid symbol")
             where = f"buffer {i} ('{name}')"
             role = _str(b, "role", where, 16)
-            if role not in ("input", "output", "scratch", "tensor_map"):
-                raise ManifestError(f"{where}: role {_quote(role)} is not input, output, scratch "
-                                    "or tensor_map")
+            if role not in ROLES:
+                raise ManifestError(f"{where}: role {_quote(role)} is not input, output, scratch, "
+                                    "tensor_map or constant")
             dtype = _dtype(b, where)
             shape, nbytes = _shape(b, where, DTYPE_SIZES[dtype])
             if _int_field(b, "bytes", where, 0, MAX_BUFFER_BYTES) != nbytes:
@@ -515,6 +535,12 @@ class Manifest:
             if zero and role == "input":
                 raise ManifestError(f"{where}: an input cannot be zero_init (the runtime never writes inputs)")
             by_value = _flag(b, "by_value", where)
+            offset = 0
+            if role == "constant":
+                offset = self._constant_data(b, nbytes, zero, by_value, where)
+            elif "data" in b:
+                raise ManifestError(f"{where}: has 'data' but its role is not constant (only "
+                                    "constants' bytes come from the constants file)")
             if by_value and (role != "input" or shape):
                 raise ManifestError(f"{where}: 'by_value' (a scalar argument, passed by value) needs "
                                     f"an input of shape [], not {role} {describe(dtype, shape)}")
@@ -523,7 +549,7 @@ class Manifest:
                 tmap = self._tensor_map(b, dtype, shape, zero, where, len(raw_buffers))
             elif "tensor_map" in b:
                 raise ManifestError(f"{where}: has a 'tensor_map' but its role is not tensor_map")
-            buffers.append(Buffer(i, name, role, dtype, shape, nbytes, zero, 0, tmap, by_value))
+            buffers.append(Buffer(i, name, role, dtype, shape, nbytes, zero, offset, tmap, by_value))
         # Tensor maps against their sources (which may come later in the list), so that no map
         # lets TMA reach beyond the buffer it is encoded over.
         for b in buffers:
@@ -559,6 +585,71 @@ class Manifest:
         self.scratch = [b for b in buffers if b.role == "scratch"]
         #: Buffers of role "tensor_map": built by the loader at every call, not passed by callers.
         self.tensor_maps = [b for b in buffers if b.role == "tensor_map"]
+        #: Buffers of role "constant": uploaded by the loader once per device, not passed by
+        #: callers; their bytes are in the constants file.
+        self.constants = [b for b in buffers if b.role == "constant"]
+
+    @staticmethod
+    def _constant_data(b, nbytes, zero, by_value, where):
+        """A constant's "data": where its bytes lie in the constants file (the offset); checked
+        against the file's size and the other constants once the root's "constants" is read."""
+        if zero:
+            raise ManifestError(f"{where}: a constant cannot be zero_init (its bytes come from "
+                                "the constants file)")
+        if by_value:
+            raise ManifestError(f"{where}: a constant cannot be 'by_value' (the runtime passes "
+                                "its device copy)")
+        d = _field(b, "data", where)
+        dw = f"{where}: data"
+        _object(d, dw)
+        _only_keys(d, ("offset", "bytes"), dw)
+        offset = _int_field(d, "offset", dw, 0, _INT64_MAX)
+        if _int_field(d, "bytes", dw, 0, _INT64_MAX) != nbytes:
+            raise ManifestError(f"{dw}: 'bytes' is not the buffer's size ({nbytes})")
+        if offset % CONSTANT_ALIGNMENT:
+            raise ManifestError(f"{dw}: 'offset' {offset} is not a multiple of "
+                                f"{CONSTANT_ALIGNMENT}")
+        return offset
+
+    def _parse_constants(self, root):
+        """The root's "constants" (the file of the constant buffers' bytes), present exactly
+        when some buffer is a constant (null counts as absent); every constant's bytes inside
+        it, none overlapping another's."""
+        self.constants_file, self.constants_bytes, self.constants_sha256 = "", 0, ""
+        c = root.get("constants")
+        if c is None:
+            if self.constants:
+                b = self.constants[0]
+                raise ManifestError(f"manifest: buffer {b.index} ('{b.name}') is a constant, but "
+                                    "the manifest has no 'constants' (the file of their bytes)")
+            return
+        where = "manifest: constants"
+        if not self.constants:
+            raise ManifestError(f"{where}: given, but no buffer has role constant")
+        _object(c, where)
+        _only_keys(c, ("file", "bytes", "sha256"), where)
+        file = _str(c, "file", where, 255)
+        if not is_plain_file_name(file):
+            raise ManifestError(f"{where}: file {_quote(file)} must be a plain file name in the "
+                                "manifest's directory (no '/', not '.' or '..')")
+        size = _int_field(c, "bytes", where, 1, MAX_CONSTANTS_BYTES)
+        sha = _sha256(c, where)
+        if file == self.ptx_file:
+            raise ManifestError(f"{where}: file {_quote(file)} is the PTX's")
+        for other in self.binaries:
+            if other.file == file:
+                raise ManifestError(f"{where}: file {_quote(file)} is the {other.chip} cubin's")
+        prev = None
+        for b in sorted(self.constants, key=lambda b: (b.offset, b.index)):
+            span = f"[{b.offset}, {b.offset + b.bytes})"
+            if b.offset + b.bytes > size:
+                raise ManifestError(f"buffer {b.index} ('{b.name}'): data {span} lies outside the "
+                                    f"constants file of {size} bytes")
+            if prev is not None and b.offset < prev.offset + prev.bytes:
+                raise ManifestError(f"buffer {b.index} ('{b.name}'): data {span} overlaps that of "
+                                    f"buffer {prev.index} ('{prev.name}')")
+            prev = b
+        self.constants_file, self.constants_bytes, self.constants_sha256 = file, size, sha
 
     def _parse_kernels(self, root):
         """Kernels: their parameter lists (dtype, shape, by_value), which check every launch."""
@@ -693,6 +784,15 @@ class Manifest:
         return [self._read_checked(base_dir, b.file, f"the {b.chip} cubin", b.bytes, b.sha256)
                 for b in self.binaries]
 
+    def read_constants(self, base_dir: Optional[str] = None) -> bytes:
+        """The constants file (the bytes of every constant buffer, each at its offset), checked
+        as read_image checks the PTX; b"" for a manifest without constants. A manifest parsed
+        from text without a directory cannot give it (a ManifestError)."""
+        if not self.constants:
+            return b""
+        return self._read_checked(base_dir, self.constants_file, "the constants file",
+                                  self.constants_bytes, self.constants_sha256, MAX_CONSTANTS_BYTES)
+
     def image_for(self, major: int, minor: int):
         """The image launches on a GPU of compute capability major.minor use, as (Binary, None)
         for a cubin or (None, ptx_file) for the PTX (JIT); UnsupportedDeviceError when none runs
@@ -704,10 +804,13 @@ class Manifest:
             raise UnsupportedDeviceError(f"{self.name}: {why}")
         return (self.binaries[index], None) if index >= 0 else (None, self.ptx_file)
 
-    def _read_checked(self, base_dir, file, what, nbytes, sha256) -> bytes:
+    def _read_checked(self, base_dir, file, what, nbytes, sha256, limit=MAX_IMAGE_BYTES) -> bytes:
+        """`file` in the manifest's directory (or base_dir): opened without following a symbolic
+        link, a regular file of at most `limit` bytes, exactly `nbytes` long, of this sha256."""
         base = base_dir if base_dir is not None else self.base_dir
         if base is None:
-            raise ManifestError(f"{self.name}: no directory to find {file} in")
+            raise ManifestError(f"{self.name}: no directory to find {file} ({what}) in (a manifest "
+                                "parsed from text needs base_dir)")
         path = os.path.join(base, file)
         flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | \
             getattr(os, "O_CLOEXEC", 0)
@@ -720,8 +823,8 @@ class Manifest:
                 fd = os.open(file, flags, dir_fd=dir_fd)
             except OSError as e:
                 if e.errno == getattr(os, "ELOOP", 40) or os.path.islink(path):
-                    raise ManifestError(f"{path}: is a symbolic link (refused: the kernel image "
-                                        "must lie in the manifest's directory)") from None
+                    raise ManifestError(f"{path}: is a symbolic link (refused: the files a "
+                                        "manifest names must lie in its directory)") from None
                 raise ManifestError(f"{path}: {e.strerror}") from None
         finally:
             os.close(dir_fd)
@@ -730,17 +833,21 @@ class Manifest:
             os.close(fd)
             raise ManifestError(f"{path}: not a regular file")
         with os.fdopen(fd, "rb") as f:
-            if st.st_size > MAX_IMAGE_BYTES:
-                raise ManifestError(f"{path}: larger than {MAX_IMAGE_BYTES} bytes")
-            image = f.read(MAX_IMAGE_BYTES + 1)
-        if len(image) != nbytes:
-            raise ManifestError(f"{path}: {what} has {len(image)} bytes, the manifest says "
+            if st.st_size > limit:
+                raise ManifestError(f"{path}: larger than {limit} bytes")
+            if st.st_size != nbytes:  # refused before reading it
+                raise ManifestError(f"{path}: {what} has {st.st_size} bytes, the manifest says "
+                                    f"{nbytes}")
+            # One byte more than fstat says: a file that grew since is refused below.
+            data = f.read(st.st_size + 1)
+        if len(data) != nbytes:
+            raise ManifestError(f"{path}: {what} has {len(data)} bytes, the manifest says "
                                 f"{nbytes}")
-        digest = hashlib.sha256(image).hexdigest()
+        digest = hashlib.sha256(data).hexdigest()
         if digest != sha256:
             raise ManifestError(f"{path}: {what} does not match the manifest (sha256 {digest}, "
                                 f"the manifest says {sha256})")
-        return image
+        return data
 
     def check_inputs(self, specs: Sequence[Optional[Tuple[Sequence[int], str]]]):
         """Checks (shape, dtype-name) pairs against the inputs (None for a number given to a

@@ -82,10 +82,14 @@ class _CaptureBlock:
 class _Loaded:
     """The CUDA module in one device's primary context."""
 
-    def __init__(self, ctx, module, launches):
+    def __init__(self, ctx, module, launches, constants):
         self.ctx = ctx
         self.module = module
         self.launches = launches  # (function, grid, block, smem, param offsets) per launch
+        # The constant buffers' device copies, ((buffer index, address), ...), uploaded at load;
+        # None once close() freed them (the next load on this device uploads them again).
+        self.constants = constants
+        self.constants_captured = False  # a captured call used them: kept for the process
         # Tensor maps: held from their upload to the last launch of a call.
         self.map_lock = threading.Lock()
         self.map_slots = []
@@ -129,6 +133,15 @@ class EvoModule:
       with tensor maps, refilled by later calls outside capture when half are used, or
       `reserve_capture_slots(n)`. `close()` (or garbage collection) frees the blocks of capture
       slots that no graph holds.
+    - Constant buffers (role "constant": weights evo-opt did not compile into the PTX) are not
+      arguments either: their bytes come from the manifest's constants file (read and checked
+      with the manifest, kept in host memory for the devices loaded later), uploaded once per
+      device when the module is loaded there, into device memory this object owns (one
+      cuMemAlloc per constant, 256-byte aligned), and every launch and tensor map over one gets
+      that device's copy. Their addresses never change, so a CUDA graph captures them as any
+      other argument. `close()` (or garbage collection) frees them unless a captured call used
+      them (then they stay for the process, as the capture slots a graph holds); a later load
+      (`prepare`, or a call outside capture) uploads them again.
     """
 
     def __init__(self, manifest_path, image=None, device=None):
@@ -143,6 +156,9 @@ class EvoModule:
         self._image = bytes(image) if image is not None else self.spec.read_image()
         self._image_given = image is not None
         self._cubins = self.spec.read_binaries() if image is None else []
+        # The constants file (checked), uploaded on each device at load.
+        self._consts = self.spec.constants
+        self._const_data = self.spec.read_constants()
         self._lock = threading.Lock()
         self._loaded = {}
         self._driver = None
@@ -195,21 +211,30 @@ class EvoModule:
         return self
 
     def close(self):
-        """Frees the capture slots that no CUDA graph holds (device and pinned memory) on every
-        device; garbage collection does it too. A block of slots of which a capture took one
-        stays: a replay of that graph copies from it (freed with the process, as by the C++
-        loader). The CUDA module and the streams' tensor-map slots stay (a graph may still
-        replay the kernels), so the module can still be called: a call outside capture then
-        allocates a new pool. Driver errors are ignored (the context may be gone already).
+        """Frees the capture slots that no CUDA graph holds (device and pinned memory) and the
+        constant buffers' device copies on every device; garbage collection does it too. A block
+        of slots of which a capture took one stays: a replay of that graph copies from it (freed
+        with the process, as by the C++ loader); so do the constants of a device where a call
+        was captured (the graph's launches read them). The CUDA module and the streams'
+        tensor-map slots stay (a graph may still replay the kernels), so the module can still be
+        called: a call outside capture then allocates a new pool, and uploads the constants again
+        (as does prepare(device)). Driver errors are ignored (the context may be gone already).
         While the current stream is being captured it frees nothing (a cuMemFree would
-        invalidate the capture): the blocks stay for a later close()."""
+        invalidate the capture): the blocks stay for a later close(). Not to be called while a
+        call of this module runs on another thread."""
         if self.__dict__.get("_loaded") and self._torch.cuda.is_current_stream_capturing():
             return
         for loaded in list(self.__dict__.get("_loaded", {}).values()):
-            if all(block.captured for block in loaded.capture_blocks):
+            frees_constants = bool(loaded.constants) and not loaded.constants_captured
+            if not frees_constants and all(block.captured for block in loaded.capture_blocks):
                 continue
             d = self._driver
-            with self._current(loaded), loaded.map_lock:
+            with self._lock, self._current(loaded), loaded.map_lock:
+                if frees_constants:
+                    for _, ptr in loaded.constants:
+                        with contextlib.suppress(CudaError):
+                            d.mem_free(ptr)
+                    loaded.constants = None
                 for block in loaded.capture_blocks:
                     if not block.captured:
                         with contextlib.suppress(CudaError):
@@ -260,13 +285,21 @@ class EvoModule:
 
     def _module_on(self, index):
         loaded = self._loaded.get(index)
-        if loaded is not None:
+        if loaded is not None and loaded.constants is not None:
             return loaded
         with self._lock:
             loaded = self._loaded.get(index)
-            if loaded is not None:
+            if loaded is not None and loaded.constants is not None:
                 return loaded
             torch = self._torch
+            if loaded is not None:  # close() freed the constants: uploaded again
+                if torch.cuda.is_current_stream_capturing():
+                    raise RuntimeError(f"{self.name}: its constant buffers were freed by close() "
+                                       f"and cannot be uploaded to device {index} during CUDA "
+                                       "graph capture: call prepare(device) before capturing")
+                with self._current(loaded):
+                    loaded.constants = self._upload_constants(self._driver, index)
+                return loaded
             if torch.cuda.is_current_stream_capturing():
                 raise RuntimeError(f"{self.name}: the CUDA module is not loaded on device {index} "
                                    "and cannot be loaded during CUDA graph capture: call "
@@ -289,7 +322,8 @@ class EvoModule:
             try:
                 module = d.load_module(image)
                 try:
-                    loaded = _Loaded(ctx, module, self._bind(d, module, index))
+                    launches = self._bind(d, module, index)
+                    loaded = _Loaded(ctx, module, launches, self._upload_constants(d, index))
                 except BaseException:
                     d.unload_module(module)
                     raise
@@ -298,6 +332,35 @@ class EvoModule:
                 d.lib.cuCtxPopCurrent_v2(ctypes.byref(popped))
             self._loaded[index] = loaded
             return loaded
+
+    def _upload_constants(self, d, index):
+        """The constant buffers in device memory of their own on device `index` (its context
+        current): a cuMemAlloc (256-byte aligned) and a cuMemcpyHtoD each, waited for here, at
+        load, so that launches on any stream find them written. ((buffer index, address), ...);
+        nothing stays allocated when one fails."""
+        if not self._consts:
+            return ()
+        data = self._const_data
+        base = ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p).value  # no copy of the bytes
+        done = []
+        try:
+            for b in self._consts:
+                try:
+                    ptr = d.mem_alloc(b.bytes)
+                    done.append((b.index, ptr))
+                    d.copy_to_device(ptr, base + b.offset, b.bytes)
+                except CudaError as e:
+                    raise CudaError(f"{self.name}: constant '{b.name}' ({b.bytes} bytes) cannot "
+                                    f"be uploaded to cuda:{index}: {e}") from None
+            # A copy from pageable memory may return before its bytes reach the device; the
+            # launches may run on streams that do not wait for the legacy default stream.
+            d.stream_synchronize(0)
+        except BaseException:
+            for _, ptr in done:
+                with contextlib.suppress(CudaError):
+                    d.mem_free(ptr)
+            raise
+        return tuple(done)
 
     def _bind(self, d, module, index):
         spec = self.spec
@@ -409,6 +472,8 @@ class EvoModule:
             s = torch.cuda.ExternalStream(int(stream), device=torch.device("cuda", device))
         handle = s.cuda_stream
         loaded = self._module_on(device)
+        for i, ptr in loaded.constants:  # the device's copies (tensor maps over them too)
+            ptrs[i] = ptr
         if handle not in (0, 1, 2) and stream is not None and not isinstance(stream, torch.cuda.Stream):
             if self._driver.stream_context(handle) != loaded.ctx:
                 raise ValueError(f"{self.name}: stream {handle:#x} does not belong to cuda:{device}")
@@ -452,6 +517,8 @@ class EvoModule:
     def _enqueue(self, loaded, ptrs, handle):
         d = self._driver
         with self._current(loaded), (loaded.map_lock if self._maps else contextlib.nullcontext()):
+            if loaded.constants and not loaded.constants_captured and d.is_capturing(handle):
+                loaded.constants_captured = True  # a graph reads them at every replay
             if self._maps:
                 base = self._bind_tensor_maps(loaded, ptrs, handle)
                 for k, b in enumerate(self._maps):

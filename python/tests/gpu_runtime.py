@@ -16,6 +16,11 @@
     with new inputs, eager calls in between; the op inside torch.compile(mode="reduce-overhead");
   * scalar arguments: a slope passed by value (a float, an int, a 0-d tensor) through
     EvoModule and register_op, eager, compiled and in a CUDA graph, against PyTorch;
+  * constant buffers (a hand-written PTX kernel y = x * w + b, w and b two 64 MiB constants in
+    its constants file): EvoModule (stream= too) and register_op (eager, torch.compile, opcheck,
+    reduce-overhead) within one ulp of fma(x, w, b); a captured call replayed with new inputs,
+    also after close() (a graph keeps the constants); close() of a module no capture used gives
+    their device memory back and the next call uploads them again;
   * timing: the op through evo_runtime against the same kernels launched directly (driver calls
     with prepared parameters), CUDA events, L2 flushed (issue 14: at most 3 % slower).
 
@@ -279,6 +284,223 @@ def tensor_map_checks(args, kdir):
             raise AssertionError("no capture slot was taken: the op was not captured in a graph")
         return f"4 calls, {used} capture slot(s) taken by Inductor's CUDA graphs"
     wgmma_reduce_overhead()
+
+
+# Constant buffers (role "constant"), with a hand-written kernel: y = x * w + b, where w and b are
+# weights the module uploads from its constants file (docs/runtime.md, "Constant buffers").
+CST_N = 1 << 24  # 64 MiB per constant: far beyond what a PTX could hold
+CST_PTX = """.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry cst_fma(
+    .param .u64 cst_fma_param_0,
+    .param .u64 cst_fma_param_1,
+    .param .u64 cst_fma_param_2,
+    .param .u64 cst_fma_param_3
+)
+{
+    .reg .b32 %r<5>;
+    .reg .b64 %rd<14>;
+    .reg .f32 %f<5>;
+
+    ld.param.u64 %rd1, [cst_fma_param_0];
+    ld.param.u64 %rd2, [cst_fma_param_1];
+    ld.param.u64 %rd3, [cst_fma_param_2];
+    ld.param.u64 %rd4, [cst_fma_param_3];
+    cvta.to.global.u64 %rd5, %rd1;
+    cvta.to.global.u64 %rd6, %rd2;
+    cvta.to.global.u64 %rd7, %rd3;
+    cvta.to.global.u64 %rd8, %rd4;
+    mov.u32 %r1, %ctaid.x;
+    mov.u32 %r2, %ntid.x;
+    mov.u32 %r3, %tid.x;
+    mad.lo.s32 %r4, %r1, %r2, %r3;
+    mul.wide.s32 %rd9, %r4, 4;
+    add.s64 %rd10, %rd5, %rd9;
+    add.s64 %rd11, %rd6, %rd9;
+    add.s64 %rd12, %rd7, %rd9;
+    add.s64 %rd13, %rd8, %rd9;
+    ld.global.f32 %f1, [%rd10];
+    ld.global.f32 %f2, [%rd11];
+    ld.global.f32 %f3, [%rd12];
+    fma.rn.f32 %f4, %f1, %f2, %f3;
+    st.global.f32 [%rd13], %f4;
+    ret;
+}
+"""
+
+
+def write_constant_module(outdir):
+    """cst_fma's PTX, constants file and manifest in `outdir`; returns (manifest path, w, b) with
+    w and b the constants as CPU tensors."""
+    import hashlib
+    import json
+    os.makedirs(outdir, exist_ok=True)
+    g = torch.Generator().manual_seed(99)
+    w = torch.randn(CST_N, generator=g, dtype=torch.float32)
+    b = torch.randn(CST_N, generator=g, dtype=torch.float32)
+    data = w.numpy().tobytes() + b.numpy().tobytes()  # b at 4 N, a multiple of 256
+    ptx = CST_PTX.encode()
+    nbytes = 4 * CST_N
+
+    def buf(i, name, role, offset=None):
+        d = {"index": i, "name": name, "role": role, "dtype": "f32", "shape": [CST_N],
+             "bytes": nbytes, "zero_init": False}
+        if offset is not None:
+            d["data"] = {"offset": offset, "bytes": nbytes}
+        return d
+    manifest = {
+        "format": "evo-manifest/1", "name": "cst_fma", "function": "cst_fma",
+        "target": {"chip": "sm_80", "features": "+ptx80"},
+        "ptx": {"file": "cst_fma.ptx", "bytes": len(ptx), "sha256": hashlib.sha256(ptx).hexdigest()},
+        "constants": {"file": "cst_fma.constants.bin", "bytes": len(data),
+                      "sha256": hashlib.sha256(data).hexdigest()},
+        "buffers": [buf(0, "arg0", "input"), buf(1, "w", "constant", 0),
+                    buf(2, "b", "constant", nbytes), buf(3, "result0", "output")],
+        "kernels": [{"name": "cst_fma", "params": [{"dtype": "f32", "shape": [CST_N]}] * 4}],
+        "launches": [{"kernel": "cst_fma", "grid": [CST_N // 256, 1, 1], "block": [256, 1, 1],
+                      "dynamic_shared_memory": 0, "args": [0, 1, 2, 3]}],
+    }
+    for name, content in [("cst_fma.ptx", ptx), ("cst_fma.constants.bin", data),
+                          ("cst_fma.json", json.dumps(manifest).encode())]:
+        with open(os.path.join(outdir, name), "wb") as f:
+            f.write(content)
+    return os.path.join(outdir, "cst_fma.json"), w, b
+
+
+def constant_buffer_checks(outdir):
+    """A module with two 64 MiB constant buffers through EvoModule and register_op (eager,
+    torch.compile, CUDA graphs), its device memory freed by close(); needs no evo-opt (an
+    end-to-end check with a manifest evo-opt emits for weights belongs beside it)."""
+    path, w, b = write_constant_module(os.path.join(outdir, "constants"))
+    wd, bd = w.cuda(), b.cuda()
+
+    def x_for(seed):
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        return torch.randn(CST_N, generator=g, device="cuda", dtype=torch.float32)
+
+    def ref(x):
+        return x.double() * wd.double() + bd.double()
+
+    def exact(y, x, what, scale=1.0, shift=0.0):
+        """y is scale * fma(x, w, b) + shift in f32: within an ulp of the fma and one of the
+        result of the float64 value (wrong or missing constants are off by far more)."""
+        fma = ref(x)
+        want = fma * scale + shift
+        # One ulp of the fma (scaled), one of the result for the operation after it.
+        ulp = (fma * scale).abs() * 2.0 ** -23 + want.abs() * 2.0 ** -23 + 2.0 ** -140
+        bad = ((y.double() - want).abs() > ulp).sum().item()
+        if bad:
+            raise AssertionError(f"{what}: {bad} of {CST_N} elements are not x * w + b")
+
+    free0 = torch.cuda.mem_get_info()[0]
+    mod = EvoModule(path)
+
+    @check("constant buffers: uploaded at load, bound in every launch (EvoModule, stream=)")
+    def module_calls():
+        used = free0 - torch.cuda.mem_get_info()[0]
+        assert [b.name for b in mod.spec.inputs] == ["arg0"], mod.spec.inputs
+        for seed in range(3):
+            x = x_for(seed)
+            (y,) = mod(x)
+            torch.cuda.synchronize()
+            exact(y, x, f"seed {seed}")
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        (y,) = mod(x, stream=side)
+        side.synchronize()
+        exact(y, x, "stream=")
+        try:  # the check tells the constants apart (w and b swapped)
+            exact(x * bd + wd, x, "control")
+        except AssertionError:
+            pass
+        else:
+            raise AssertionError("the check cannot tell w from b")
+        try:
+            mod(x, wd, bd)
+        except ValueError as e:
+            assert "takes 1 inputs, got 3" in str(e), e
+        else:
+            raise AssertionError("the constants were accepted as arguments")
+        return f"device memory taken at load: {used / 2**20:.0f} MiB (constants: 128 MiB)"
+    module_calls()
+
+    @check("constant buffers: register_op (eager, torch.compile fullgraph and reduce-overhead)")
+    def op_calls():
+        op = register_op("evotest::cst_fma", path)
+        x = x_for(10)
+        exact(op(x), x, "op")
+        cf = torch.compile(lambda x: op(x) * 2, fullgraph=True)
+        x = x_for(11)
+        y = cf(x)
+        torch.cuda.synchronize()
+        exact(y, x, "compiled op", scale=2.0)
+        cg = torch.compile(lambda x: op(x) + 1, mode="reduce-overhead", fullgraph=True)
+        for seed in (12, 13, 14, 15):
+            x = x_for(seed)
+            y = cg(x).clone()
+            torch.cuda.synchronize()
+            exact(y, x, f"reduce-overhead (seed {seed})", shift=1.0)
+        if hasattr(torch.library, "opcheck"):
+            torch.library.opcheck(op, (x_for(16),), test_utils=(
+                "test_schema", "test_autograd_registration", "test_faketensor"))
+        return "opcheck passed" if hasattr(torch.library, "opcheck") else ""
+    op_calls()
+
+    @check("constant buffers: a captured call replays with new inputs, also after close()")
+    def graph():
+        x = x_for(20)
+        y = torch.empty_like(x)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            mod(x, outputs=[y])
+        torch.cuda.current_stream().wait_stream(side)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            mod(x, outputs=[y])
+        for seed in (21, 22):
+            x.copy_(x_for(seed))
+            g.replay()
+            torch.cuda.synchronize()
+            exact(y, x, f"replay (seed {seed})")
+        # close(): the graph's launches read the constants, so they stay.
+        mod.close()
+        scratch = torch.full((CST_N * 2,), float("nan"), device="cuda")  # memory reused if freed
+        x.copy_(x_for(23))
+        g.replay()
+        torch.cuda.synchronize()
+        exact(y, x, "replay after close()")
+        del scratch
+        (y2,) = mod(x)
+        torch.cuda.synchronize()
+        exact(y2, x, "call after close()")
+    graph()
+
+    @check("constant buffers: close() frees them (a module no capture used), calls upload again")
+    def freed():
+        other = EvoModule(path)
+        x = x_for(30)
+        (y,) = other(x)
+        torch.cuda.synchronize()
+        exact(y, x, "before close()")
+        before = torch.cuda.mem_get_info()[0]
+        other.close()
+        after = torch.cuda.mem_get_info()[0]
+        if after - before < (120 << 20):
+            raise AssertionError(f"close() gave back {(after - before) / 2**20:.1f} MiB, expected "
+                                 "128 MiB")
+        (y,) = other(x)
+        torch.cuda.synchronize()
+        exact(y, x, "after close(), uploaded again")
+        taken = after - torch.cuda.mem_get_info()[0]
+        del other
+        import gc
+        gc.collect()
+        return (f"close() gave back {(after - before) / 2**20:.0f} MiB; the next call took "
+                f"{taken / 2**20:.0f} MiB again")
+    freed()
 
 
 def main():
@@ -557,6 +779,9 @@ def main():
         print("runtime python: " + why)
     else:
         tensor_map_checks(args, kdir)
+
+    # Constant buffers: a hand-written kernel whose weights the module uploads ----------------
+    constant_buffer_checks(args.out)
 
     # Timing ---------------------------------------------------------------------------------
     flush = torch.empty(64 << 20, dtype=torch.float32, device="cuda")

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import sys
 import tempfile
 import threading
@@ -874,6 +875,302 @@ class FakeDriverScalarTest(FakeDriverBase):
                                                   "a Python number"):
             self.mod(x, 0.5, shift)
         self.assertEqual(self.launches(), [])
+
+
+# Constant buffers -----------------------------------------------------------------------------
+CST_PTX = (b"//\n.version 8.0\n.target sm_90a\n"
+           b".visible .entry cst_k0(\n.param .u64 a,\n.param .u64 b,\n.param .u64 c,\n"
+           b".param .u64 d,\n.param .u64 e\n)\n{}\n")
+# w: 1.0, 2.0, ... at 0; b: -1.0, -2.0, ... at 256 (128 bytes each: the stand-in driver logs the
+# first 8 bytes of every 128-byte copy, "htod128 ADDR first=...").
+CST_W = struct.pack("<32f", *[float(i + 1) for i in range(32)])
+CST_B = struct.pack("<32f", *[-float(i + 1) for i in range(32)])
+CST_DATA = CST_W + bytes(128) + CST_B
+CST_W_FIRST = "0x400000003f800000"  # 2.0f, 1.0f
+CST_B_FIRST = "0xc0000000bf800000"  # -2.0f, -1.0f
+ENCODE_W = ("tensormap dtype=7 rank=1 addr={:#x} dims=32 strides= box=32 estrides=1 "
+            "interleave=0 swizzle=0 l2=3 oob=0")
+
+
+def cst_manifest():
+    """y = x * w + b with the weights w and b constant buffers (their bytes in cst.constants.bin)
+    and a tensor map over w (TMA over weights)."""
+    def buf(i, name, role, offset=None):
+        b = {"index": i, "name": name, "role": role, "dtype": "f32", "shape": [32], "bytes": 128}
+        if offset is not None:
+            b["data"] = {"offset": offset, "bytes": 128}
+        return b
+    f32 = {"dtype": "f32", "shape": [32]}
+    return {
+        "format": "evo-manifest/1", "name": "cst",
+        "ptx": {"file": "cst.ptx", "bytes": len(CST_PTX), "sha256": hashlib.sha256(CST_PTX).hexdigest()},
+        "constants": {"file": "cst.constants.bin", "bytes": len(CST_DATA),
+                      "sha256": hashlib.sha256(CST_DATA).hexdigest()},
+        "buffers": [buf(0, "arg0", "input"), buf(1, "w", "constant", 0),
+                    buf(2, "result0", "output"), buf(3, "b", "constant", 256),
+                    {"index": 4, "name": "map_w", "role": "tensor_map", "dtype": "i8",
+                     "shape": [128], "bytes": 128,
+                     "tensor_map": {"source": 1, "element_type": "f32", "dims": [32], "strides": [],
+                                    "box": [32], "swizzle": 0}}],
+        "kernels": [{"name": "cst_k0", "params": [f32, f32, f32, {"dtype": "i8", "shape": [128]},
+                                                  f32]}],
+        "launches": [{"kernel": "cst_k0", "grid": [1, 1, 1], "block": [32, 1, 1],
+                      "dynamic_shared_memory": 0, "args": [0, 1, 3, 4, 2]}],
+    }
+
+
+@unittest.skipUnless(FAKE and os.path.exists(FAKE), "set $EVO_FAKE_CUDA to FakeCuda.c's library")
+class FakeDriverConstantTest(FakeDriverBase):
+    """Constant buffers: uploaded once per device at load (cuMemAlloc and a copy each, waited
+    for at load, never in a call), bound in every launch and as a tensor map's source, captured
+    as static addresses, freed by close() unless a graph used them."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        for name, data in [("cst.json", json.dumps(cst_manifest()).encode()), ("cst.ptx", CST_PTX),
+                           ("cst.constants.bin", CST_DATA)]:
+            with open(os.path.join(cls.dir, name), "wb") as f:
+                f.write(data)
+        cls.path = os.path.join(cls.dir, "cst.json")
+
+    def setUp(self):
+        take_log()
+        self.torch.allocations.clear()
+        self.torch.state.update(device=0, capturing=False)
+        self.mods = []
+
+    def tearDown(self):
+        for mod in self.mods:
+            mod.close()
+        self.torch.state.update(device=0, capturing=False)
+        os.environ.pop("EVO_FAKE_CUDA_CAPTURING", None)
+
+    def module(self):
+        mod = self.EvoModule(self.path)
+        self.mods.append(mod)
+        return mod
+
+    def x(self, dev=0):
+        return self.torch.empty((32,), dtype=self.torch.float32, device=f"cuda:{dev}")
+
+    def uploads(self, log, ctx="0xc000"):
+        """(w, b): the addresses of the two constants uploaded in `log`, checked to be the whole
+        upload: an allocation and a copy of the right bytes each, one wait at the end."""
+        w = int(log[1].split()[2], 16)
+        b = int(log[4].split()[2], 16)
+        self.assertEqual(log, [
+            f"load ctx={ctx}",
+            f"alloc ctx={ctx} {w:#x} 128", "SYNC cuMemcpyHtoD", f"htod128 {w:#x} first={CST_W_FIRST}",
+            f"alloc ctx={ctx} {b:#x} 128", "SYNC cuMemcpyHtoD", f"htod128 {b:#x} first={CST_B_FIRST}",
+            "SYNC cuStreamSynchronize (nil)"])
+        self.assertNotEqual(w, b)
+        self.assertEqual((w % 256, b % 256), (0, 0))
+        return w, b
+
+    def launch_args(self, log):
+        return [line.split("args=")[1] for line in log if line.startswith("launch")]
+
+    def test_uploaded_at_load_and_bound_in_every_launch(self):
+        mod = self.module()
+        w, b = self.uploads(take_log())  # at load, on the current device
+        x = self.x()
+        (y,) = mod(x)
+        log = take_log()
+        # The tensor map is encoded over the device copy of w; launches get both copies; the
+        # call uploads nothing again and waits for nothing.
+        self.assertIn(ENCODE_W.format(w), log)
+        (maps,) = [int(line.split()[1], 16) for line in log if line.startswith("htod128")]
+        self.assertEqual(self.launch_args(log),
+                         [f"{x.data_ptr():#x},{w:#x},{b:#x},{maps:#x},{y.data_ptr():#x}"])
+        self.assertFalse(any(line.startswith("SYNC") for line in log), log)
+        # Allocated: the capture pool and the stream's tensor-map slot, no constant.
+        self.assertEqual([int(line.split()[2], 16) for line in log
+                          if line.startswith("alloc") and line.endswith(" 128")], [maps])
+        # The same at the next call, on another stream too (same addresses: no re-encoding).
+        (y2,) = mod(x)
+        mod(x, stream=self.torch.cuda.Stream(0x7000, 0))
+        log = take_log()
+        self.assertEqual(self.launch_args(log)[0],
+                         f"{x.data_ptr():#x},{w:#x},{b:#x},{maps:#x},{y2.data_ptr():#x}")
+        self.assertEqual(sum(line.startswith("tensormap") for line in log), 1, log)  # 0x7000's
+        self.assertIn(ENCODE_W.format(w), log)
+        self.assertFalse(any(line.startswith("SYNC") for line in log), log)
+        # Constants are not arguments: a call passes its inputs only.
+        with self.assertRaisesRegex(ValueError, "cst takes 1 inputs, got 3"):
+            mod(x, self.x(), self.x())
+
+    def test_each_device_gets_its_own_copies(self):
+        mod = self.module()
+        w0, b0 = self.uploads(take_log())
+        x1 = self.x(dev=1)
+        (y1,) = mod(x1)  # loads on device 1 (its context): uploads there
+        log = take_log()
+        w1, b1 = self.uploads(log[:8], ctx="0xc001")
+        self.assertNotIn(w1, (w0, b0))
+        self.assertIn(ENCODE_W.format(w1), log)
+        self.assertEqual(len(self.launch_args(log)), 1)
+        self.assertTrue(self.launch_args(log)[0].startswith(f"{x1.data_ptr():#x},{w1:#x},{b1:#x},"))
+        self.assertTrue(self.launch_args(log)[0].endswith(f",{y1.data_ptr():#x}"))
+        self.assertIn("ctx=0xc001", [line for line in log if line.startswith("launch")][0])
+        # Device 0 still uses its own.
+        mod(self.x())
+        self.assertTrue(self.launch_args(take_log())[0].split(",")[1:3] == [f"{w0:#x}", f"{b0:#x}"])
+        # prepare(device) uploads ahead, once.
+        mod2 = self.module()
+        take_log()
+        mod2.prepare(1)
+        self.uploads(take_log(), ctx="0xc001")
+        mod2.prepare(1)
+        self.assertEqual(take_log(), [])
+
+    def test_captured_calls_keep_them_and_close_frees_the_others(self):
+        import gc
+        t = self.torch
+        x = self.x()
+        mod = self.module()
+        w, b = self.uploads(take_log())
+        mod.reserve_capture_slots(1)  # for the tensor map
+        take_log()
+        # Captured: the same static addresses, nothing allocated or uploaded.
+        os.environ["EVO_FAKE_CUDA_CAPTURING"] = "0x10"
+        t.state["capturing"] = True
+        c = t.empty((32,), dtype=t.float32)
+        mod(x, outputs=[c])
+        os.environ.pop("EVO_FAKE_CUDA_CAPTURING")
+        t.state["capturing"] = False
+        log = take_log()
+        self.assertEqual(self.launch_args(log)[0].split(",")[:3], [f"{x.data_ptr():#x}", f"{w:#x}",
+                                                                   f"{b:#x}"])
+        self.assertIn(ENCODE_W.format(w), log)
+        self.assertFalse(any(line.startswith(("alloc", "SYNC", "ALLOC")) for line in log), log)
+        # close(): a graph replays launches that read them, so they stay (for the process).
+        mod.close()
+        self.assertFalse(any(f"{w:#x}" in line or f"{b:#x}" in line for line in take_log()))
+        mod(x)
+        self.assertEqual(self.launch_args(take_log())[0].split(",")[1:3], [f"{w:#x}", f"{b:#x}"])
+
+        # A module no capture used: close() frees them; it can still be called (uploaded again).
+        other = self.module()
+        w2, b2 = self.uploads(take_log())
+        other(x)
+        take_log()
+        other.close()
+        log = take_log()
+        self.assertIn(f"free ctx=0xc000 {w2:#x}", log)
+        self.assertIn(f"free ctx=0xc000 {b2:#x}", log)
+        # ... not during a capture: refused with the way out, nothing enqueued.
+        t.state["capturing"] = True
+        with self.assertRaisesRegex(RuntimeError, r"cst: its constant buffers were freed by close\(\) "
+                                                  "and cannot be uploaded to device 0 during CUDA "
+                                                  r"graph capture: call prepare\(device\) before "
+                                                  "capturing"):
+            other(x)
+        t.state["capturing"] = False
+        self.assertEqual(take_log(), [])
+        (y,) = other(x)
+        log = take_log()
+        w3 = int(log[0].split()[2], 16)
+        b3 = int(log[3].split()[2], 16)
+        self.assertEqual(log[:7], [
+            f"alloc ctx=0xc000 {w3:#x} 128", "SYNC cuMemcpyHtoD", f"htod128 {w3:#x} first={CST_W_FIRST}",
+            f"alloc ctx=0xc000 {b3:#x} 128", "SYNC cuMemcpyHtoD", f"htod128 {b3:#x} first={CST_B_FIRST}",
+            "SYNC cuStreamSynchronize (nil)"])
+        self.assertEqual(self.launch_args(log)[0].split(",")[1:3], [f"{w3:#x}", f"{b3:#x}"])
+        self.assertIn(ENCODE_W.format(w3), log)  # the map follows the new copy
+        # close() twice frees once; prepare() uploads again.
+        other.close()
+        other.close()
+        self.assertEqual(sum(line.startswith("free") and (f"{w3:#x}" in line or f"{b3:#x}" in line)
+                             for line in take_log()), 2)
+        other.prepare(0)
+        log = take_log()
+        self.assertFalse(any(line.startswith("load") for line in log), log)  # the module stays
+        w4, b4 = self.uploads(["load ctx=0xc000"] + log)
+        # Garbage collection frees them too.
+        self.mods.remove(other)
+        del other
+        gc.collect()
+        self.assertEqual(sorted(take_log()), sorted([f"free ctx=0xc000 {w4:#x}",
+                                                     f"free ctx=0xc000 {b4:#x}"]))
+
+    def test_upload_failures(self):
+        # The driver refuses the allocation (here: a global-mode capture in progress): the load
+        # fails with the constant's name, and nothing stays loaded or allocated.
+        os.environ["EVO_FAKE_CUDA_CAPTURING"] = "0x7000"
+        try:
+            with self.assertRaisesRegex(Exception, r"cst: constant 'w' \(128 bytes\) cannot be "
+                                                   "uploaded to cuda:0: cuMemAlloc failed"):
+                self.EvoModule(self.path)
+        finally:
+            os.environ.pop("EVO_FAKE_CUDA_CAPTURING")
+        log = take_log()
+        self.assertEqual([line for line in log if not line.startswith("ALLOC-IN-CAPTURE")],
+                         ["load ctx=0xc000", "unload ctx=0xc000"])
+        # A constants file that does not check out: refused before anything is loaded.
+        bad = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, bad)
+        for name in ("cst.json", "cst.ptx"):
+            shutil.copy(os.path.join(self.dir, name), bad)
+        with open(os.path.join(bad, "cst.constants.bin"), "wb") as f:
+            f.write(CST_B + bytes(128) + CST_W)
+        import evo_runtime
+        with self.assertRaisesRegex(evo_runtime.ManifestError,
+                                    "cst.constants.bin: the constants file does not match"):
+            self.EvoModule(os.path.join(bad, "cst.json"))
+        os.unlink(os.path.join(bad, "cst.constants.bin"))
+        with self.assertRaisesRegex(evo_runtime.ManifestError, "cst.constants.bin: No such file"):
+            self.EvoModule(os.path.join(bad, "cst.json"))
+        self.assertEqual(take_log(), [])
+
+    def test_given_image_still_gets_the_constants(self):
+        mod = self.EvoModule(self.path, image=CST_PTX)
+        self.mods.append(mod)
+        w, b = self.uploads(take_log())
+        mod(self.x())
+        self.assertEqual(self.launch_args(take_log())[0].split(",")[1:3], [f"{w:#x}", f"{b:#x}"])
+
+    def test_register_op_passes_inputs_only(self):
+        # register_op on a stand-in torch.library: the schema, the fake implementation and the
+        # CUDA implementation see the input only; the launch gets the constants.
+        import evo_runtime.torch_ops as ops
+        t = self.torch
+        lib_mod = types.ModuleType("torch.library")
+        registered = {}
+
+        class Library:
+            def __init__(self, ns, kind):
+                self.ns = ns
+
+            def define(self, schema):
+                registered["schema"] = schema
+
+            def impl(self, name, fn, key):
+                registered[key] = fn
+                setattr(t.ops, self.ns, types.SimpleNamespace(**{name: fn}))
+
+        def register_fake(qualname, fn, lib=None):
+            registered["fake"] = fn
+        lib_mod.Library, lib_mod.register_fake = Library, register_fake
+        t.library, t.ops = lib_mod, types.SimpleNamespace()
+        try:
+            op = ops.register_op("evotest::cst", self.path)
+            mod = ops.registered_module("evotest::cst")
+            self.mods.append(mod)
+            w, b = self.uploads(take_log())
+            self.assertEqual(registered["schema"], "cst(Tensor in0) -> Tensor")
+            x = self.x()
+            y = op(x)
+            self.assertEqual(self.launch_args(take_log())[0].split(",")[:3],
+                             [f"{x.data_ptr():#x}", f"{w:#x}", f"{b:#x}"])
+            self.assertEqual((y.shape, str(y.dtype)), ((32,), "torch.float32"))
+            fake = registered["fake"](x)
+            self.assertEqual((fake.shape, str(fake.dtype)), ((32,), "torch.float32"))
+            with self.assertRaisesRegex(ValueError, "takes 1 inputs, got 2"):
+                registered["fake"](x, x)
+        finally:
+            del t.library, t.ops
+            ops._registry.pop("evotest::cst", None)
 
 
 # Cubins per chip (evo-opt's chips=) ----------------------------------------------------------

@@ -6,6 +6,7 @@ resolution, the fake implementation's shapes, the op schema, the in-tree build b
 With $EVO_OPT set, manifests emitted by evo-opt itself are parsed too.
 """
 
+import contextlib
 import copy
 import hashlib
 import io
@@ -13,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -109,7 +111,8 @@ HOSTILE = [
     ("buffer not object", set_(["buffers", 0], 3), "must be an object"),
     ("buffer index", set_(["buffers", 1, "index"], 0), "must equal its position"),
     ("buffer unknown key", set_(["buffers", 0, "strides"], [1, 2]), "unknown key 'strides'"),
-    ("buffer role", set_(["buffers", 0, "role"], "inout"), "not input, output, scratch or tensor_map"),
+    ("buffer role", set_(["buffers", 0, "role"], "inout"),
+     "not input, output, scratch, tensor_map or constant"),
     ("buffer dtype", set_(["buffers", 0, "dtype"], "f128"), "unsupported dtype"),
     ("buffer name", set_(["buffers", 0, "name"], "a b"), "not a valid symbol"),
     ("dim zero", set_(["buffers", 0, "shape"], [0, 64]), "out of range"),
@@ -595,6 +598,304 @@ class ScalarArgumentTest(unittest.TestCase):
             bits("i1", 2)
         with self.assertRaisesRegex(TypeError, "expected a float or an int, got str"):
             bits("f16", "1.0")
+
+
+# --- Constant buffers (role "constant"): bytes in a constants file beside the manifest ---------
+
+def cst_data():
+    """lin's constants file: w (f32[64, 32]) at 0, bias (f32[30], 120 bytes) at 8192, zeros up
+    to scale (f16[8]) at 8448."""
+    w = struct.pack("<2048f", *[i / 64.0 for i in range(2048)])
+    bias = struct.pack("<30f", *[-float(i) for i in range(30)])
+    scale = struct.pack("<8e", *[0.5 * i for i in range(8)])
+    return w + bias + bytes(8448 - 8192 - 120) + scale
+
+
+def cst_valid(data=None):
+    """y = x @ w + bias, scaled: one input, one output and three constant buffers (as the
+    manifest evo-emit-ptx writes when the weights exceed inline-constant-bytes)."""
+    data = cst_data() if data is None else data
+
+    def buf(i, name, role, dtype, shape, nbytes, offset=None):
+        b = {"index": i, "name": name, "role": role, "dtype": dtype, "shape": shape, "bytes": nbytes,
+             "zero_init": False}
+        if offset is not None:
+            b["data"] = {"offset": offset, "bytes": nbytes}
+        return b
+    return {
+        "format": "evo-manifest/1", "name": "lin", "function": "lin",
+        "target": {"chip": "sm_90", "features": "+ptx80"},
+        "ptx": {"file": "lin.ptx", "bytes": len(PTX), "sha256": hashlib.sha256(PTX).hexdigest()},
+        "constants": {"file": "lin.constants.bin", "bytes": len(data),
+                      "sha256": hashlib.sha256(data).hexdigest()},
+        "buffers": [buf(0, "arg0", "input", "f32", [4, 64], 1024),
+                    buf(1, "w", "constant", "f32", [64, 32], 8192, 0),
+                    buf(2, "bias", "constant", "f32", [30], 120, 8192),
+                    buf(3, "result0", "output", "f32", [4, 30], 480),
+                    buf(4, "scale", "constant", "f16", [8], 16, 8448)],
+        "kernels": [{"name": "lin_k0", "params": [
+            {"dtype": "f32", "shape": [4, 64]}, {"dtype": "f32", "shape": [64, 32]},
+            {"dtype": "f32", "shape": [30]}, {"dtype": "f16", "shape": [8]},
+            {"dtype": "f32", "shape": [4, 30]}]}],
+        "launches": [{"kernel": "lin_k0", "grid": [1, 1, 1], "block": [128, 1, 1],
+                      "dynamic_shared_memory": 0, "args": [0, 1, 2, 4, 3]}],
+    }
+
+
+def _cst_with_binary(j):
+    j["binaries"] = [{"chip": "sm_90a", "file": "lin.constants.bin", "bytes": 1, "sha256": "0" * 64}]
+
+
+def _cst_drop_constants(j):
+    del j["constants"]
+
+
+# (name, mutation, the message); runtime/unittests should refuse the same.
+HOSTILE_CONSTANTS = [
+    ("no data", delete(["buffers", 1, "data"]),
+     "buffer 1 ('w'): missing 'data'"),
+    ("data not object", set_(["buffers", 1, "data"], [0, 8192]), "buffer 1 ('w'): data must be an object"),
+    ("data unknown key", set_(["buffers", 1, "data", "stride"], 4),
+     "buffer 1 ('w'): data: unknown key 'stride'"),
+    ("data no offset", delete(["buffers", 1, "data", "offset"]), "buffer 1 ('w'): data: missing 'offset'"),
+    ("data no bytes", delete(["buffers", 1, "data", "bytes"]), "buffer 1 ('w'): data: missing 'bytes'"),
+    ("offset unaligned", set_(["buffers", 2, "data", "offset"], 8200),
+     "buffer 2 ('bias'): data: 'offset' 8200 is not a multiple of 256"),
+    ("offset negative", set_(["buffers", 1, "data", "offset"], -256),
+     "buffer 1 ('w'): data: 'offset' is -256, out of range"),
+    ("offset float", set_(["buffers", 1, "data", "offset"], 0.0), "'offset' must be an integer"),
+    ("offset bool", set_(["buffers", 1, "data", "offset"], False), "'offset' must be an integer"),
+    ("offset huge", set_(["buffers", 1, "data", "offset"], 1 << 41),
+     "buffer 1 ('w'): data [2199023255552, 2199023263744) lies outside the constants file"),
+    ("offset beyond int64", set_(["buffers", 1, "data", "offset"], 1 << 63),
+     "buffer 1 ('w'): data: 'offset' is 9223372036854775808, out of range"),
+    ("bytes mismatch", set_(["buffers", 2, "data", "bytes"], 128),
+     "buffer 2 ('bias'): data: 'bytes' is not the buffer's size (120)"),
+    ("bytes string", set_(["buffers", 2, "data", "bytes"], "120"), "'bytes' must be an integer"),
+    ("data on an input", set_(["buffers", 0, "data"], {"offset": 0, "bytes": 1024}),
+     "buffer 0 ('arg0'): has 'data' but its role is not constant (only constants' bytes come "
+     "from the constants file)"),
+    ("data on an output", set_(["buffers", 3, "data"], {"offset": 0, "bytes": 480}),
+     "buffer 3 ('result0'): has 'data' but its role is not constant"),
+    ("zero_init", set_(["buffers", 1, "zero_init"], True),
+     "buffer 1 ('w'): a constant cannot be zero_init (its bytes come from the constants file)"),
+    ("by_value", set_(["buffers", 1, "by_value"], True),
+     "buffer 1 ('w'): a constant cannot be 'by_value' (the runtime passes its device copy)"),
+    ("tensor_map on a constant", set_(["buffers", 1, "tensor_map"], {"source": 0}),
+     "buffer 1 ('w'): has a 'tensor_map' but its role is not tensor_map"),
+    ("overlap", set_(["buffers", 4, "data", "offset"], 8192),
+     "buffer 4 ('scale'): data [8192, 8208) overlaps that of buffer 2 ('bias')"),
+    ("overlap inside", set_(["buffers", 2, "data", "offset"], 7936),
+     "buffer 2 ('bias'): data [7936, 8056) overlaps that of buffer 1 ('w')"),
+    ("same offset", set_(["buffers", 2, "data", "offset"], 0),
+     "buffer 2 ('bias'): data [0, 120) overlaps that of buffer 1 ('w')"),
+    ("beyond the file", set_(["constants", "bytes"], 8460),
+     "buffer 4 ('scale'): data [8448, 8464) lies outside the constants file of 8460 bytes"),
+    ("far beyond the file", set_(["buffers", 1, "data", "offset"], 1 << 20),
+     "buffer 1 ('w'): data [1048576, 1056768) lies outside the constants file of 8464 bytes"),
+    ("no constants", _cst_drop_constants,
+     "manifest: buffer 1 ('w') is a constant, but the manifest has no 'constants' (the file of "
+     "their bytes)"),
+    ("constants null", set_(["constants"], None),  # null is no "constants" (as "binaries")
+     "manifest: buffer 1 ('w') is a constant, but the manifest has no 'constants'"),
+    ("constants array", set_(["constants"], ["lin.constants.bin"]), "manifest: constants must be an object"),
+    ("constants unknown key", set_(["constants", "align"], 256), "manifest: constants: unknown key 'align'"),
+    ("constants no file", delete(["constants", "file"]), "manifest: constants: missing 'file'"),
+    ("constants no bytes", delete(["constants", "bytes"]), "manifest: constants: missing 'bytes'"),
+    ("constants no sha256", delete(["constants", "sha256"]), "manifest: constants: missing 'sha256'"),
+    ("constants file escapes", set_(["constants", "file"], "../lin.constants.bin"),
+     "manifest: constants: file '../lin.constants.bin' must be a plain file name"),
+    ("constants file absolute", set_(["constants", "file"], "/etc/passwd"), "must be a plain file name"),
+    ("constants file subdir", set_(["constants", "file"], "w/lin.bin"), "must be a plain file name"),
+    ("constants file dotdot", set_(["constants", "file"], ".."), "must be a plain file name"),
+    ("constants file empty", set_(["constants", "file"], ""), "must be a plain file name"),
+    ("constants file type", set_(["constants", "file"], 3), "manifest: constants: 'file' must be a string"),
+    ("constants file is the ptx", set_(["constants", "file"], "lin.ptx"),
+     "manifest: constants: file 'lin.ptx' is the PTX's"),
+    ("constants file is a cubin", _cst_with_binary,
+     "manifest: constants: file 'lin.constants.bin' is the sm_90a cubin's"),
+    ("constants bytes zero", set_(["constants", "bytes"], 0), "manifest: constants: 'bytes' is 0, out of range"),
+    ("constants bytes huge", set_(["constants", "bytes"], 1 << 41), "out of range"),
+    ("constants bytes float", set_(["constants", "bytes"], 8464.0), "'bytes' must be an integer"),
+    ("constants sha upper", set_(["constants", "sha256"], "A" * 64),
+     "manifest: constants: sha256 must be 64 lowercase hex digits"),
+    ("constants sha short", set_(["constants", "sha256"], "abc"), "sha256 must be 64 lowercase hex digits"),
+    ("constant passed wrongly", set_(["launches", 0, "args"], [0, 1, 4, 2, 3]),
+     "parameter 2 is f32[30] but buffer 'scale' is f16[8]"),
+]
+
+
+class ConstantBufferTest(unittest.TestCase):
+    def test_valid(self):
+        m = Manifest.parse(json.dumps(cst_valid()))
+        self.assertEqual([(b.name, b.dtype, b.shape, b.bytes, b.offset) for b in m.constants],
+                         [("w", "f32", (64, 32), 8192, 0), ("bias", "f32", (30,), 120, 8192),
+                          ("scale", "f16", (8,), 16, 8448)])
+        self.assertTrue(all(b.role == "constant" and not b.zero_init for b in m.constants))
+        self.assertEqual((m.constants_file, m.constants_bytes, m.constants_sha256),
+                         ("lin.constants.bin", 8464, hashlib.sha256(cst_data()).hexdigest()))
+        # Not arguments of a call: inputs are role "input" only; no workspace for them.
+        self.assertEqual([b.name for b in m.inputs], ["arg0"])
+        self.assertEqual([b.name for b in m.outputs], ["result0"])
+        self.assertEqual((m.scratch, m.workspace_bytes), ([], 0))
+        self.assertEqual(m.launches[0].args, (0, 1, 2, 4, 3))
+        # Launched only with the input: the fake implementation and the op's schema.
+        self.assertEqual(output_specs(m, [((4, 64), "f32")]), [((4, 30), "f32")])
+        with self.assertRaisesRegex(ValueError, "takes 1 inputs, got 2"):
+            output_specs(m, [((4, 64), "f32"), ((64, 32), "f32")])
+        self.assertEqual(schema(m, "lin"), "lin(Tensor in0) -> Tensor")
+        # Without constants: none, and no constants file.
+        m = Manifest.parse(json.dumps(valid()))
+        self.assertEqual((m.constants, m.constants_file, m.read_constants()), ([], "", b""))
+
+    def test_tensor_map_over_a_constant(self):
+        # TMA over weights: a tensor map's source may be a constant buffer.
+        j = cst_valid()
+        j["buffers"].append({"index": 5, "name": "map_w", "role": "tensor_map", "dtype": "i8",
+                             "shape": [128], "bytes": 128,
+                             "tensor_map": {"source": 1, "element_type": "f32", "dims": [32, 64],
+                                            "strides": [128], "box": [32, 8], "swizzle": 128}})
+        j["kernels"][0]["params"].append({"dtype": "i8", "shape": [128]})
+        j["launches"][0]["args"].append(5)
+        m = Manifest.parse(json.dumps(j))
+        self.assertEqual([b.tensor_map.source for b in m.tensor_maps], [1])
+        self.assertEqual([b.name for b in m.inputs], ["arg0"])
+        # ... checked against the constant's bytes like any source.
+        j["buffers"][5]["tensor_map"]["dims"] = [32, 65]
+        with self.assertRaisesRegex(ManifestError, "addresses bytes up to 8320 of its source, "
+                                                   "which has 8192"):
+            Manifest.parse(json.dumps(j))
+
+    def test_padding_and_order(self):
+        # Constants in another order in the file than in the buffers, padding between them
+        # and after the last.
+        j = cst_valid(bytes(8704))
+        for i, offset in [(1, 256), (2, 8448), (4, 0)]:
+            j["buffers"][i]["data"]["offset"] = offset
+        m = Manifest.parse(json.dumps(j))
+        self.assertEqual([b.offset for b in m.constants], [256, 8448, 0])
+        self.assertEqual(m.constants_bytes, 8704)
+        # Ranges that touch do not overlap; the last may end exactly at the file's end.
+        j = cst_valid(bytes(8192 + 256 + 128))
+        j["buffers"][2]["data"]["offset"] = 8192
+        j["buffers"][4]["data"]["offset"] = 8192 + 256
+        j["buffers"][4]["shape"], j["buffers"][4]["bytes"] = [64], 128
+        j["buffers"][4]["data"]["bytes"] = 128
+        j["kernels"][0]["params"][3]["shape"] = [64]
+        m = Manifest.parse(json.dumps(j))
+        self.assertEqual([(b.offset, b.bytes) for b in m.constants],
+                         [(0, 8192), (8192, 120), (8448, 128)])
+        j["buffers"][1]["shape"], j["buffers"][1]["bytes"] = [64, 33], 8448
+        j["buffers"][1]["data"]["bytes"] = 8448
+        j["kernels"][0]["params"][1]["shape"] = [64, 33]
+        with self.assertRaisesRegex(ManifestError, r"buffer 2 \('bias'\): data \[8192, 8312\) "
+                                                   r"overlaps that of buffer 1 \('w'\)"):
+            Manifest.parse(json.dumps(j))
+
+    def test_hostile(self):
+        for name, mutate, expect in HOSTILE_CONSTANTS:
+            j = copy.deepcopy(cst_valid())
+            mutate(j)
+            with self.subTest(name):
+                with self.assertRaises(ManifestError) as cm:
+                    Manifest.parse(json.dumps(j))
+                self.assertIn(expect, str(cm.exception))
+        # A "constants" key without any constant buffer (null: none).
+        j = valid()
+        j["constants"] = cst_valid()["constants"]
+        with self.assertRaisesRegex(ManifestError,
+                                    "manifest: constants: given, but no buffer has role constant"):
+            Manifest.parse(json.dumps(j))
+        j["constants"] = {}
+        with self.assertRaisesRegex(ManifestError, "given, but no buffer has role constant"):
+            Manifest.parse(json.dumps(j))
+        j["constants"] = None
+        self.assertEqual(Manifest.parse(json.dumps(j)).constants, [])
+
+    def test_constants_file(self):
+        d = tempfile.mkdtemp()
+        other = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        self.addCleanup(shutil.rmtree, other)
+        data = cst_data()
+        path = os.path.join(d, "lin.constants.bin")
+
+        def write(content):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            with open(path, "wb") as f:
+                f.write(content)
+        with open(os.path.join(d, "lin.json"), "w") as f:
+            json.dump(cst_valid(), f)
+        with open(os.path.join(d, "lin.ptx"), "wb") as f:
+            f.write(PTX)
+        write(data)
+        m = Manifest.load(os.path.join(d, "lin.json"))
+        self.assertEqual(m.read_constants(), data)
+        self.assertEqual(m.read_image(), PTX)
+        self.assertEqual(m.read_constants(d), data)
+        # Each constant's bytes at its offset.
+        got = m.read_constants()
+        self.assertEqual(struct.unpack("<30f", got[8192:8312])[:3], (0.0, -1.0, -2.0))
+        self.assertEqual(struct.unpack("<8e", got[8448:8464])[1], 0.5)
+        # Parsed from text: no directory to find it in, unless given one.
+        text = json.dumps(cst_valid())
+        with self.assertRaisesRegex(ManifestError, "lin: no directory to find lin.constants.bin "
+                                                   r"\(the constants file\) in"):
+            Manifest.parse(text).read_constants()
+        self.assertEqual(Manifest.parse(text, d).read_constants(), data)
+        self.assertEqual(Manifest.parse(text).read_constants(d), data)
+        # Beside the manifest, not in the working directory.
+        cwd = os.getcwd()
+        os.chdir(other)
+        try:
+            with open("lin.constants.bin", "wb") as f:
+                f.write(b"\0" * len(data))
+            self.assertEqual(Manifest.load(os.path.join(d, "lin.json")).read_constants(), data)
+        finally:
+            os.chdir(cwd)
+        # Wrong size (longer, shorter), wrong content of the right size.
+        for content, expect in [
+                (data + b"\0", "the constants file has 8465 bytes, the manifest says 8464"),
+                (data[:-1], "the constants file has 8463 bytes, the manifest says 8464"),
+                (b"", "the constants file has 0 bytes, the manifest says 8464"),
+                (data[:100] + b"\x01" + data[101:], "the constants file does not match the "
+                                                    "manifest")]:
+            write(content)
+            with self.subTest(expect):
+                with self.assertRaises(ManifestError) as cm:
+                    m.read_constants()
+                self.assertIn(expect, str(cm.exception))
+                self.assertIn(path, str(cm.exception))
+        # A symbolic link, even to the right content; a directory; a FIFO (not opened for
+        # reading, which would block); nothing.
+        os.unlink(path)
+        with open(os.path.join(other, "real.bin"), "wb") as f:
+            f.write(data)
+        os.symlink(os.path.join(other, "real.bin"), path)
+        with self.assertRaisesRegex(ManifestError, "lin.constants.bin: is a symbolic link "
+                                                   r"\(refused: the files a manifest names must "
+                                                   r"lie in its directory\)"):
+            m.read_constants()
+        os.unlink(path)
+        os.symlink("lin.ptx", path)  # a relative link inside the directory too
+        with self.assertRaisesRegex(ManifestError, "symbolic link"):
+            m.read_constants()
+        os.unlink(path)
+        with self.assertRaisesRegex(ManifestError, "lin.constants.bin: No such file"):
+            m.read_constants()
+        os.mkdir(path)
+        with self.assertRaisesRegex(ManifestError, "lin.constants.bin: not a regular file"):
+            m.read_constants()
+        os.rmdir(path)
+        os.mkfifo(path)
+        with self.assertRaisesRegex(ManifestError, "lin.constants.bin: not a regular file"):
+            m.read_constants()
+        os.unlink(path)
+        # The PTX is still read as before (and the constants file is no image).
+        write(data)
+        self.assertEqual(m.read_image(), PTX)
+        self.assertEqual(m.read_constants(), data)
 
 
 class TorchOpTest(unittest.TestCase):
