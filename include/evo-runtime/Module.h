@@ -118,7 +118,9 @@ EVO_RUNTIME_API const char *dtypeName(DType dtype);
 EVO_RUNTIME_API size_t dtypeSize(DType dtype);
 
 /// TensorMap: a 128-byte TMA descriptor the library encodes and owns (not a launch argument).
-enum class Role : uint8_t { Input, Output, Scratch, TensorMap };
+/// Constant: bytes of the manifest's constants file, uploaded by the library once per context and
+/// owned by the Module (not a launch argument either: callers never pass constants).
+enum class Role : uint8_t { Input, Output, Scratch, TensorMap, Constant };
 EVO_RUNTIME_API const char *roleName(Role role);
 
 /// A buffer of role TensorMap: the arguments of cuTensorMapEncodeTiled over buffer `source`
@@ -143,6 +145,9 @@ struct BufferInfo {
   bool byValue = false;
   uint64_t workspaceOffset = 0; ///< scratch buffers: where they lie in the workspace
   TensorMapInfo tensorMap;      ///< role TensorMap only
+  /// Role Constant only ("data": {"offset", "bytes"}): where its `bytes` lie in the constants
+  /// file (a multiple of Manifest::kConstantAlignment).
+  uint64_t constantOffset = 0;
 };
 
 struct LaunchInfo {
@@ -162,6 +167,13 @@ struct BinaryInfo {
   uint64_t bytes = 0;
 };
 
+/// The file of a manifest's constant buffers ("constants": {"file", "bytes", "sha256"}): their
+/// bytes, each at its BufferInfo::constantOffset, beside the manifest.
+struct ConstantsInfo {
+  std::string file, sha256; ///< file "": the manifest has no constants
+  uint64_t bytes = 0;
+};
+
 /// The kernel image the launches on one GPU use (Module::imageFor).
 struct ImageInfo {
   bool cubin = false; ///< a cubin of `binaries`, else the PTX (JIT-compiled by the driver)
@@ -176,6 +188,8 @@ struct ImageInfo {
 /// are refused (they could change how a kernel must be launched); other unknown keys are ignored.
 struct Manifest {
   static constexpr uint64_t kWorkspaceAlignment = 256;
+  /// Of every constant's offset in the constants file.
+  static constexpr uint64_t kConstantAlignment = 256;
   static constexpr size_t kMaxRank = 16;
 
   std::string name, function, chip, features; ///< `chip`: the PTX's target
@@ -188,6 +202,8 @@ struct Manifest {
   std::vector<LaunchInfo> launches;
   std::vector<unsigned> inputs, outputs, scratch; ///< buffer indices per role, in ABI order
   std::vector<unsigned> tensorMaps; ///< buffers of role TensorMap (built by Module::launch)
+  std::vector<unsigned> constants;  ///< buffers of role Constant (uploaded by the Module)
+  ConstantsInfo constantsFile;      ///< where their bytes are (when `constants` is not empty)
   /// Bytes of one workspace: every scratch buffer at a kWorkspaceAlignment-aligned offset.
   uint64_t workspaceBytes = 0;
 
@@ -295,12 +311,15 @@ struct LoadOptions {
 /// stream's, else the current one) and cached; launches may come from several threads at once.
 class EVO_RUNTIME_API Module {
 public:
-  /// Reads `manifestPath`, the PTX file it names and the cubins of its `binaries`, each a plain
-  /// file name in the manifest's directory (no '/', no "..", not a symbolic link) whose size and
-  /// sha256 match. Needs no GPU. On each GPU the launches use the image imageFor() chooses.
+  /// Reads `manifestPath`, the PTX file it names, the cubins of its `binaries` and its constants
+  /// file, each a plain file name in the manifest's directory (no '/', no "..", not a symbolic
+  /// link) whose size and sha256 match. Needs no GPU. On each GPU the launches use the image
+  /// imageFor() chooses. The constants' bytes stay in host memory for the Module's lifetime
+  /// (each context a module is loaded in gets its own device copy of them).
   static Expected<Module> load(const std::string &manifestPath, const LoadOptions &options = {});
   /// The same from memory: manifest text and the image, used on every GPU (PTX text is checked
-  /// against the manifest's size and sha256 unless `trustedImage`; `binaries` are not used).
+  /// against the manifest's size and sha256 unless `trustedImage`; `binaries` are not used). A
+  /// manifest with constant buffers is refused: their file can only be read by load().
   static Expected<Module> fromMemory(std::string_view manifestJson, std::string image,
                                      bool trustedImage = false);
 
@@ -324,9 +343,11 @@ public:
 
   /// Loads the CUDA module into the context of `stream` (null: the current context, or device 0's
   /// primary context when none is current) now rather than at the first launch, e.g. before a
-  /// CUDA graph capture (loading a module is not allowed while capturing). A manifest with
-  /// tensor maps also needs capture slots by then (see launch): from a launch outside capture,
-  /// or reserveCaptureSlots().
+  /// CUDA graph capture (loading a module is not allowed while capturing). Loading also uploads
+  /// the constant buffers into device memory of that context (one cuMemAlloc each, copied on a
+  /// stream of the library's own that it waits for: the one synchronization of the library),
+  /// freed with the Module. A manifest with tensor maps also needs capture slots by then (see
+  /// launch): from a launch outside capture, or reserveCaptureSlots().
   Status prepare(Stream stream = nullptr) const;
 
   /// Makes at least `count` capture slots free in the context of `stream` (see prepare and
@@ -345,9 +366,11 @@ public:
   Status checkArguments(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
                         size_t numOutputs, WorkspaceRef workspace = {}) const;
 
-  /// Enqueues the manifest's launches on `stream` (zeroing the zero_init buffers first). Returns
-  /// as soon as they are enqueued: it never synchronizes, so it may be captured in a CUDA graph
-  /// (after prepare()). Kernel faults surface at the caller's next synchronization.
+  /// Enqueues the manifest's launches on `stream` (zeroing the zero_init buffers first), with the
+  /// module's device copies of its constant buffers where launches name them. Returns as soon as
+  /// they are enqueued: it never synchronizes (but the first launch in a context loads the
+  /// module there, see prepare()), so it may be captured in a CUDA graph (after prepare()).
+  /// Kernel faults surface at the caller's next synchronization.
   /// Tensor maps (if the manifest has any) are encoded over the sources' addresses of this call
   /// and copied (cuMemcpyHtoDAsync) to device memory the Module owns before the launches: outside
   /// capture into one slot per stream, which a call with the same addresses on the same stream

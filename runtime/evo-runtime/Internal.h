@@ -15,6 +15,8 @@ namespace evo::runtime::detail {
 inline constexpr uint64_t kMaxBufferBytes = uint64_t(1) << 40;
 inline constexpr uint64_t kMaxManifestBytes = 16u << 20;
 inline constexpr uint64_t kMaxImageBytes = 256u << 20;
+/// A constants file (read into host memory whole).
+inline constexpr int64_t kMaxConstantsBytes = int64_t(1) << 40;
 inline constexpr size_t kMaxNesting = 64;
 inline constexpr int64_t kMaxBuffers = 4096;
 inline constexpr int64_t kMaxKernels = 4096;
@@ -34,9 +36,10 @@ bool isSymbol(std::string_view s);
 bool isPlainFileName(std::string_view s);
 /// "f32[8192, 2048]"
 std::string describe(DType dtype, const std::vector<int64_t> &shape);
-/// Reads a regular file (openat on `dirFd`, O_NOFOLLOW when `noFollow`) of at most `maxBytes`.
+/// Reads a regular file (openat on `dirFd`, O_NOFOLLOW when `noFollow`) of at most `maxBytes`;
+/// `size`, when given, receives its size as soon as it is known (a larger file is not read).
 Expected<std::string> readFile(int dirFd, const std::string &name, const std::string &display,
-                               uint64_t maxBytes, bool noFollow);
+                               uint64_t maxBytes, bool noFollow, uint64_t *size = nullptr);
 
 } // namespace evo::runtime::detail
 

@@ -139,6 +139,23 @@ void object(const json &v, const std::string &where) {
     fail(where + " must be an object");
 }
 
+/// The "sha256" key of `obj`: 64 lowercase hex digits (`what` names it in the message).
+std::string sha256Of(const json &obj, const std::string &where, const std::string &what) {
+  std::string h = str(obj, "sha256", where, 64);
+  if (h.size() != 64 || h.find_first_not_of("0123456789abcdef") != std::string::npos)
+    fail(what + " must be 64 lowercase hex digits");
+  return h;
+}
+
+/// The "file" key of `obj`: a plain file name in the manifest's directory.
+std::string fileOf(const json &obj, const std::string &where, const std::string &what) {
+  std::string f = str(obj, "file", where, 255);
+  if (!detail::isPlainFileName(f))
+    fail(what + " " + quote(f) +
+         " must be a plain file name in the manifest's directory (no '/', not '.' or '..')");
+  return f;
+}
+
 /// Keys that change how a kernel is launched must be understood: refuse the others.
 void onlyKeys(const json &obj, std::initializer_list<const char *> known, const std::string &where) {
   for (auto it = obj.begin(); it != obj.end(); ++it) {
@@ -226,6 +243,27 @@ TensorMapInfo tensorMapOf(const json &b, const BufferInfo &info, const std::stri
   return tm;
 }
 
+/// The "data" object of a constant buffer: where its bytes lie in the constants file (checked
+/// against the file's size and the other constants once the root's "constants" is read).
+uint64_t constantDataOf(const json &b, const BufferInfo &info, const std::string &where) {
+  if (info.zeroInit)
+    fail(where + ": a constant cannot be zero_init (its bytes come from the constants file)");
+  if (info.byValue)
+    fail(where + ": a constant cannot be 'by_value' (the runtime passes its device copy)");
+  const json &d = field(b, "data", where);
+  std::string dw = where + ": data";
+  object(d, dw);
+  onlyKeys(d, {"offset", "bytes"}, dw);
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  auto offset = static_cast<uint64_t>(intField(d, "offset", dw, 0, kMax));
+  if (intField(d, "bytes", dw, 0, kMax) != static_cast<int64_t>(info.bytes))
+    fail(dw + ": 'bytes' is not the buffer's size (" + std::to_string(info.bytes) + ")");
+  if (offset % Manifest::kConstantAlignment)
+    fail(dw + ": 'offset' " + std::to_string(offset) + " is not a multiple of " +
+         std::to_string(Manifest::kConstantAlignment));
+  return offset;
+}
+
 /// "target": what evo-opt compiled for, and the chips of its cubins.
 void parseTarget(const json &root, Manifest &m) {
   if (auto t = root.find("target"); t != root.end() && !t->is_null()) {
@@ -247,16 +285,10 @@ void parseTarget(const json &root, Manifest &m) {
 void parsePtx(const json &root, Manifest &m) {
   const json &ptx = field(root, "ptx", "manifest");
   object(ptx, "manifest: 'ptx'");
-  m.ptxFile = str(ptx, "file", "manifest: ptx", 255);
-  if (!detail::isPlainFileName(m.ptxFile))
-    fail("manifest: ptx file " + quote(m.ptxFile) +
-         " must be a plain file name in the manifest's directory (no '/', not '.' or '..')");
+  m.ptxFile = fileOf(ptx, "manifest: ptx", "manifest: ptx file");
   m.ptxBytes = static_cast<uint64_t>(
       intField(ptx, "bytes", "manifest: ptx", 0, static_cast<int64_t>(detail::kMaxImageBytes)));
-  m.ptxSha256 = str(ptx, "sha256", "manifest: ptx", 64);
-  if (m.ptxSha256.size() != 64 ||
-      m.ptxSha256.find_first_not_of("0123456789abcdef") != std::string::npos)
-    fail("manifest: ptx sha256 must be 64 lowercase hex digits");
+  m.ptxSha256 = sha256Of(ptx, "manifest: ptx", "manifest: ptx sha256");
 }
 
 /// A cubin per chip (evo-opt's chips=), files beside the PTX; the loader picks one per GPU.
@@ -274,16 +306,10 @@ void parseBinaries(const json &root, Manifest &m) {
         fail(where + ": chip " + quote(info.chip) +
              " is not a chip name (sm_XY, sm_XYa or sm_XYf)");
       where = "binary " + std::to_string(i) + " (" + info.chip + ")";
-      info.file = str(b, "file", where, 255);
-      if (!detail::isPlainFileName(info.file))
-        fail(where + ": file " + quote(info.file) +
-             " must be a plain file name in the manifest's directory (no '/', not '.' or '..')");
+      info.file = fileOf(b, where, where + ": file");
       info.bytes = static_cast<uint64_t>(
           intField(b, "bytes", where, 1, static_cast<int64_t>(detail::kMaxImageBytes)));
-      info.sha256 = str(b, "sha256", where, 64);
-      if (info.sha256.size() != 64 ||
-          info.sha256.find_first_not_of("0123456789abcdef") != std::string::npos)
-        fail(where + ": sha256 must be 64 lowercase hex digits");
+      info.sha256 = sha256Of(b, where, where + ": sha256");
       if (info.file == m.ptxFile)
         fail(where + ": file " + quote(info.file) + " is the PTX's");
       for (const BinaryInfo &other : m.binaries) {
@@ -306,7 +332,7 @@ void parseBuffers(const json &root, Manifest &m) {
     object(b, where);
     onlyKeys(b,
              {"index", "name", "role", "dtype", "shape", "bytes", "zero_init", "tensor_map",
-              "by_value"},
+              "by_value", "data"},
              where);
     BufferInfo info;
     info.index = static_cast<unsigned>(i);
@@ -325,8 +351,11 @@ void parseBuffers(const json &root, Manifest &m) {
       info.role = Role::Scratch;
     else if (role == "tensor_map")
       info.role = Role::TensorMap;
+    else if (role == "constant")
+      info.role = Role::Constant;
     else
-      fail(where + ": role " + quote(role) + " is not input, output, scratch or tensor_map");
+      fail(where + ": role " + quote(role) +
+           " is not input, output, scratch, tensor_map or constant");
     info.dtype = dtypeOf(b, where);
     info.bytes = shapeOf(b, where, dtypeSize(info.dtype), info.shape);
     if (intField(b, "bytes", where, 0, detail::kMaxBufferBytes) !=
@@ -337,6 +366,11 @@ void parseBuffers(const json &root, Manifest &m) {
     if (info.zeroInit && info.role == Role::Input)
       fail(where + ": an input cannot be zero_init (the runtime never writes inputs)");
     info.byValue = flag(b, "by_value", where);
+    if (info.role == Role::Constant)
+      info.constantOffset = constantDataOf(b, info, where);
+    else if (b.contains("data"))
+      fail(where + ": has 'data' but its role is not constant (only constants' bytes come from "
+                   "the constants file)");
     if (info.byValue && (info.role != Role::Input || !info.shape.empty()))
       fail(where + ": 'by_value' (a scalar argument, passed by value) needs an input of shape [], "
                    "not " + role + " " + detail::describe(info.dtype, info.shape));
@@ -344,12 +378,60 @@ void parseBuffers(const json &root, Manifest &m) {
       info.tensorMap = tensorMapOf(b, info, where, buffers.size());
     else if (b.contains("tensor_map"))
       fail(where + ": has a 'tensor_map' but its role is not tensor_map");
-    (info.role == Role::Input    ? m.inputs
-     : info.role == Role::Output ? m.outputs
-     : info.role == Role::Scratch ? m.scratch
-                                  : m.tensorMaps)
+    (info.role == Role::Input      ? m.inputs
+     : info.role == Role::Output   ? m.outputs
+     : info.role == Role::Scratch  ? m.scratch
+     : info.role == Role::Constant ? m.constants
+                                   : m.tensorMaps)
         .push_back(info.index);
     m.buffers.push_back(std::move(info));
+  }
+}
+
+/// "constants": the file of the constant buffers' bytes, present exactly when some buffer is a
+/// constant; every constant lies inside it, none overlaps another.
+void parseConstants(const json &root, Manifest &m) {
+  auto c = root.find("constants");
+  bool given = c != root.end() && !c->is_null();
+  if (!given) {
+    if (!m.constants.empty())
+      fail("manifest: buffer " + std::to_string(m.constants[0]) + " ('" +
+           m.buffers[m.constants[0]].name +
+           "') is a constant, but the manifest has no 'constants' (the file of their bytes)");
+    return;
+  }
+  const std::string where = "manifest: constants";
+  if (m.constants.empty())
+    fail(where + ": given, but no buffer has role constant");
+  object(*c, where);
+  onlyKeys(*c, {"file", "bytes", "sha256"}, where);
+  ConstantsInfo &f = m.constantsFile;
+  f.file = fileOf(*c, where, where + ": file");
+  f.bytes = static_cast<uint64_t>(intField(*c, "bytes", where, 1, detail::kMaxConstantsBytes));
+  f.sha256 = sha256Of(*c, where, where + ": sha256");
+  if (f.file == m.ptxFile)
+    fail(where + ": file " + quote(f.file) + " is the PTX's");
+  for (const BinaryInfo &b : m.binaries)
+    if (b.file == f.file)
+      fail(where + ": file " + quote(f.file) + " is the " + b.chip + " cubin's");
+  std::vector<unsigned> byOffset = m.constants;
+  std::sort(byOffset.begin(), byOffset.end(), [&](unsigned a, unsigned b) {
+    return std::make_pair(m.buffers[a].constantOffset, a) <
+           std::make_pair(m.buffers[b].constantOffset, b);
+  });
+  for (size_t i = 0; i < byOffset.size(); ++i) {
+    const BufferInfo &b = m.buffers[byOffset[i]];
+    std::string range = "[" + std::to_string(b.constantOffset) + ", " +
+                        std::to_string(b.constantOffset + b.bytes) + ")"; // < 2^63 + 2^40
+    if (b.constantOffset > f.bytes || b.bytes > f.bytes - b.constantOffset)
+      fail("buffer " + std::to_string(b.index) + " ('" + b.name + "'): data " + range +
+           " lies outside the constants file of " + std::to_string(f.bytes) + " bytes");
+    if (i > 0) {
+      const BufferInfo &prev = m.buffers[byOffset[i - 1]];
+      if (b.constantOffset < prev.constantOffset + prev.bytes)
+        fail("buffer " + std::to_string(b.index) + " ('" + b.name + "'): data " + range +
+             " overlaps that of buffer " + std::to_string(prev.index) + " ('" + prev.name + "')");
+    }
   }
 }
 
@@ -525,6 +607,7 @@ Manifest parseTree(const json &root) {
   parsePtx(root, m);
   parseBinaries(root, m);
   parseBuffers(root, m);
+  parseConstants(root, m);
   checkTensorMaps(m);
   layOutWorkspace(m);
   Kernels kernels = parseKernels(root, m);
@@ -566,14 +649,14 @@ std::string describe(DType dtype, const std::vector<int64_t> &shape) {
 }
 
 Expected<std::string> readFile(int dirFd, const std::string &name, const std::string &display,
-                               uint64_t maxBytes, bool noFollow) {
+                               uint64_t maxBytes, bool noFollow, uint64_t *size) {
   int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | (noFollow ? O_NOFOLLOW : 0);
   int fd = ::openat(dirFd, name.c_str(), flags);
   if (fd < 0) {
     int e = errno;
     if (e == ELOOP && noFollow)
-      return Error(Error::Code::Io, display + ": is a symbolic link (refused: the kernel image "
-                                              "must lie in the manifest's directory)");
+      return Error(Error::Code::Io, display + ": is a symbolic link (refused: the files a "
+                                              "manifest names must lie in its directory)");
     return Error(Error::Code::Io, display + ": " + std::strerror(e));
   }
   struct Closer {
@@ -585,6 +668,8 @@ Expected<std::string> readFile(int dirFd, const std::string &name, const std::st
     return Error(Error::Code::Io, display + ": " + std::strerror(errno));
   if (!S_ISREG(st.st_mode))
     return Error(Error::Code::Io, display + ": not a regular file");
+  if (size)
+    *size = static_cast<uint64_t>(st.st_size);
   if (static_cast<uint64_t>(st.st_size) > maxBytes)
     return Error(Error::Code::Io, display + ": larger than " + std::to_string(maxBytes) + " bytes");
   std::string data(static_cast<size_t>(st.st_size), '\0');
@@ -754,6 +839,7 @@ const char *roleName(Role role) {
   case Role::Output: return "output";
   case Role::Scratch: return "scratch";
   case Role::TensorMap: return "tensor_map";
+  case Role::Constant: return "constant";
   }
   return "?";
 }

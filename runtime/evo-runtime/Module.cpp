@@ -2,12 +2,13 @@
 //
 // The CUDA driver comes from evo::cuda::Driver (lib/Runtime/CudaDriver.cpp, dlopen'ed, no
 // LLVM). A CUmodule is created lazily in each context a launch targets (the stream's context, or
-// the current one) and kept until the Module is destroyed (or another is moved over it).
+// the current one), with device copies of the manifest's constant buffers, and kept until the
+// Module is destroyed (or another is moved over it).
 //
-// Why one file of ~850 lines: Module::Impl keeps all per-context state (the CUmodule, the
-// tensor-map slots of eager calls, the capture-slot pool of CUDA graph captures) under one lock
-// and tears it down together in ~Impl; in one place, which state that lock guards can be
-// checked by reading one class.
+// Why one file of ~1000 lines: Module::Impl keeps all per-context state (the CUmodule, the
+// constants' device copies, the tensor-map slots of eager calls, the capture-slot pool of CUDA
+// graph captures) under one lock and tears it down together in ~Impl; in one place, which state
+// that lock guards can be checked by reading one class.
 //
 //===----------------------------------------------------------------------===//
 
@@ -138,6 +139,9 @@ struct Module::Impl {
   /// into `image` and its cubins into `cubins` (one per manifest.binaries entry).
   bool onlyImage = true;
   std::vector<std::string> cubins;
+  /// The constants file, checked against the manifest by load(): each context's device copies of
+  /// the constant buffers are uploaded from it when the module is loaded there.
+  std::string constantsData;
   std::string prefix; ///< "evo-runtime: <name>: "
 
   /// The tensor maps of eager launches on one stream: 128 bytes of device memory per map (one
@@ -184,6 +188,7 @@ struct Module::Impl {
     CUmodule module = nullptr;
     std::vector<CUfunction> functions; ///< per Manifest::kernels entry
     std::unique_ptr<MapState> maps;    ///< when the manifest has tensor maps
+    std::vector<CUdeviceptr> constants; ///< per Manifest::constants entry: its device copy
   };
   mutable std::mutex mutex;
   mutable std::deque<Loaded> loaded; ///< a deque: pointers to entries stay valid
@@ -192,9 +197,7 @@ struct Module::Impl {
   Impl(const Impl &) = delete;
   Impl &operator=(const Impl &) = delete;
   /// Frees what the module holds in each context when the Module is destroyed or another is
-  /// moved over it: the streams' map slots, the capture blocks no capture took a slot of, and
-  /// the CUmodule. A block with a captured slot stays (a replay of its graph copies from it; it
-  /// is freed with the process).
+  /// moved over it (release).
   ~Impl() {
     Driver *d = loaded.empty() ? nullptr : Driver::get();
     if (!d)
@@ -202,17 +205,27 @@ struct Module::Impl {
     for (const Loaded &l : loaded) {
       // Errors are ignored: the context may be gone already (e.g. at process exit).
       ContextGuard guard(*d, l.ctx);
-      if (l.maps) {
-        for (const MapSlot &slot : l.maps->slots)
-          d->cuMemFree(slot.device);
-        for (const CaptureBlock &block : l.maps->blocks)
-          if (!block.captured) {
-            d->cuMemFree(block.device);
-            extra().cuMemFreeHost(block.host);
-          }
-      }
-      d->cuModuleUnload(l.module);
+      release(*d, l);
     }
+  }
+
+  /// Frees what `l` holds in its context (current): the streams' map slots, the capture blocks
+  /// no capture took a slot of, the constants' device copies and the CUmodule. A block with a
+  /// captured slot stays (a replay of its graph copies from it; it is freed with the process).
+  static void release(Driver &d, const Loaded &l) {
+    if (l.maps) {
+      for (const MapSlot &slot : l.maps->slots)
+        d.cuMemFree(slot.device);
+      for (const CaptureBlock &block : l.maps->blocks)
+        if (!block.captured) {
+          d.cuMemFree(block.device);
+          extra().cuMemFreeHost(block.host);
+        }
+    }
+    for (CUdeviceptr p : l.constants)
+      d.cuMemFree(p);
+    if (l.module)
+      d.cuModuleUnload(l.module);
   }
 
   Error err(Error::Code code, const std::string &message) const {
@@ -258,7 +271,128 @@ struct Module::Impl {
     return ctx;
   }
 
-  /// The module loaded in `ctx` (current), loading it on first use.
+  /// The image for the device of the current context (a cubin made for it, else the PTX, for a
+  /// manifest of several chips), named for messages in `name`.
+  Expected<const std::string *> imageForDevice(Driver &d, bool haveDevice, CUdevice dev,
+                                               std::string &name) const {
+    name = "the kernel image";
+    int major = 0, minor = 0;
+    if (onlyImage || manifest.binaries.empty() || !haveDevice ||
+        d.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) !=
+            CUDA_SUCCESS ||
+        d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) !=
+            CUDA_SUCCESS)
+      return &image;
+    Expected<int> which = chooseFor(major, minor);
+    if (!which)
+      return which.error();
+    if (*which < 0) {
+      name = "the PTX '" + manifest.ptxFile + "'";
+      return &image;
+    }
+    name = "the " + manifest.binaries[*which].chip + " cubin '" + manifest.binaries[*which].file +
+           "'";
+    return &cubins[*which];
+  }
+
+  /// Creates l.module from `img` and looks up every kernel of the manifest in it.
+  Status loadImage(Driver &d, Loaded &l, const std::string &img, const std::string &name) const {
+    char log[8192] = {};
+    int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *values[] = {log, reinterpret_cast<void *>(uintptr_t(sizeof(log) - 1))};
+    if (CUresult rc = d.cuModuleLoadDataEx(&l.module, img.data(), 2, options, values);
+        rc != CUDA_SUCCESS) {
+      l.module = nullptr;
+      std::string what = "loading " + name;
+      if (log[0])
+        what += " (" + std::string(log, strnlen(log, sizeof(log))) + ")";
+      return cudaErr(d, "cuModuleLoadDataEx", rc, what);
+    }
+    for (const std::string &k : manifest.kernels) {
+      CUfunction fn = nullptr;
+      if (CUresult rc = d.cuModuleGetFunction(&fn, l.module, k.c_str()); rc != CUDA_SUCCESS)
+        return cudaErr(d, "cuModuleGetFunction", rc, "kernel '" + k + "'");
+      l.functions.push_back(fn);
+    }
+    return Status();
+  }
+
+  /// Per kernel, the most dynamic shared memory and threads any launch asks of it against what
+  /// the device and the kernel's registers allow (errors now rather than launch failures); the
+  /// shared memory above the default limit is opted into.
+  Status checkKernels(Driver &d, const Loaded &l, bool haveDevice, CUdevice dev) const {
+    std::vector<uint32_t> smem(manifest.kernels.size(), 0), threads(manifest.kernels.size(), 0);
+    for (const LaunchInfo &launch : manifest.launches) {
+      smem[launch.kernelIndex] = std::max(smem[launch.kernelIndex], launch.dynamicSharedMemory);
+      threads[launch.kernelIndex] = std::max(
+          threads[launch.kernelIndex], launch.block[0] * launch.block[1] * launch.block[2]);
+    }
+    int optin = -1;
+    if (haveDevice)
+      d.cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev);
+    for (size_t k = 0; k < manifest.kernels.size(); ++k) {
+      const std::string &name = manifest.kernels[k];
+      if (optin >= 0 && smem[k] > static_cast<uint32_t>(optin))
+        return err(Error::Code::Cuda, "kernel '" + name + "' asks for " + std::to_string(smem[k]) +
+                                          " bytes of dynamic shared memory; this GPU allows " +
+                                          std::to_string(optin));
+      if (smem[k] > kDefaultSharedMemoryLimit)
+        if (CUresult rc = d.cuFuncSetAttribute(l.functions[k],
+                                               CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                               static_cast<int>(smem[k]));
+            rc != CUDA_SUCCESS)
+          return cudaErr(d, "cuFuncSetAttribute", rc, "kernel '" + name + "'");
+      int maxThreads = 0, regs = 0;
+      if (extra().cuFuncGetAttribute &&
+          extra().cuFuncGetAttribute(&maxThreads, kFuncMaxThreadsPerBlock, l.functions[k]) ==
+              CUDA_SUCCESS &&
+          maxThreads > 0 && threads[k] > static_cast<uint32_t>(maxThreads)) {
+        extra().cuFuncGetAttribute(&regs, kFuncNumRegs, l.functions[k]);
+        return err(Error::Code::Cuda,
+                   "kernel '" + name + "' is launched with " + std::to_string(threads[k]) +
+                       " threads per block, but with " + std::to_string(regs) +
+                       " registers per thread it can run at most " + std::to_string(maxThreads));
+      }
+    }
+    return Status();
+  }
+
+  /// Copies every constant buffer into device memory of the current context (l.constants, one
+  /// cuMemAlloc each): cuMemcpyHtoDAsync on a non-blocking stream of its own, which it waits for,
+  /// so that the bytes are in place before any stream of any thread launches with them (a
+  /// synchronous cuMemcpyHtoD from pageable memory may return before its DMA ends) and no stream
+  /// of the caller is waited for.
+  Status uploadConstants(Driver &d, Loaded &l) const {
+    for (unsigned c : manifest.constants) {
+      const BufferInfo &b = manifest.buffers[c];
+      CUdeviceptr p = 0;
+      if (CUresult rc = d.cuMemAlloc(&p, b.bytes); rc != CUDA_SUCCESS)
+        return cudaErr(d, "cuMemAlloc", rc,
+                       "constant '" + b.name + "' (" + std::to_string(b.bytes) + " bytes)");
+      l.constants.push_back(p);
+    }
+    if (manifest.constants.empty())
+      return Status();
+    CUstream s = nullptr;
+    if (CUresult rc = d.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING); rc != CUDA_SUCCESS)
+      return cudaErr(d, "cuStreamCreate", rc, "uploading the constants");
+    Status status;
+    for (size_t k = 0; k < manifest.constants.size() && status; ++k) {
+      const BufferInfo &b = manifest.buffers[manifest.constants[k]];
+      if (CUresult rc = d.cuMemcpyHtoDAsync(l.constants[k], constantsData.data() + b.constantOffset,
+                                            b.bytes, s);
+          rc != CUDA_SUCCESS)
+        status = cudaErr(d, "cuMemcpyHtoDAsync", rc, "uploading constant '" + b.name + "'");
+    }
+    // Waited for even after a failed copy: the earlier ones read constantsData.
+    if (CUresult rc = d.cuStreamSynchronize(s); rc != CUDA_SUCCESS && status)
+      status = cudaErr(d, "cuStreamSynchronize", rc, "uploading the constants");
+    d.cuStreamDestroy(s);
+    return status;
+  }
+
+  /// The module loaded in `ctx` (current), loading it on first use: the image, its kernels
+  /// checked against the launches, and the constants uploaded; on failure nothing stays.
   Expected<const Loaded *> loadedIn(Driver &d, CUcontext ctx) const {
     std::lock_guard<std::mutex> lock(mutex);
     for (const Loaded &l : loaded)
@@ -274,83 +408,20 @@ struct Module::Impl {
                    "cuTensorMapEncodeTiled (TMA needs a CUDA 12 driver)");
       l.maps = std::make_unique<MapState>();
     }
-    // The device's image: a cubin made for it, else the PTX (a manifest of several chips).
-    CUdevice dev;
+    CUdevice dev = 0;
     bool haveDevice = extra().cuCtxGetDevice && extra().cuCtxGetDevice(&dev) == CUDA_SUCCESS;
-    const std::string *img = &image;
-    std::string imageName = "the kernel image";
-    int major = 0, minor = 0;
-    if (!onlyImage && !manifest.binaries.empty() && haveDevice &&
-        d.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) ==
-            CUDA_SUCCESS &&
-        d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) ==
-            CUDA_SUCCESS) {
-      Expected<int> which = chooseFor(major, minor);
-      if (!which)
-        return which.error();
-      if (*which >= 0) {
-        img = &cubins[*which];
-        imageName = "the " + manifest.binaries[*which].chip + " cubin '" +
-                    manifest.binaries[*which].file + "'";
-      } else {
-        imageName = "the PTX '" + manifest.ptxFile + "'";
-      }
-    }
-    char log[8192] = {};
-    int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-    void *values[] = {log, reinterpret_cast<void *>(uintptr_t(sizeof(log) - 1))};
-    if (CUresult rc = d.cuModuleLoadDataEx(&l.module, img->data(), 2, options, values);
-        rc != CUDA_SUCCESS) {
-      std::string what = "loading " + imageName;
-      if (log[0])
-        what += " (" + std::string(log, strnlen(log, sizeof(log))) + ")";
-      return cudaErr(d, "cuModuleLoadDataEx", rc, what);
-    }
-    auto unloadOnError = [&](Error e) -> Expected<const Loaded *> {
-      d.cuModuleUnload(l.module);
-      return e;
-    };
-    for (const std::string &k : manifest.kernels) {
-      CUfunction fn = nullptr;
-      if (CUresult rc = d.cuModuleGetFunction(&fn, l.module, k.c_str()); rc != CUDA_SUCCESS)
-        return unloadOnError(cudaErr(d, "cuModuleGetFunction", rc, "kernel '" + k + "'"));
-      l.functions.push_back(fn);
-    }
-    // Per kernel: the most dynamic shared memory and threads any launch asks of it.
-    std::vector<uint32_t> smem(manifest.kernels.size(), 0), threads(manifest.kernels.size(), 0);
-    for (const LaunchInfo &launch : manifest.launches) {
-      smem[launch.kernelIndex] = std::max(smem[launch.kernelIndex], launch.dynamicSharedMemory);
-      threads[launch.kernelIndex] = std::max(
-          threads[launch.kernelIndex], launch.block[0] * launch.block[1] * launch.block[2]);
-    }
-    int optin = -1;
-    if (haveDevice)
-      d.cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev);
-    for (size_t k = 0; k < manifest.kernels.size(); ++k) {
-      const std::string &name = manifest.kernels[k];
-      if (optin >= 0 && smem[k] > static_cast<uint32_t>(optin))
-        return unloadOnError(err(Error::Code::Cuda,
-                                 "kernel '" + name + "' asks for " + std::to_string(smem[k]) +
-                                     " bytes of dynamic shared memory; this GPU allows " +
-                                     std::to_string(optin)));
-      if (smem[k] > kDefaultSharedMemoryLimit)
-        if (CUresult rc = d.cuFuncSetAttribute(l.functions[k],
-                                               CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                               static_cast<int>(smem[k]));
-            rc != CUDA_SUCCESS)
-          return unloadOnError(cudaErr(d, "cuFuncSetAttribute", rc, "kernel '" + name + "'"));
-      int maxThreads = 0, regs = 0;
-      if (extra().cuFuncGetAttribute &&
-          extra().cuFuncGetAttribute(&maxThreads, kFuncMaxThreadsPerBlock, l.functions[k]) ==
-              CUDA_SUCCESS &&
-          maxThreads > 0 && threads[k] > static_cast<uint32_t>(maxThreads)) {
-        extra().cuFuncGetAttribute(&regs, kFuncNumRegs, l.functions[k]);
-        return unloadOnError(err(Error::Code::Cuda,
-                                 "kernel '" + name + "' is launched with " +
-                                     std::to_string(threads[k]) + " threads per block, but with " +
-                                     std::to_string(regs) + " registers per thread it can run at most " +
-                                     std::to_string(maxThreads)));
-      }
+    std::string imageName;
+    Expected<const std::string *> img = imageForDevice(d, haveDevice, dev, imageName);
+    if (!img)
+      return img.error();
+    Status s = loadImage(d, l, **img, imageName);
+    if (s)
+      s = checkKernels(d, l, haveDevice, dev);
+    if (s)
+      s = uploadConstants(d, l);
+    if (!s) {
+      release(d, l);
+      return s.error();
     }
     loaded.push_back(std::move(l));
     return &loaded.back();
@@ -620,13 +691,13 @@ Expected<ImageInfo> Module::imageFor(int ccMajor, int ccMinor) const {
   return info;
 }
 
-Expected<Module> Module::fromMemory(std::string_view manifestJson, std::string image,
-                                    bool trustedImage) {
-  Expected<Manifest> m = Manifest::parse(manifestJson);
-  if (!m)
-    return m.error();
-  auto impl = std::make_unique<Impl>();
-  impl->manifest = std::move(*m);
+namespace {
+
+/// The state of a module of `m` with the one image `image` (PTX text checked against the
+/// manifest's size and sha256 unless `trustedImage`).
+Expected<std::unique_ptr<Module::Impl>> makeImpl(Manifest m, std::string image, bool trustedImage) {
+  auto impl = std::make_unique<Module::Impl>();
+  impl->manifest = std::move(m);
   impl->prefix = "evo-runtime: " + impl->manifest.name + ": ";
   if (!trustedImage) {
     const Manifest &man = impl->manifest;
@@ -645,7 +716,79 @@ Expected<Module> Module::fromMemory(std::string_view manifestJson, std::string i
   if (!isElf(image) && !isFatbin(image) && image.back() != '\0')
     image.push_back('\0'); // PTX text: cuModuleLoadData reads up to the NUL
   impl->image = std::move(image);
-  return Module(std::move(impl));
+  return Expected<std::unique_ptr<Module::Impl>>(std::move(impl));
+}
+
+/// The cubins of the manifest's `binaries` (chips=), read from `dirFd` and checked like the PTX;
+/// the device chooses among them at load. `shown(file)` is a file's name for messages.
+template <typename Shown> Status readCubins(Module::Impl &impl, int dirFd, Shown shown) {
+  for (const BinaryInfo &b : impl.manifest.binaries) {
+    std::string name = shown(b.file);
+    Expected<std::string> cubin =
+        detail::readFile(dirFd, b.file, name, detail::kMaxImageBytes, /*noFollow=*/true);
+    if (!cubin)
+      return cubin.error();
+    if (cubin->size() != b.bytes)
+      return Error(Error::Code::InvalidManifest,
+                   name + ": " + impl.prefix + "the " + b.chip + " cubin has " +
+                       std::to_string(cubin->size()) + " bytes, the manifest says " +
+                       std::to_string(b.bytes));
+    std::string digest = detail::sha256Hex(*cubin);
+    if (digest != b.sha256)
+      return Error(Error::Code::InvalidManifest,
+                   name + ": " + impl.prefix + "the " + b.chip +
+                       " cubin does not match the manifest (sha256 " + digest +
+                       ", the manifest says " + b.sha256 + ")");
+    impl.cubins.push_back(std::move(*cubin));
+  }
+  return Status();
+}
+
+/// The constants file (when the manifest has constant buffers), read from `dirFd` like the PTX
+/// (a file larger than stated is not read) and checked against its size and sha256.
+template <typename Shown> Status readConstants(Module::Impl &impl, int dirFd, Shown shown) {
+  const ConstantsInfo &c = impl.manifest.constantsFile;
+  if (impl.manifest.constants.empty())
+    return Status();
+  std::string name = shown(c.file);
+  uint64_t size = 0;
+  Expected<std::string> data =
+      detail::readFile(dirFd, c.file, name, c.bytes, /*noFollow=*/true, &size);
+  if (!data && size <= c.bytes)
+    return data.error();
+  if (data)
+    size = data->size();
+  if (size != c.bytes)
+    return Error(Error::Code::InvalidManifest,
+                 name + ": " + impl.prefix + "the constants file has " + std::to_string(size) +
+                     " bytes, the manifest says " + std::to_string(c.bytes));
+  std::string digest = detail::sha256Hex(*data);
+  if (digest != c.sha256)
+    return Error(Error::Code::InvalidManifest,
+                 name + ": " + impl.prefix + "the constants file does not match the manifest "
+                                             "(sha256 " + digest + ", the manifest says " +
+                     c.sha256 + ")");
+  impl.constantsData = std::move(*data);
+  return Status();
+}
+
+} // namespace
+
+Expected<Module> Module::fromMemory(std::string_view manifestJson, std::string image,
+                                    bool trustedImage) {
+  Expected<Manifest> m = Manifest::parse(manifestJson);
+  if (!m)
+    return m.error();
+  if (!m->constants.empty())
+    return Error(Error::Code::InvalidManifest,
+                 "evo-runtime: " + m->name + ": its " + std::to_string(m->constants.size()) +
+                     " constant buffers are in the file '" + m->constantsFile.file +
+                     "' beside the manifest, which only Module::load(path) reads (a manifest "
+                     "given as text has no directory)");
+  Expected<std::unique_ptr<Impl>> impl = makeImpl(std::move(*m), std::move(image), trustedImage);
+  if (!impl)
+    return impl.error();
+  return Module(std::move(*impl));
 }
 
 Expected<Module> Module::load(const std::string &manifestPath, const LoadOptions &options) {
@@ -653,57 +796,54 @@ Expected<Module> Module::load(const std::string &manifestPath, const LoadOptions
                                                 detail::kMaxManifestBytes, /*noFollow=*/false);
   if (!text)
     return text.error();
-  if (!options.image.empty()) {
-    Expected<Module> mod = fromMemory(*text, options.image, /*trustedImage=*/true);
-    if (!mod)
-      return Error(mod.error().code(), manifestPath + ": " + mod.error().message());
-    return mod;
-  }
   Expected<Manifest> m = Manifest::parse(*text);
   if (!m)
     return Error(m.error().code(), manifestPath + ": " + m.error().message());
-  // The image is looked up in the manifest's own directory, by a plain file name (checked by the
+  // The files are looked up in the manifest's own directory, by a plain file name (checked by the
   // parser), never through a symbolic link.
   size_t slash = manifestPath.rfind('/');
   std::string dir = slash == std::string::npos ? "." : manifestPath.substr(0, slash + 1);
-  std::string display = (slash == std::string::npos ? "" : dir) + m->ptxFile;
-  int dirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dirFd < 0)
-    return Error(Error::Code::Io, dir + ": " + std::strerror(errno));
+  auto shown = [&](const std::string &file) {
+    return (slash == std::string::npos ? "" : dir) + file;
+  };
+  int dirFd = -1;
+  if (options.image.empty() || !m->constants.empty()) {
+    dirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dirFd < 0)
+      return Error(Error::Code::Io, dir + ": " + std::strerror(errno));
+  }
   struct Closer {
     int fd;
-    ~Closer() { ::close(fd); }
+    ~Closer() {
+      if (fd >= 0)
+        ::close(fd);
+    }
   } closer{dirFd};
-  Expected<std::string> image =
-      detail::readFile(dirFd, m->ptxFile, display, detail::kMaxImageBytes, /*noFollow=*/true);
-  if (!image)
-    return image.error();
-  Expected<Module> mod = fromMemory(*text, std::move(*image), /*trustedImage=*/false);
-  if (!mod)
-    return Error(mod.error().code(), display + ": " + mod.error().message());
-  // The cubins (chips=), checked like the PTX; the device chooses among them at load.
-  Impl &impl = *mod->impl_;
-  for (const BinaryInfo &b : impl.manifest.binaries) {
-    std::string shown = (slash == std::string::npos ? "" : dir) + b.file;
-    Expected<std::string> cubin =
-        detail::readFile(dirFd, b.file, shown, detail::kMaxImageBytes, /*noFollow=*/true);
-    if (!cubin)
-      return cubin.error();
-    if (cubin->size() != b.bytes)
-      return Error(Error::Code::InvalidManifest,
-                   shown + ": " + impl.prefix + "the " + b.chip + " cubin has " +
-                       std::to_string(cubin->size()) + " bytes, the manifest says " +
-                       std::to_string(b.bytes));
-    std::string digest = detail::sha256Hex(*cubin);
-    if (digest != b.sha256)
-      return Error(Error::Code::InvalidManifest,
-                   shown + ": " + impl.prefix + "the " + b.chip +
-                       " cubin does not match the manifest (sha256 " + digest +
-                       ", the manifest says " + b.sha256 + ")");
-    impl.cubins.push_back(std::move(*cubin));
+  std::unique_ptr<Impl> impl;
+  if (!options.image.empty()) {
+    Expected<std::unique_ptr<Impl>> made =
+        makeImpl(std::move(*m), options.image, /*trustedImage=*/true);
+    if (!made)
+      return Error(made.error().code(), manifestPath + ": " + made.error().message());
+    impl = std::move(*made);
+  } else {
+    std::string display = shown(m->ptxFile);
+    Expected<std::string> image =
+        detail::readFile(dirFd, m->ptxFile, display, detail::kMaxImageBytes, /*noFollow=*/true);
+    if (!image)
+      return image.error();
+    Expected<std::unique_ptr<Impl>> made =
+        makeImpl(std::move(*m), std::move(*image), /*trustedImage=*/false);
+    if (!made)
+      return Error(made.error().code(), display + ": " + made.error().message());
+    impl = std::move(*made);
+    if (Status s = readCubins(*impl, dirFd, shown); !s)
+      return s.error();
+    impl->onlyImage = false;
   }
-  impl.onlyImage = false;
-  return mod;
+  if (Status s = readConstants(*impl, dirFd, shown); !s)
+    return s.error();
+  return Module(std::move(impl));
 }
 
 Status Module::prepare(Stream stream) const {
@@ -849,6 +989,8 @@ Status Module::launch(Stream stream, const TensorRef *inputs, size_t numInputs,
     addr[m.outputs[i]] = reinterpret_cast<CUdeviceptr>(outputs[i].data);
   for (unsigned s : m.scratch)
     addr[s] = reinterpret_cast<CUdeviceptr>(workspace.data) + m.buffers[s].workspaceOffset;
+  for (size_t k = 0; k < m.constants.size(); ++k)
+    addr[m.constants[k]] = (*loaded)->constants[k];
   // Tensor maps: encoded over the addresses above, in memory of the loaded module.
   std::unique_lock<std::mutex> mapLock;
   if (!m.tensorMaps.empty()) {

@@ -41,6 +41,12 @@
  * bytes at its first argument (a kernel that rewrites its tensor map). cuMemcpyHtoDAsync also logs
  *   htodasync P N stream=S ctx=C
  * (before the htod128 line) and the synchronous cuMemcpyHtoD logs "SYNC cuMemcpyHtoD".
+ * $EVO_FAKE_CUDA_UPLOADS (for the constant buffers of the loaders' tests): when set, every copy to
+ * the device also logs what it copies (after its htodasync or SYNC line):
+ *   htodbytes P N hex=H fnv=F      H the first (at most 64) bytes in hex, "..." after them when
+ *                                  there are more; F the 64-bit FNV-1a hash of all N bytes
+ * and cuStreamCreate hands out distinct handles (0x5c0000, 0x5c0010, ...; otherwise it leaves
+ * the handle untouched), logging "streamcreate S flags=F"; cuStreamDestroy logs "streamdestroy S".
  * Built with -DEVO_FAKE_CUDA_NO_TMAP (libevo-fake-cuda-notmap.so) the library has no
  * cuTensorMapEncodeTiled at all (a driver older than CUDA 12).
  *
@@ -235,6 +241,27 @@ static void readSum(void *dst, uintptr_t src, size_t n) {
     if (sumOut[i] == src)
       memcpy(dst, &sumValue[i], 8);
   pthread_mutex_unlock(&lock);
+}
+
+/* $EVO_FAKE_CUDA_UPLOADS: the bytes of a copy to the device, for the log. */
+static int loggingUploads(void) {
+  const char *u = getenv("EVO_FAKE_CUDA_UPLOADS");
+  return u && *u;
+}
+static void logUpload(uintptr_t dst, const void *src, size_t n) {
+  if (!loggingUploads())
+    return;
+  const unsigned char *b = src;
+  char hex[64 * 2 + 4] = "";
+  size_t shown = n < 64 ? n : 64;
+  for (size_t i = 0; i < shown; ++i)
+    snprintf(hex + 2 * i, 3, "%02x", b[i]);
+  if (n > shown)
+    strcat(hex, "...");
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; ++i)
+    h = (h ^ b[i]) * 0x100000001b3ull;
+  logLine("htodbytes %#lx %zu hex=%s fnv=%016llx", (unsigned long)dst, n, hex, (unsigned long long)h);
 }
 
 /* 128-byte device memory (tensor maps): what was copied there last. */
@@ -452,6 +479,7 @@ NOOP(cuMemcpy, uintptr_t a, uintptr_t b, size_t n)
 NOOP(cuMemcpyAsync, uintptr_t a, uintptr_t b, size_t n, void *s)
 CUresult cuMemcpyHtoD_v2(uintptr_t a, const void *b, size_t n) {
   logLine("SYNC cuMemcpyHtoD");
+  logUpload(a, b, n);
   copyIn128(a, b, n);
   return 0;
 }
@@ -485,6 +513,7 @@ CUresult cuMemcpyHtoDAsync_v2(uintptr_t a, const void *b, size_t n, void *s) {
           pinned ? " pinned" : refused ? " pageable-in-capture" : "");
   if (refused)
     return 900;
+  logUpload(a, b, n);
   if (pinned && n % 128 == 0)
     for (size_t off = 0; off < n; off += 128)
       copyIn128(a + off, (const unsigned char *)b + off, 128);
@@ -495,8 +524,22 @@ CUresult cuMemcpyHtoDAsync_v2(uintptr_t a, const void *b, size_t n, void *s) {
 NOOP(cuMemsetD8_v2, uintptr_t a, unsigned char v, size_t n)
 NOOP(cuMemHostRegister_v2, void *p, size_t n, unsigned f)
 NOOP(cuMemHostUnregister, void *p)
-NOOP(cuStreamCreate, void **s, unsigned f)
-NOOP(cuStreamDestroy_v2, void *s)
+CUresult cuStreamCreate(void **s, unsigned flags) {
+  static uintptr_t next = 0x5c0000;
+  if (!loggingUploads())
+    return 0;
+  pthread_mutex_lock(&lock);
+  *s = (void *)next;
+  next += 0x10;
+  pthread_mutex_unlock(&lock);
+  logLine("streamcreate %p flags=%u", *s, flags);
+  return 0;
+}
+CUresult cuStreamDestroy_v2(void *s) {
+  if (loggingUploads())
+    logLine("streamdestroy %p", s);
+  return 0;
+}
 NOOP(cuStreamQuery, void *s)
 NOOP(cuStreamWaitEvent, void *s, void *e, unsigned f)
 NOOP(cuEventCreate, void **e, unsigned f)

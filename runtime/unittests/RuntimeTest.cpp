@@ -129,7 +129,7 @@ TEST(RuntimeManifest, RefusesHostileManifests) {
       {"buffer not object", [](json &j) { j["buffers"][0] = 3; }, "must be an object"},
       {"buffer index", [](json &j) { j["buffers"][1]["index"] = 0; }, "must equal its position"},
       {"buffer unknown key", [](json &j) { j["buffers"][0]["strides"] = {1, 2}; }, "unknown key 'strides'"},
-      {"buffer role", [](json &j) { j["buffers"][0]["role"] = "inout"; }, "not input, output, scratch or tensor_map"},
+      {"buffer role", [](json &j) { j["buffers"][0]["role"] = "inout"; }, "not input, output, scratch, tensor_map or constant"},
       {"buffer dtype", [](json &j) { j["buffers"][0]["dtype"] = "f128"; }, "unsupported dtype"},
       {"buffer name", [](json &j) { j["buffers"][0]["name"] = "a b"; }, "not a valid symbol"},
       {"dim zero", [](json &j) { j["buffers"][0]["shape"] = {0, 64}; }, "out of range"},
