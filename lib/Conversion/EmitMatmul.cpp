@@ -656,7 +656,7 @@ FailureOr<LoweredTask> emitTiledMatmul(const GenericTask &t, const ScheduleKnobs
     return failure();
   MLIRContext *mctx = t.op->getContext();
   SmallVector<MemRefType> params(t.params.begin(), t.params.end());
-  SmallVector<BufferDesc> scratch;
+  SmallVector<BufferDesc, 2> scratch;
   const int64_t points = pl->batch * pl->M * pl->N;
   if (pl->split > 1) {
     params.push_back(

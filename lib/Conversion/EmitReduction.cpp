@@ -591,7 +591,7 @@ FailureOr<LoweredTask> ReductionEmitter::emit(EmitContext &ctx) {
 
   const int64_t S = k.split, numChunks = numRed / k.vectorWidth;
   SmallVector<MemRefType> params(t.params.begin(), t.params.end());
-  SmallVector<BufferDesc> scratch;
+  SmallVector<BufferDesc, 2> scratch;
   if (S > 1)
     for (Type acc : accTypes) {
       params.push_back(MemRefType::get({S, numOut}, acc));

@@ -465,7 +465,7 @@ FailureOr<LoweredTask> RowEmitter::emit(EmitContext &ctx) {
 
   // row_split: one scratch buffer of partials [S, rows] per reduction, after the task's buffers.
   SmallVector<MemRefType> kernelParams(params.begin(), params.end());
-  SmallVector<BufferDesc> scratch;
+  SmallVector<BufferDesc, 2> scratch;
   if (split > 1) {
     analyzePasses();
     int64_t bytes = 0;

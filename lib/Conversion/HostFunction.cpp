@@ -1,8 +1,11 @@
 //===- HostFunction.cpp - the host side of a launch plan ----------------------===//
 //
-// Builds the func.func that allocates a plan's scratch buffers (and tensor maps), encodes the
-// tensor maps, launches its kernels in order and frees the scratch: what a lowered function
-// becomes on the host. Its arguments are the plan's inputs (memrefs, and the values of scalar
+// Builds the func.func that allocates a plan's scratch buffers (and tensor maps), copies its
+// constants to the device, encodes the tensor maps, launches its kernels in order and frees
+// what it allocated: what a lowered function becomes on the host. A constant's value is the
+// memref.global its buffer names (made by evo-lower-to-gpu beside the function); it is copied
+// at every call, which keeps the host function self-contained (a runtime that loads the
+// emitted PTX uploads constants once instead: docs/runtime.md). Its arguments are the plan's inputs (memrefs, and the values of scalar
 // arguments, which gpu.launch_func passes by value) then its outputs.
 //
 // A tensor map is encoded by a call to `mgpuEvoTensorMapEncodeTiled` (libevo_cuda_runtime.so,
@@ -70,6 +73,12 @@ func::FuncOp buildHostFunction(OpBuilder &builder, Location loc, const LaunchPla
     auto alloc = gpu::AllocOp::create(builder, loc, buf.type, tokenType, ValueRange{token},
                                       /*dynamicSizes=*/ValueRange(), /*symbolOperands=*/ValueRange());
     token = alloc.getAsyncToken();
+    if (buf.role == BufferRole::Constant) {
+      Value host = memref::GetGlobalOp::create(builder, loc, buf.type, buf.global);
+      token = gpu::MemcpyOp::create(builder, loc, tokenType, ValueRange{token}, alloc.getMemref(),
+                                    host)
+                  .getAsyncToken();
+    }
     if (buf.zeroInit) {
       Value zero = arith::ConstantOp::create(
           builder, loc, builder.getZeroAttr(buf.type.getElementType()));

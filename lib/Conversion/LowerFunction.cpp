@@ -40,20 +40,87 @@ std::string printSource(Operation *op) {
   return s;
 }
 
+static_assert(kMaxKernelConstantBytes == 1 << 20, "LowerOptions::inlineConstantBytes's cap");
+
 /// Replaces each `arith.constant dense_resource<...>` whose blob is present and at most
-/// kMaxKernelConstantBytes by the same constant written inline.
-static void inlineResourceConstants(func::FuncOp func) {
-  func.walk([](arith::ConstantOp c) {
+/// `maxBytes` by the same constant written inline.
+static void inlineResourceConstants(func::FuncOp func, int64_t maxBytes) {
+  func.walk([&](arith::ConstantOp c) {
     auto res = dyn_cast<DenseResourceElementsAttr>(c.getValue());
     if (!res)
       return;
     AsmResourceBlob *blob = res.getRawHandle().getBlob();
     bool splat = false;
-    if (!blob || blob->getData().size() > static_cast<size_t>(kMaxKernelConstantBytes) ||
+    if (!blob || blob->getData().size() > static_cast<size_t>(maxBytes) ||
         !DenseElementsAttr::isValidRawBuffer(res.getType(), blob->getData(), splat))
       return;
     c.setValueAttr(cast<TypedAttr>(DenseElementsAttr::getFromRawBuffer(res.getType(), blob->getData())));
   });
+}
+
+/// A constant of the input function turned into a trailing argument of the work function.
+struct LiftedConstant {
+  std::string global;
+  ElementsAttr value;
+  Location loc;
+};
+
+/// Whether constant `c` is too large for the kernels (more than `maxBytes`; a dense_resource
+/// still here is one, or has no blob) and of a type a buffer can hold.
+static bool isLiftable(arith::ConstantOp c, int64_t maxBytes) {
+  auto type = dyn_cast<RankedTensorType>(c.getType());
+  if (!type || !type.hasStaticShape() || !type.getElementType().isIntOrFloat() ||
+      failed(checkBufferType(MemRefType::get(type.getShape(), type.getElementType()),
+                             [] { return InFlightDiagnostic(); })))
+    return false;
+  // A returned constant keeps its own diagnostic (every result is computed by a linalg op).
+  if (llvm::any_of(c->getUsers(), [](Operation *u) { return isa<func::ReturnOp>(u); }))
+    return false;
+  if (isa<DenseResourceElementsAttr>(c.getValue()))
+    return true;
+  auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+  int64_t elementBytes = (type.getElementTypeBitWidth() + 7) / 8;
+  return dense && !dense.isSplat() && type.getNumElements() * elementBytes > maxBytes;
+}
+
+/// Replaces each constant of `work` that the kernels cannot hold by a new trailing argument;
+/// returns them in argument order, each with the name of the memref.global that will hold its
+/// value (unique in `parent`).
+static SmallVector<LiftedConstant> liftLargeConstants(func::FuncOp work, int64_t maxBytes,
+                                                     ModuleOp parent) {
+  SmallVector<arith::ConstantOp> found;
+  work.walk([&](arith::ConstantOp c) {
+    if (isLiftable(c, maxBytes))
+      found.push_back(c);
+  });
+  SmallVector<LiftedConstant> lifted;
+  llvm::StringSet<> taken;
+  for (arith::ConstantOp c : found) {
+    std::string name;
+    for (unsigned n = lifted.size();; ++n) {
+      name = (work.getSymName() + "_const" + Twine(n)).str();
+      if (!SymbolTable::lookupSymbolIn(parent, name) && taken.insert(name).second)
+        break;
+    }
+    (void)work.insertArgument(work.getNumArguments(), c.getType(), DictionaryAttr(), c.getLoc());
+    c.replaceAllUsesWith(work.getArgument(work.getNumArguments() - 1));
+    lifted.push_back({name, cast<ElementsAttr>(c.getValue()), c.getLoc()});
+    c.erase();
+  }
+  return lifted;
+}
+
+/// The plan buffers of the lifted constants (the last arguments of the work function, whose
+/// buffers are numbered as the arguments) become constant buffers.
+static void markConstantBuffers(LaunchPlan &plan, ArrayRef<LiftedConstant> lifted,
+                                unsigned numArgs) {
+  for (auto [k, c] : llvm::enumerate(lifted)) {
+    BufferDesc &b = plan.buffers[numArgs - lifted.size() + k];
+    assert(b.role == BufferRole::Input && "a lifted constant's buffer is an argument's");
+    b.role = BufferRole::Constant;
+    b.name = "const" + std::to_string(k);
+    b.global = c.global;
+  }
 }
 
 /// An identity-map copy of `v` into a new tensor: a task that materializes a view.
@@ -743,7 +810,10 @@ LogicalResult lowerFunction(func::FuncOp func, const LowerOptions &options) {
   auto work = cast<func::FuncOp>(builder.clone(*func));
   // The source travels as text (run stores, the oracle, task sources): weights held in
   // dense_resource blobs, which a function's text does not carry, become inline constants.
-  inlineResourceConstants(work);
+  inlineResourceConstants(work, options.inlineConstantBytes);
+  // Constants too large for the kernels become trailing arguments (constant buffers); the source
+  // the oracle and the searches see has them as inputs.
+  SmallVector<LiftedConstant> lifted = liftLargeConstants(work, options.inlineConstantBytes, parent);
   std::string source = printSource(work);
   // Scalar arguments are 0-d tensors from here on (ScalarArguments.h); the source keeps them.
   SmallVector<unsigned> scalarArgs;
@@ -759,6 +829,7 @@ LogicalResult lowerFunction(func::FuncOp func, const LowerOptions &options) {
   if (failed(plan))
     return failure();
   plan->source = source;
+  markConstantBuffers(*plan, lifted, work.getNumArguments());
   // The emitters favour simple code over minimal code; tidy it for readers and later passes.
   PassManager tidy(ctx, gpu::GPUModuleOp::getOperationName());
   tidy.addPass(createCanonicalizerPass());
@@ -775,6 +846,14 @@ LogicalResult lowerFunction(func::FuncOp func, const LowerOptions &options) {
                             << "' already exists in the module";
   kernels->moveAfter(func);
   builder.setInsertionPoint(func);
+  for (const LiftedConstant &c : lifted) {
+    auto type = cast<RankedTensorType>(c.value.getType());
+    auto global = memref::GlobalOp::create(
+        builder, c.loc, c.global, builder.getStringAttr("private"),
+        MemRefType::get(type.getShape(), type.getElementType()), c.value, /*constant=*/true,
+        /*alignment=*/IntegerAttr());
+    SymbolTable(parent).insert(global, Block::iterator(func));
+  }
   func::FuncOp host = buildHostFunction(builder, func.getLoc(), *plan, kernels);
   host.setVisibility(func.getVisibility());
   func.erase();

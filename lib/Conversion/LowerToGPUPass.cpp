@@ -128,6 +128,12 @@ void EvoLowerToGPUPass::runOnOperation() {
   EVO_KNOB_LIST(EVO_KNOB_FROM_OPTION)
 #undef EVO_KNOB_FROM_OPTION
   options.fuseElementwise = fuseElementwise;
+  options.inlineConstantBytes = inlineConstantBytes;
+  if (inlineConstantBytes < 0 || inlineConstantBytes > (1 << 20)) {
+    emitError(module.getLoc()) << "evo-lower-to-gpu: invalid option: inline-constant-bytes="
+                               << inlineConstantBytes << " is not in [0, 1048576]";
+    return signalPassFailure();
+  }
   if (failed(options.knobs.verify([&] {
         return emitError(module.getLoc()) << "evo-lower-to-gpu: invalid option: ";
       })))

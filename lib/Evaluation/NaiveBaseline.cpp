@@ -54,11 +54,12 @@ llvm::Expected<Variant> naiveBaseline(const LaunchPlan &plan, const DialectRegis
   if (failed(base))
     return fail("the baseline's plan cannot be read");
 
-  // Inputs and outputs bind by role and position; they must be the same buffers.
+  // Inputs and outputs bind by role and position; they must be the same buffers. The baseline,
+  // lowered from the plan's source, has the kernels' constants as inputs (its last ones).
   auto byRole = [](const LaunchPlan &p, BufferRole role) {
     SmallVector<unsigned> out;
     for (auto [i, b] : llvm::enumerate(p.buffers))
-      if (b.role == role)
+      if (role == BufferRole::Input ? b.isReadOnly() : b.role == role)
         out.push_back(i);
     return out;
   };

@@ -150,8 +150,9 @@ TaskCost estimateCost(func::FuncOp func, const LaunchPlan &plan) {
   cost.f32Matmul = planF32Matmul(plan);
   unsigned input = 0;
   for (const BufferDesc &b : plan.buffers) {
-    if (b.role == BufferRole::Input) {
-      // Inputs are the function's arguments, in order.
+    if (b.isReadOnly()) {
+      // Inputs (then constants: trailing arguments of the plan's source) are the function's
+      // arguments, in order.
       double share = !func.isExternal() && input < func.getNumArguments()
                          ? readShare(func.getArgument(input))
                          : 1;

@@ -197,13 +197,14 @@ FailureOr<BufferLayout> layOutBuffers(const LaunchPlan &plan, ArrayRef<InputRang
                             << b.type.getElementType() << ", which the verifier cannot fill";
     kinds.push_back(kind);
     json::Object o{{P::kName, b.name},
-                   {P::kRole, stringifyBufferRole(b.role)},
+                   // A constant is drawn like any input: kernels are checked for every value.
+                   {P::kRole, stringifyBufferRole(b.isReadOnly() ? BufferRole::Input : b.role)},
                    {P::kKind, elementKindName(kind)},
                    {P::kElements, b.type.getNumElements()},
                    {P::kZeroInit, b.zeroInit}};
     if (b.byValue)
       o[P::kByValue] = true;
-    if (b.role == BufferRole::Input) {
+    if (b.isReadOnly()) {
       InputRange r = ranges[inputBuffers.size()];
       o[P::kRange] = json::Array{r.lo, r.hi};
       bufferRanges[i] = r;

@@ -29,7 +29,7 @@ void dropTaskScratch(LaunchPlan &plan, unsigned t, unsigned numTaskBuffers) {
   if (dropped.empty())
     return;
   SmallVector<unsigned> newIndex(plan.buffers.size());
-  SmallVector<BufferDesc> kept;
+  SmallVector<BufferDesc, 2> kept;
   for (unsigned i = 0; i < plan.buffers.size(); ++i) {
     newIndex[i] = kept.size();
     if (!dropped.count(i))

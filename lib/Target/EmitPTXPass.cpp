@@ -15,6 +15,8 @@
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringSet.h"
@@ -86,6 +88,73 @@ static LogicalResult checkKernelParam(gpu::GPUFuncOp func, unsigned index, Type 
   });
 }
 
+/// The bytes of a constant buffer's value, as the kernels read them (little-endian elements, i1
+/// one byte each), appended to `image`.
+static LogicalResult appendConstantBytes(ElementsAttr value, Operation *global,
+                                         std::string &image) {
+  auto type = cast<ShapedType>(value.getType());
+  Type elt = type.getElementType();
+  if (auto res = dyn_cast<DenseResourceElementsAttr>(value)) {
+    AsmResourceBlob *blob = res.getRawHandle().getBlob();
+    int64_t want = type.getNumElements() * ((elt.getIntOrFloatBitWidth() + 7) / 8);
+    if (!blob || elt.isInteger(1) || static_cast<int64_t>(blob->getData().size()) != want)
+      return global->emitError()
+             << "evo-emit-ptx: the value of constant '" << SymbolTable::getSymbolName(global).getValue()
+             << "' is not available to write beside the PTX ("
+             << (!blob ? "its dense_resource has no blob: elided, or dropped from the input"
+                 : elt.isInteger(1) ? "an i1 dense_resource"
+                                    : "its blob has " + std::to_string(blob->getData().size()) +
+                                          " bytes, not " + std::to_string(want))
+             << ")";
+    image.append(blob->getData().data(), blob->getData().size());
+    return success();
+  }
+  auto dense = dyn_cast<DenseElementsAttr>(value);
+  if (!dense)
+    return global->emitError() << "evo-emit-ptx: constant '" << SymbolTable::getSymbolName(global).getValue()
+                               << "' has a value of a kind it cannot write: " << value;
+  if (elt.isInteger(1) || dense.isSplat()) {
+    // i1 is bit-packed in the attribute, and a splat holds one element: write them out.
+    for (APInt v : dense.getValues<APInt>())
+      for (unsigned byte = 0, n = (v.getBitWidth() + 7) / 8; byte < n; ++byte)
+        image.push_back(static_cast<char>(v.extractBitsAsZExtValue(
+            std::min(8u, v.getBitWidth() - 8 * byte), 8 * byte)));
+    return success();
+  }
+  ArrayRef<char> raw = dense.getRawData();
+  image.append(raw.data(), raw.size());
+  return success();
+}
+
+/// The constants file of `info.plan`: each constant buffer's value (its memref.global, beside
+/// the gpu.module) at an aligned offset.
+static LogicalResult collectConstants(gpu::GPUModuleOp gm, evo::ManifestInfo &info) {
+  for (auto [i, b] : llvm::enumerate(info.plan->buffers)) {
+    if (b.role != evo::BufferRole::Constant)
+      continue;
+    auto global = dyn_cast_or_null<memref::GlobalOp>(
+        SymbolTable::lookupSymbolIn(gm->getParentOp(), b.global));
+    if (!global || !global.getConstant() || global.getType() != b.type ||
+        !isa_and_nonnull<ElementsAttr>(global.getInitialValueAttr()))
+      return gm.emitError() << "evo-emit-ptx: constant buffer '" << b.name
+                            << "' needs a constant memref.global '" << b.global << "' of type "
+                            << b.type << " with a value beside the gpu.module";
+    int64_t offset = llvm::alignTo(info.constantsImage.size(), evo::kConstantAlignment);
+    info.constantsImage.resize(offset, '\0');
+    if (failed(appendConstantBytes(cast<ElementsAttr>(global.getInitialValueAttr()), global,
+                                   info.constantsImage)))
+      return failure();
+    if (static_cast<int64_t>(info.constantsImage.size()) - offset != b.sizeInBytes())
+      return global.emitError() << "evo-emit-ptx: constant '" << b.global << "' gave "
+                                << info.constantsImage.size() - offset << " bytes, not "
+                                << b.sizeInBytes();
+    info.constantOffsets[i] = offset;
+  }
+  if (!info.constantOffsets.empty())
+    info.constantsFile = info.name + ".constants.bin";
+  return success();
+}
+
 /// A gpu.module checked (the chips, the plan, the bare-pointer ABI) and what its manifest needs,
 /// taken before the pipeline replaces it by a gpu.binary.
 static FailureOr<PendingModule> prepareModule(gpu::GPUModuleOp gm, const EmitTargets &targets,
@@ -112,6 +181,8 @@ static FailureOr<PendingModule> prepareModule(gpu::GPUModuleOp gm, const EmitTar
       return failure();
     p.info.plan = std::move(*plan);
     p.info.name = p.info.plan->funcName;
+    if (failed(collectConstants(gm, p.info)))
+      return failure();
   } else {
     p.info.name = p.symName;
   }
@@ -214,6 +285,8 @@ static LogicalResult writeFiles(ModuleOp module, StringRef outputDir,
     SmallVector<std::string> files = {p.info.name + ".ptx", p.info.name + ".json"};
     for (const evo::ManifestInfo::Binary &b : p.info.binaries)
       files.push_back(b.file);
+    if (!p.info.constantsFile.empty())
+      files.push_back(p.info.constantsFile);
     for (const std::string &file : files) {
       if (!err && invocation)
         err = invocation->checkClaim(*dir, file);
@@ -223,6 +296,9 @@ static LogicalResult writeFiles(ModuleOp module, StringRef outputDir,
     for (const evo::ManifestInfo::Binary &b : p.info.binaries)
       if (!err)
         err = local.stage(*dir, b.file, [&](llvm::raw_ostream &os) { os << b.image; });
+    if (!err && !p.info.constantsFile.empty())
+      err = local.stage(*dir, p.info.constantsFile,
+                        [&](llvm::raw_ostream &os) { os << p.info.constantsImage; });
     if (!err)
       err = local.stage(*dir, p.info.name + ".ptx",
                         [&](llvm::raw_ostream &os) { os << p.info.ptx; });

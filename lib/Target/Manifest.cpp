@@ -100,6 +100,10 @@ json::Value buildManifest(const ManifestInfo &info) {
     m["binaries"] = std::move(binaries);
   }
   m["target"] = std::move(target);
+  if (!info.constantsFile.empty())
+    m["constants"] = json::Object{{"file", info.constantsFile},
+                                  {"sha256", sha256Hex(info.constantsImage)},
+                                  {"bytes", static_cast<int64_t>(info.constantsImage.size())}};
   m["ptx"] = json::Object{{"file", info.ptxFile},
                           {"sha256", sha256Hex(info.ptx)},
                           {"bytes", static_cast<int64_t>(info.ptx.size())}};
@@ -144,6 +148,9 @@ json::Value buildManifest(const ManifestInfo &info) {
       // A scalar argument: the kernels take its value, not a pointer (docs/architecture.md).
       if (b.byValue)
         o["by_value"] = true;
+      // A constant: where its bytes are in the constants file (docs/architecture.md).
+      if (auto it = info.constantOffsets.find(i); it != info.constantOffsets.end())
+        o["data"] = json::Object{{"offset", it->second}, {"bytes", b.sizeInBytes()}};
       // A tensor map: what to encode into its 128 bytes (docs/architecture.md, "Tensor maps").
       if (b.tensorMap)
         o["tensor_map"] = toJSON(*b.tensorMap, elementTypeName(plan.buffers[b.tensorMap->source]

@@ -369,6 +369,95 @@ def write_constant_module(outdir):
     return os.path.join(outdir, "cst_fma.json"), w, b
 
 
+def linear_resource_mlir(name, m, n, k, dtype, w, b):
+    """relu(x @ w + b) with w and b as dense_resource blobs (torch-mlir's weights): w is over the
+    kernels' 1 MiB cap, so it becomes a constant buffer; b stays in the kernels."""
+    def blob(t):  # the blob format: a little-endian u32 alignment, then the raw elements
+        return "0x" + (t.element_size()).to_bytes(4, "little").hex() + t.cpu().numpy().tobytes().hex()
+    t = dtype
+    return f"""func.func @{name}(%x: tensor<{m}x{k}x{t}>) -> tensor<{m}x{n}x{t}> {{
+  %w = arith.constant dense_resource<{name}_w> : tensor<{k}x{n}x{t}>
+  %b = arith.constant dense_resource<{name}_b> : tensor<{n}x{t}>
+  %zero = arith.constant 0.0 : {t}
+  %e = tensor.empty() : tensor<{m}x{n}x{t}>
+  %acc = linalg.fill ins(%zero : {t}) outs(%e : tensor<{m}x{n}x{t}>) -> tensor<{m}x{n}x{t}>
+  %mm = linalg.matmul ins(%x, %w : tensor<{m}x{k}x{t}>, tensor<{k}x{n}x{t}>)
+                      outs(%acc : tensor<{m}x{n}x{t}>) -> tensor<{m}x{n}x{t}>
+  %r = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>,
+                                        affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}}
+      ins(%mm, %b : tensor<{m}x{n}x{t}>, tensor<{n}x{t}>) outs(%e : tensor<{m}x{n}x{t}>) {{
+    ^bb0(%v: {t}, %c: {t}, %o: {t}):
+      %s = arith.addf %v, %c : {t}
+      %y = arith.maximumf %s, %zero : {t}
+      linalg.yield %y : {t}
+  }} -> tensor<{m}x{n}x{t}>
+  return %r : tensor<{m}x{n}x{t}>
+}}
+{{-#
+  dialect_resources: {{
+    builtin: {{
+      {name}_w: "{blob(w)}",
+      {name}_b: "{blob(b)}"
+    }}
+  }}
+#-}}
+"""
+
+
+def emitted_constant_checks(args, kdir, wgmma):
+    """Functions whose weights are dense_resource constants over 1 MiB, emitted by evo-opt (the
+    weights go to <name>.constants.bin), run through EvoModule against PyTorch on the same
+    weights: an f32 linear+bias+relu (SIMT) and, on sm_90, an f16 one with the wgmma schedule
+    (a TMA tensor map over the constant weight)."""
+    cases = {"lin32": (torch.float32, "f32", 512, 768, 1024, "", 1e-5)}
+    if wgmma:
+        cases["lin16"] = (torch.float16, "f16", 512, 1024, 1024, WGMMA_OPTIONS, 2e-3)
+    g = torch.Generator(device="cuda").manual_seed(11)
+    for name, (dt, t, m, n, k, options, tol) in cases.items():
+        w = (torch.randn(k, n, generator=g, device="cuda") / k ** 0.5).to(dt)
+        b = torch.randn(n, generator=g, device="cuda").to(dt)
+        src = os.path.join(kdir, name + ".mlir")
+        os.makedirs(kdir, exist_ok=True)
+        with open(src, "w") as f:
+            f.write(linear_resource_mlir(name, m, n, k, t, w, b))
+
+        @check(f"emitted constants: {name} ({t} {m}x{k} @ {k}x{n} weights from dense_resource, "
+               f"{'wgmma' if options else 'SIMT'}) through EvoModule matches PyTorch")
+        def run_case():
+            mod = EvoModule(emit(args.evo_opt, src, kdir, options))
+            spec = mod.spec
+            assert [tuple(i.shape) for i in spec.inputs] == [(m, k)], spec.inputs
+            assert [c.bytes for c in spec.constants] == [w.numel() * w.element_size()], spec.constants
+            assert os.path.getsize(os.path.join(kdir, name + ".constants.bin")) == w.numel() * w.element_size()
+            if options:
+                assert any(spec.buffers[tm.tensor_map.source].role == "constant"
+                           for tm in spec.tensor_maps), "no tensor map over the constant weight"
+            errs = []
+            for seed in range(3):
+                x = torch.randn(m, k, generator=g, device="cuda").to(dt)
+                (y,) = mod(x)
+                torch.cuda.synchronize()
+                want = torch.relu(x.double() @ w.double() + b.double())
+                errs.append(assert_close(y, want, tol, f"{name} seed {seed}"))
+                assert_close(y, torch.relu(torch.nn.functional.linear(x, w.t(), b)), tol,
+                             f"{name} vs torch.nn.functional.linear")
+            # A CUDA graph of a call, replayed on new input.
+            x = torch.randn(m, k, generator=g, device="cuda").to(dt)
+            (y,) = mod(x)
+            mod.prepare()
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                mod(x, outputs=[y])
+            x.copy_(torch.randn(m, k, generator=g, device="cuda").to(dt))
+            graph.replay()
+            torch.cuda.synchronize()
+            errs.append(assert_close(y, torch.relu(x.double() @ w.double() + b.double()), tol,
+                                     f"{name} graph replay"))
+            return f"worst relative error vs float64 {max(errs):.1e}"
+        run_case()
+
+
 def constant_buffer_checks(outdir):
     """A module with two 64 MiB constant buffers through EvoModule and register_op (eager,
     torch.compile, CUDA graphs), its device memory freed by close(); needs no evo-opt (an
@@ -782,6 +871,7 @@ def main():
 
     # Constant buffers: a hand-written kernel whose weights the module uploads ----------------
     constant_buffer_checks(args.out)
+    emitted_constant_checks(args, kdir, wgmma=cc == (9, 0))
 
     # Timing ---------------------------------------------------------------------------------
     flush = torch.empty(64 << 20, dtype=torch.float32, device="cuda")

@@ -1,7 +1,8 @@
 // Dense tensor constants (weights) of at most 1 MiB are embedded in the kernels' module as
 // private constant globals (in PTX an initialized, 16-byte aligned .global) that the kernels read
 // like a buffer; splats stay scalars. dense_resource constants (torch-mlir's weights) are written
-// inline first, so the task sources and the oracle's source carry the values.
+// inline first, so the task sources and the oracle's source carry the values. Larger constants
+// (and resources without a blob) become constant buffers: lower-to-gpu-constant-buffers.mlir.
 //
 // RUN: evo-opt %s -split-input-file -verify-diagnostics -evo-lower-to-gpu | FileCheck %s
 // RUN: evo-opt %s -split-input-file -verify-diagnostics --evo-pipeline="output-dir=%t" -o /dev/null
@@ -89,14 +90,3 @@ func.func @resource_const(%x: tensor<4xf32>) -> tensor<4xf32> {
     }
   }
 #-}
-
-// -----
-
-// A resource whose blob is missing cannot be read.
-func.func @resource_missing(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %w = arith.constant dense_resource<evo_nowhere> : tensor<4xf32>
-  %e = tensor.empty() : tensor<4xf32>
-  // expected-error @+1 {{input 1 is neither a function argument (or a view of one) nor a constant of at most 1 MiB}}
-  %r = linalg.mul ins(%x, %w : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
-  return %r : tensor<4xf32>
-}

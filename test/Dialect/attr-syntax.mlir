@@ -10,7 +10,7 @@ func.func private @f() attributes {k = #evo.knobs<blok_size = 64>}
 
 // -----
 
-// expected-error @+1 {{#evo.buffer: unknown key 'zero' (expected one of name, role, type, zero_init, tensor_map, by_value)}}
+// expected-error @+1 {{#evo.buffer: unknown key 'zero' (expected one of name, role, type, zero_init, tensor_map, by_value, global)}}
 func.func private @f() attributes {b = #evo.buffer<name = "a", role = input, type = memref<4xf32>, zero = true>}
 
 // -----
@@ -48,7 +48,7 @@ func.func private @f() attributes {b = #evo.buffer<name = 3, role = input, type 
 
 // -----
 
-// expected-error @+1 {{#evo.buffer: 'role' expects one of input, output, scratch, tensor_map}}
+// expected-error @+1 {{#evo.buffer: 'role' expects one of input, output, scratch, tensor_map, constant}}
 func.func private @f() attributes {b = #evo.buffer<name = "a", role = weights, type = memref<4xf32>>}
 
 // -----
@@ -114,3 +114,25 @@ func.func private @f() attributes {b = #evo.buffer<name "a", role = input, type 
 // A verifier error after a well-formed parse is still one diagnostic.
 // expected-error @+1 {{evo.plan: buffer 'tm' of role tensor_map needs a tensor_map}}
 func.func private @f() attributes {b = #evo.buffer<name = "tm", role = tensor_map, type = memref<128xi8>>}
+
+// -----
+
+// A constant buffer names the memref.global holding its value; nothing else has a global.
+// expected-error @+1 {{evo.plan: buffer 'w' of role constant needs the global holding its value}}
+func.func private @f() attributes {b = #evo.buffer<name = "w", role = constant, type = memref<4xf32>>}
+
+// -----
+
+// expected-error @+1 {{evo.plan: buffer 'a' has a global but its role is not constant}}
+func.func private @f() attributes {b = #evo.buffer<name = "a", role = input, type = memref<4xf32>, global = "g">}
+
+// -----
+
+// expected-error @+1 {{evo.plan: constant 'w' cannot be zero_init}}
+func.func private @f() attributes {b = #evo.buffer<name = "w", role = constant, type = memref<4xf32>, zero_init = true, global = "g">}
+
+// -----
+
+// expected-error @+1 {{evo.plan: constant's global}}
+func.func private @f() attributes {b = #evo.buffer<name = "w", role = constant, type = memref<4xf32>, global = "../g">}
+

@@ -44,7 +44,7 @@ struct LoweredTask {
   TaskFamily family;
   KnobsAttr knobs;
   llvm::SmallVector<KernelLaunch> launches;
-  llvm::SmallVector<BufferDesc> scratch;
+  llvm::SmallVector<BufferDesc, 2> scratch;
 };
 
 /// The family a task func's compute op belongs to, or a diagnostic if it is not supported.
@@ -73,6 +73,9 @@ struct TuningApplyStats {
 struct LowerOptions {
   ScheduleKnobs knobs;
   bool fuseElementwise = true;
+  /// inline-constant-bytes=: non-splat constants larger than this become constant buffers
+  /// (role Constant, a memref.global each); at most 1 MiB, the kernels' own cap.
+  int64_t inlineConstantBytes = 1 << 20;
   /// tuning-db=: a task whose signature has a record for `tuningChip` is lowered with the
   /// record's knobs instead of `knobs` and its ops' `evo.knobs`; the task split is unchanged
   /// (TuningDB.h). `tuningDbName` names the file in remarks; `tuningStats` counts.

@@ -58,6 +58,11 @@ def EvoLowerToGPUPass : Pass<"evo-lower-to-gpu", "mlir::ModuleOp"> {
     Option<"fuseElementwise", "fuse-elementwise", "bool", /*default=*/"true",
            "Fuse elementwise producers into their consumers, and whole row programs (softmax, "
            "norms) into one kernel, before lowering">,
+    Option<"inlineConstantBytes", "inline-constant-bytes", "int64_t", /*default=*/"1048576",
+           "Constants (dense or dense_resource, not splats) of at most this many bytes are "
+           "compiled into the kernels; larger ones become constant buffers: a memref.global "
+           "the host function copies to the device, and a <name>.constants.bin file beside "
+           "the PTX for evo-emit-ptx (0 to 1048576)">,
     Option<"requireKernels", "require-kernels", "bool", /*default=*/"false",
            "A module with nothing to lower (and no kernels) is an error instead of a warning "
            "(--evo-pipeline sets it: it would emit nothing)">,

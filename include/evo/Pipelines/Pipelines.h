@@ -14,6 +14,8 @@ namespace evo {
 /// pass's options), the spelling, the description and the default (those of the pass).
 #define EVO_PIPELINE_PASS_OPTIONS(X)                                                              \
   X(lower, bool, fuseElementwise, "fuse-elementwise", "Fuse elementwise producers", true)         \
+  X(lower, int64_t, inlineConstantBytes, "inline-constant-bytes",                                 \
+    "Larger constants become constant buffers (a .constants.bin beside the PTX)", 1048576)        \
   X(lower, std::string, tuningDb, "tuning-db",                                                    \
     "Tuning database: tasks with a record for `chip` take its knobs", "")                         \
   X(emit, std::string, chip, "chip", "Target SM", "sm_90")                                        \

@@ -11,6 +11,7 @@
 
 #include "evo/Dialect/Evo/IR/LaunchPlan.h"
 #include "evo/Target/PTXAssembler.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/JSON.h"
 #include <optional>
 
@@ -42,7 +43,15 @@ struct ManifestInfo {
   };
   llvm::SmallVector<std::string> chips;
   llvm::SmallVector<Binary> binaries;
+  /// The plan's constant buffers: their bytes, each at a multiple of kConstantAlignment, in
+  /// `constantsImage` (written as `constantsFile`), and each one's offset by buffer index.
+  std::string constantsFile, constantsImage;
+  llvm::DenseMap<unsigned, int64_t> constantOffsets;
 };
+
+/// The alignment of each constant in a constants file (runtimes upload each one separately, so
+/// it only keeps every constant's bytes at an address as aligned as a device allocation's).
+inline constexpr int64_t kConstantAlignment = 256;
 
 llvm::json::Value attrToJson(mlir::Attribute attr);
 llvm::json::Value buildManifest(const ManifestInfo &info);

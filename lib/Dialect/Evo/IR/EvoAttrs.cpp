@@ -349,7 +349,7 @@ void TensorMapAttr::print(AsmPrinter &p) const {
 
 Attribute BufferAttr::parse(AsmParser &p, Type) {
   SMLoc loc = p.getCurrentLocation();
-  std::string name;
+  std::string name, global;
   BufferRole role = BufferRole::Input;
   MemRefType type;
   bool zeroInit = false, byValue = false;
@@ -360,10 +360,11 @@ Attribute BufferAttr::parse(AsmParser &p, Type) {
                           {"type", true, value(p, type)},
                           {"zero_init", false, value(p, zeroInit)},
                           {"tensor_map", false, nested(p, "#evo.tensor_map<...>", tensorMap)},
-                          {"by_value", false, value(p, byValue)}})))
+                          {"by_value", false, value(p, byValue)},
+                          {"global", false, value(p, global)}})))
     return {};
   return p.getChecked<BufferAttr>(loc, p.getContext(), name, role, type, zeroInit, tensorMap,
-                                  byValue);
+                                  byValue, global);
 }
 
 void BufferAttr::print(AsmPrinter &p) const {
@@ -377,6 +378,8 @@ void BufferAttr::print(AsmPrinter &p) const {
     sp.key("tensor_map").printStrippedAttrOrType(getTensorMap());
   if (getByValue())
     sp.key("by_value").printStrippedAttrOrType(getByValue());
+  if (!getGlobal().empty())
+    sp.key("global").printString(getGlobal());
 }
 
 Attribute TaskAttr::parse(AsmParser &p, Type) {
@@ -503,7 +506,7 @@ LogicalResult TensorMapAttr::verify(function_ref<InFlightDiagnostic()> emitError
 
 LogicalResult BufferAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef name,
                                  BufferRole role, MemRefType type, bool zeroInit,
-                                 TensorMapAttr tensorMap, bool byValue) {
+                                 TensorMapAttr tensorMap, bool byValue, StringRef global) {
   if (failed(checkSymbolName(name, "evo.plan: buffer name", emitError)))
     return failure();
   if (!type || !type.hasStaticShape())
@@ -518,6 +521,18 @@ LogicalResult BufferAttr::verify(function_ref<InFlightDiagnostic()> emitError, S
                          << tensorMapBufferType(type.getContext()) << ", not " << type;
     if (zeroInit)
       return emitError() << "evo.plan: tensor map '" << name << "' cannot be zero_init";
+  }
+  // A constant: the global that holds its value, and nothing a constant cannot be.
+  if ((role == BufferRole::Constant) != !global.empty())
+    return emitError() << "evo.plan: buffer '" << name << "' "
+                       << (global.empty() ? "of role constant needs the global holding its value"
+                                          : "has a global but its role is not constant");
+  if (role == BufferRole::Constant) {
+    if (failed(checkSymbolName(global, "evo.plan: constant's global", emitError)))
+      return failure();
+    if (zeroInit || byValue)
+      return emitError() << "evo.plan: constant '" << name << "' cannot be "
+                         << (zeroInit ? "zero_init" : "by_value");
   }
   // A scalar argument: a 0-d input of a type the kernels take by value.
   if (byValue) {

@@ -93,7 +93,8 @@ static PlanAttr toPlanAttr(const LaunchPlan &plan, MLIRContext *ctx,
         return {};
     }
     bufferAttrs.push_back(build<BufferAttr>(emitError, ctx, StringRef(buf.name), buf.role,
-                                            buf.type, buf.zeroInit, map, buf.byValue));
+                                            buf.type, buf.zeroInit, map, buf.byValue,
+                                            StringRef(buf.global)));
     if (!bufferAttrs.back())
       return {};
   }
@@ -136,6 +137,7 @@ LaunchPlan LaunchPlan::fromAttr(PlanAttr attr) {
   for (BufferAttr b : attr.getBuffers()) {
     plan.buffers.push_back({b.getName().str(), b.getRole(), b.getType(), b.getZeroInit()});
     plan.buffers.back().byValue = b.getByValue();
+    plan.buffers.back().global = b.getGlobal().str();
     if (TensorMapAttr m = b.getTensorMap())
       plan.buffers.back().tensorMap = TensorMapDesc{
           static_cast<unsigned>(m.getSource()), llvm::to_vector(m.getDims()),

@@ -135,13 +135,17 @@ def Evo_BufferAttr : Evo_Attr<"Buffer", "buffer"> {
     is a `memref<128xi8>` the host fills with the descriptor its `tensor_map` describes. An
     input with `by_value = true` is a scalar argument of the function (type `memref<f32>`, 0-d,
     for an `f32`): the host passes its value, and the kernels take the element type as a
-    parameter, not a pointer.
+    parameter, not a pointer. A buffer of role `constant` holds a constant of the function too
+    large for the kernels (`global = "sym"`: the `memref.global` beside the host function that
+    has its value); the host copies it to the device, evo-emit-ptx writes its bytes beside the
+    PTX, and everywhere else (the oracle, the inputs the verifier draws) it is an input.
   }];
   let parameters = (ins StringRefParameter<"name">:$name, "::evo::BufferRole":$role,
                         "::mlir::MemRefType":$type,
                         DefaultValuedParameter<"bool", "false">:$zero_init,
                         OptionalParameter<"::evo::TensorMapAttr">:$tensor_map,
-                        DefaultValuedParameter<"bool", "false">:$by_value);
+                        DefaultValuedParameter<"bool", "false">:$by_value,
+                        StringRefParameter<"global of a constant", "\"\"">:$global);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }

@@ -59,7 +59,8 @@ def Evo_BufferRole : I32EnumAttr<"BufferRole", "role of a plan buffer", [
     I32EnumAttrCase<"Input", 0, "input">,
     I32EnumAttrCase<"Output", 1, "output">,
     I32EnumAttrCase<"Scratch", 2, "scratch">,
-    I32EnumAttrCase<"TensorMap", 3, "tensor_map">]> {
+    I32EnumAttrCase<"TensorMap", 3, "tensor_map">,
+    I32EnumAttrCase<"Constant", 4, "constant">]> {
   let cppNamespace = "::evo";
   let genSpecializedAttr = 0;
 }

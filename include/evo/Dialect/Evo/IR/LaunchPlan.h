@@ -60,7 +60,13 @@ struct BufferDesc {
   /// and the kernels pass its value (the element type) instead of a pointer. Everywhere else
   /// (the oracle, the inputs the verifier draws) it is a 0-d input.
   bool byValue = false;
+  /// Set exactly when `role` is Constant: the symbol of the `memref.global` (in the module of
+  /// the host function) holding the constant's value. The verifier and the oracle treat a
+  /// constant as an input (drawn like any other): kernels are checked for every value of it.
+  std::string global;
   int64_t sizeInBytes() const;
+  /// Whether the kernels read this buffer as an input: an input or a constant.
+  bool isReadOnly() const { return role == BufferRole::Input || role == BufferRole::Constant; }
   /// What a kernel parameter and the host function's argument for this buffer is: the element
   /// type when byValue, else `type`.
   mlir::Type abiType() const;
@@ -90,7 +96,7 @@ struct LaunchPlan {
   std::string funcName;
   /// The original function (printed IR), for the oracle and for reports.
   std::string source;
-  llvm::SmallVector<BufferDesc> buffers;
+  llvm::SmallVector<BufferDesc, 2> buffers;
   llvm::SmallVector<TaskDesc> tasks;
   llvm::SmallVector<KernelLaunch> launches;
 

@@ -1,0 +1,64 @@
+// Constant buffers (evo-lower-to-gpu's inline-constant-bytes) are written beside the PTX as
+// <name>.constants.bin: each constant's little-endian bytes at a 256-aligned offset, which the
+// manifest gives with the file's size and SHA-256; the runtimes upload them once per module.
+//
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: evo-opt %s -split-input-file -verify-diagnostics -evo-lower-to-gpu="inline-constant-bytes=3" -evo-emit-ptx="output-dir=%t ptxas=none" -o /dev/null
+// RUN: FileCheck %s --input-file=%t/two.json
+// RUN: od -An -v -tx1 %t/two.constants.bin | tr -d ' \n' | FileCheck %s --check-prefix=BYTES
+// RUN: not ls %t/elided.json %t/elided.ptx %t/elided.constants.bin
+//
+// CHECK:      "buffers": [
+// CHECK:          "name": "arg1",
+// CHECK-NEXT:     "role": "input",
+// CHECK:          "data": {
+// CHECK-NEXT:       "bytes": 8,
+// CHECK-NEXT:       "offset": 0
+// CHECK-NEXT:     },
+// CHECK-NEXT:     "dtype": "f16",
+// CHECK-NEXT:     "index": 2,
+// CHECK-NEXT:     "name": "const0",
+// CHECK-NEXT:     "role": "constant",
+// CHECK:          "data": {
+// CHECK-NEXT:       "bytes": 4,
+// CHECK-NEXT:       "offset": 256
+// CHECK-NEXT:     },
+// CHECK-NEXT:     "dtype": "i1",
+// CHECK-NEXT:     "index": 3,
+// CHECK-NEXT:     "name": "const1",
+// CHECK-NEXT:     "role": "constant",
+// CHECK:          "name": "result0",
+// CHECK-NEXT:     "role": "output",
+// CHECK:      "constants": {
+// CHECK-NEXT:   "bytes": 260,
+// CHECK-NEXT:   "file": "two.constants.bin",
+// CHECK-NEXT:   "sha256": "{{([0-9a-f]{64})}}"
+//
+// const0: f16 [1, -2, 0.5, 65504] (0x3c00 0xc000 0x3800 0x7bff, little-endian); 248 bytes of
+// padding; const1: i1 [1, 0, 1, 1], one byte each.
+// BYTES: {{^}}003c00c00038ff7b{{((00){248})}}01000101{{$}}
+func.func @two(%x: tensor<4xf16>, %m: tensor<4xi1>) -> tensor<4xf16> {
+  %w = arith.constant dense<[1.0, -2.0, 0.5, 65504.0]> : tensor<4xf16>
+  %k = arith.constant dense<[true, false, true, true]> : tensor<4xi1>
+  %e = tensor.empty() : tensor<4xf16>
+  %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+    ins(%x, %w, %k, %m : tensor<4xf16>, tensor<4xf16>, tensor<4xi1>, tensor<4xi1>) outs(%e : tensor<4xf16>) {
+  ^bb0(%a: f16, %b: f16, %c: i1, %d: i1, %o: f16):
+    %p = arith.mulf %a, %b : f16
+    %both = arith.andi %c, %d : i1
+    %s = arith.select %both, %p, %a : f16
+    linalg.yield %s : f16
+  } -> tensor<4xf16>
+  return %r : tensor<4xf16>
+}
+
+// -----
+
+// A resource without its blob cannot be written: nothing of this function is written.
+func.func @elided(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{evo-emit-ptx: the value of constant 'elided_const0' is not available to write beside the PTX (its dense_resource has no blob: elided, or dropped from the input)}}
+  %w = arith.constant dense_resource<evo_nowhere> : tensor<4xf32>
+  %e = tensor.empty() : tensor<4xf32>
+  %r = linalg.mul ins(%x, %w : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
