@@ -993,6 +993,33 @@ class EmittedTest(unittest.TestCase):
         self.assertEqual(len(m.scratch), 1)
         self.assertEqual(len(m.launches), 2)
 
+    def test_constant_buffers(self):
+        # A weight over inline-constant-bytes: a constant buffer whose bytes evo-opt writes to
+        # <name>.constants.bin; callers pass only the input.
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        src = os.path.join(d, "scale.mlir")
+        weights = [0.5 * i - 3.0 for i in range(32)]
+        with open(src, "w") as f:
+            f.write(f"""func.func @scale(%x: tensor<4x32xf32>) -> tensor<4x32xf32> {{
+  %w = arith.constant dense<{weights}> : tensor<32xf32>
+  %e = tensor.empty() : tensor<4x32xf32>
+  %r = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>,
+                       affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}}
+      ins(%x, %w : tensor<4x32xf32>, tensor<32xf32>) outs(%e : tensor<4x32xf32>) {{
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %y = arith.mulf %a, %b : f32
+      linalg.yield %y : f32
+  }} -> tensor<4x32xf32>
+  return %r : tensor<4x32xf32>
+}}
+""")
+        m = self.emit(src, "inline-constant-bytes=64")
+        self.assertEqual([b.shape for b in m.inputs], [(4, 32)])
+        self.assertEqual([(c.name, c.shape, c.offset, c.bytes) for c in m.constants],
+                         [("const0", (32,), 0, 128)])
+        self.assertEqual(m.read_constants(), struct.pack("<32f", *weights))
+
     def test_chips(self):
         # chips=: a cubin per chip beside the PTX for the lowest, all listed and checked.
         if not shutil.which("ptxas") and not os.path.exists("/usr/local/cuda/bin/ptxas"):
