@@ -204,6 +204,70 @@ def errors(out, ref):
             "nonfinite": int((~torch.isfinite(out)).sum().item())}
 
 
+def embedded_source(src, params, dtype, work):
+    """The example with every weight (all arguments but x) written into it as a dense_resource
+    constant holding `params`' values, the way torch-mlir exports a module's parameters: the
+    function takes x alone, and the weights reach the kernels as constant buffers."""
+    text = open(src).read()
+    m = re.search(r"(func\.func @gpt2_block\()(.*?)(\)\s*->\s*tensor<[^>]*>\s*\{)", text, re.S)
+    names = [n for n, _, _ in arg_specs(0)][1:]
+    decls = []
+    blobs = []
+    for n in names:
+        t = params[n].cpu().contiguous()
+        shape = "x".join(str(d) for d in t.shape)
+        decls.append(f"  %{n} = arith.constant dense_resource<gpt2_{n}> : tensor<{shape}x{dtype}>")
+        blobs.append(f'      gpt2_{n}: "0x{t.element_size().to_bytes(4, "little").hex()}'
+                     f'{t.numpy().tobytes().hex()}"')
+    x_arg = re.match(r"\s*(%x\s*:\s*tensor<[^>]*>)", m.group(2)).group(1)
+    text = (text[:m.start()] + m.group(1) + x_arg + m.group(3) + "\n" + "\n".join(decls)
+            + text[m.end():])
+    text += "\n{-#\n  dialect_resources: {\n    builtin: {\n" + ",\n".join(blobs) + "\n    }\n  }\n#-}\n"
+    path = os.path.join(work, f"gpt2_block_{dtype}_embedded.mlir")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def embedded_check(args, src, dtype, params, evo_out, work, row):
+    """The block with its weights inside the module (embedded_source), lowered with every
+    constant a constant buffer (inline-constant-bytes=0) and the evolved run's tuning records
+    (the same kernels), emitted with <name>.constants.bin, and called with x alone: its output
+    must be the argument version's, bit for bit."""
+    import torch
+    from triton.testing import do_bench
+    from evo_runtime import EvoModule
+    path = embedded_source(src, params, dtype, work)
+    out_dir = os.path.join(work, "ptx", f"gpt2_block_{dtype}_embedded")
+    tuning = os.path.join(work, "runs", f"gpt2_block_{dtype}", "tuning.json")
+    opts = f"output-dir={out_dir} chip={args.chip} inline-constant-bytes=0"
+    if row.get("kernels_from") == "evolved" and os.path.exists(tuning):
+        opts += f" tuning-db={tuning}"
+    r = subprocess.run([args.evo_opt, path, f"--evo-pipeline={opts}", "-o", os.devnull],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("evo-pipeline (embedded weights) failed: " + bench_common.first_error(r.stderr))
+    applied = re.search(r": (\d+) of (\d+) tasks lowered with a record", r.stderr)
+    mod = EvoModule(os.path.join(out_dir, "gpt2_block.json"))
+    spec = mod.spec
+    if [tuple(b.shape) for b in spec.inputs] != [(args.seq, D)]:
+        raise ValueError(f"embedded: inputs {[b.shape for b in spec.inputs]}, expected x alone")
+    x = params["x"]
+    outs, ws = mod.allocate_outputs(), mod.allocate_workspace()
+    (out,) = mod(x, outputs=outs, workspace=ws)
+    torch.cuda.synchronize()
+    row["embedded"] = {
+        "constants": len(spec.constants),
+        "constants_bytes": sum(c.bytes for c in spec.constants),
+        "tuning_applied": applied.group(0) if applied else None,
+        "bitwise_equal": bool(torch.equal(out, evo_out)),
+        "max_abs_diff": float((out.double() - evo_out.double()).abs().max()),
+        "loader_ms": do_bench(lambda: mod(x, outputs=outs, workspace=ws), warmup=25, rep=200,
+                              return_mode="median"),
+    }
+    print(f"[transformer] {dtype}: embedded weights: {row['embedded']}", flush=True)
+
+
 def emit_naive(evo, src, out_dir, chip):
     """The naive lowering's PTX (no search): the fallback when evolving fails, so the comparison
     still runs (labelled 'naive')."""
@@ -272,6 +336,12 @@ def run_dtype(dtype, args, work, save, row):
           f"PyTorch {dtype} vs float64 max abs {torch_err:.3e}; tolerance {limit:.3e}: "
           f"{'PASS' if row['correct'] else 'FAIL'}", flush=True)
     del ref
+    save()
+    try:
+        embedded_check(args, src, dtype, params, evo_out, work, row)
+    except Exception as ex:  # the comparison below still runs
+        row["embedded"] = {"error": f"{type(ex).__name__}: {ex}"}
+        print(f"[transformer] {dtype}: embedded weights failed: {row['embedded']['error']}", flush=True)
     save()
 
     # 3. time: evo's block through the loader, PyTorch eager and torch.compile, same harness.
