@@ -65,13 +65,9 @@ TEST(GenomeTest, SkinnyContractionsAreSeededWithTheGemvSchedulesFirst) {
   EXPECT_TRUE(skinny.front().knobs.streamLoads);
   EXPECT_TRUE(llvm::none_of(square, [](const Genome &g) { return g.knobs.streamLoads; }));
   // Skinny: 10 untiled and 6 + 4 + 1 grouped untiled (over one and two output dimensions), 4
-  // few-row mma_sync GEMVs (N = 1 is known to be few), 4 few-row tensor-core tiles and 4
-  // few-row split-K SIMT seeds, 3 split-K tiles (K = 8192: at most 32 slices of 256, whether
-  // for 2 or 4 blocks per SM, so one seed per tile shape).
-  EXPECT_EQ(skinny.size(), square.size() + 10 + 6 + 4 + 1 + 4 + 4 + 4 + 3);
-  EXPECT_TRUE(llvm::any_of(skinny, [](const Genome &g) {
-    return g.knobs.mmaSync && g.knobs.tileSizes == SmallVector<int64_t>{8, 16, 128};
-  }));
+  // few-row tensor-core and 4 few-row split-K SIMT seeds, 3 split-K tiles (K = 8192: at most 32
+  // slices of 256, whether for 2 or 4 blocks per SM, so one seed per tile shape).
+  EXPECT_EQ(skinny.size(), square.size() + 10 + 6 + 4 + 1 + 4 + 4 + 3);
 }
 
 TEST(GenomeTest, SeedTraitsTellSkinnyFromLongKContractions) {
@@ -200,37 +196,6 @@ TEST(GenomeTest, TiledSeedsLowerOnIrregularAndLongKMatmuls) {
     // tiles (32 slices of 256), K = 19 none.
     EXPECT_EQ(split, src == irregular ? 0u : 3u);
   }
-}
-
-TEST(GenomeTest, FewRowLinearsAreSeededWithTensorCoreGemvsThatLower) {
-  // nn.Linear at batch 8 in f16 (y = x W^T, W [out, in]): the few-row mma_sync seeds (tile_sizes
-  // [8 or 16, 16, BK]) lower where the chip has mma.sync; a batch of 40 is not few (no such seeds).
-  const char *src = R"mlir(func.func @l_t0(%x: tensor<8x520xf16>, %w: tensor<1000x520xf16>) -> tensor<8x1000xf32> {
-  %z = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<8x1000xf32>
-  %f = linalg.fill ins(%z : f32) outs(%e : tensor<8x1000xf32>) -> tensor<8x1000xf32>
-  %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>] ins(%x, %w : tensor<8x520xf16>, tensor<1000x520xf16>) outs(%f : tensor<8x1000xf32>) -> tensor<8x1000xf32>
-  return %r : tensor<8x1000xf32>
-})mlir";
-  MLIRContext ctx(registry());
-  OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(src, &ctx);
-  ASSERT_TRUE(m);
-  func::FuncOp task = *m->getOps<func::FuncOp>().begin();
-  SeedTraits traits = seedTraits(task);
-  EXPECT_EQ(traits.contractionMinMN, 8);
-  LegalityCache ampere(task, TaskFamily::Matmul, /*wgmmaTarget=*/false, /*mmaSyncTarget=*/true);
-  unsigned fewRow = 0;
-  for (const Genome &g : seedGenomes(Genome(), TaskFamily::Matmul, traits)) {
-    if (!g.knobs.mmaSync || g.knobs.tileSizes.empty() || g.knobs.tileSizes[0] > 16)
-      continue;
-    ++fewRow;
-    EXPECT_TRUE(ampere.isLegal(g)) << g.key(TaskFamily::Matmul);
-  }
-  EXPECT_EQ(fewRow, 4u);
-  traits.contractionMinMN = 40;
-  EXPECT_TRUE(llvm::none_of(seedGenomes(Genome(), TaskFamily::Matmul, traits), [](const Genome &g) {
-    return g.knobs.mmaSync && g.knobs.tileSizes[0] <= 16;
-  }));
 }
 
 TEST(GenomeTest, MmaSyncSeedsAreLegalOnlyWhereTheChipHasIt) {

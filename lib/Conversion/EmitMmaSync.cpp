@@ -54,27 +54,6 @@ struct MmaPlan : TensorCoreGemm {
   int64_t smem() const { return S * stageBytes() + 128; }
 };
 
-/// What both mma_sync forms need: a contraction of f16/bf16 operands in memory, one M, N and K
-/// dimension and at most one batch one; `view` receives its GEMM view.
-LogicalResult matchMmaContraction(const GenericTask &t, const ScheduleKnobs &k, TensorCoreGemm &g,
-                                  GemmView &view, function_ref<InFlightDiagnostic()> bad) {
-  linalg::GenericOp op = t.op;
-  if (k.split != 1)
-    return bad() << "split=" << k.split << ": split-K is a tiled SIMT schedule (mma_sync=0)";
-  std::optional<GemmView> v = gemmView(op);
-  if (!linalg::isaContractionOpInterface(op) || !v || v->m.size() != 1 || v->n.size() != 1 ||
-      v->k.size() != 1 || v->batch.size() > 1)
-    return bad() << "needs a contraction with one M, N and K dimension and at most one batch "
-                    "dimension (convolutions: wgmma on sm_90a, or the SIMT schedule)";
-  view = *v;
-  if (failed(matchTensorCoreOperands(t, view.a, view.b, g, bad)))
-    return failure();
-  if (g.eltA != g.eltB || !(g.eltA.isF16() || g.eltA.isBF16()))
-    return bad() << "needs f16 or bf16 operands of one type, got " << g.eltA << " and "
-                 << g.eltB;
-  return matchTensorCoreLayout(t, view, g, bad);
-}
-
 FailureOr<MmaPlan> planMmaSync(const GenericTask &t, const ScheduleKnobs &k) {
   linalg::GenericOp op = t.op;
   MmaPlan pl;
@@ -86,8 +65,19 @@ FailureOr<MmaPlan> planMmaSync(const GenericTask &t, const ScheduleKnobs &k) {
     return op.emitError() << "mma_sync with tile_sizes=" << pl.BM << "," << pl.BN << "," << pl.BK
                           << ": ";
   };
-  GemmView view;
-  if (failed(matchMmaContraction(t, k, pl, view, bad)))
+  if (k.split != 1)
+    return bad() << "split=" << k.split << ": split-K is a tiled SIMT schedule (mma_sync=0)";
+  std::optional<GemmView> view = gemmView(op);
+  if (!linalg::isaContractionOpInterface(op) || !view || view->m.size() != 1 ||
+      view->n.size() != 1 || view->k.size() != 1 || view->batch.size() > 1)
+    return bad() << "needs a contraction with one M, N and K dimension and at most one batch "
+                    "dimension (convolutions: wgmma on sm_90a, or the SIMT schedule)";
+  if (failed(matchTensorCoreOperands(t, view->a, view->b, pl, bad)))
+    return failure();
+  if (pl.eltA != pl.eltB || !(pl.eltA.isF16() || pl.eltA.isBF16()))
+    return bad() << "needs f16 or bf16 operands of one type, got " << pl.eltA << " and "
+                 << pl.eltB;
+  if (failed(matchTensorCoreLayout(t, *view, pl, bad)))
     return failure();
   auto oneOf = [](int64_t v, std::initializer_list<int64_t> set) {
     return llvm::is_contained(set, v);
@@ -346,19 +336,6 @@ void MmaSyncKernel::build() {
 
 FailureOr<LoweredTask> emitMmaSyncMatmul(const GenericTask &t, const ScheduleKnobs &k,
                                          EmitContext &ctx) {
-  // An M tile of 8 or 16 rows: the few-row form (nn.Linear at a small batch).
-  if (k.tileSizes.size() == 3 && k.tileSizes[0] <= 16) {
-    auto bad = [&]() {
-      return linalg::GenericOp(t.op).emitError()
-             << "mma_sync with tile_sizes=" << k.tileSizes[0] << "," << k.tileSizes[1] << ","
-             << k.tileSizes[2] << ": ";
-    };
-    TensorCoreGemm g;
-    GemmView view;
-    if (failed(matchMmaContraction(t, k, g, view, bad)))
-      return failure();
-    return emitMmaGemv(t, k, g, view.a, view.b, ctx, bad);
-  }
   FailureOr<MmaPlan> pl = planMmaSync(t, k);
   if (failed(pl))
     return failure();

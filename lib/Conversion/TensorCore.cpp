@@ -170,9 +170,4 @@ void storeAccumulatorPair(KernelBuilder &kb, const TensorCoreGemm &g, ArrayRef<V
   }
 }
 
-void storeAccumulator(KernelBuilder &kb, const TensorCoreGemm &g, ArrayRef<Value> ivs, Value col,
-                      Value v) {
-  storeElements(kb, g, SmallVector<Value>(ivs.begin(), ivs.end()), col, {v});
-}
-
 } // namespace evo

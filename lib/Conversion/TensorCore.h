@@ -91,20 +91,6 @@ std::pair<mlir::Value, mlir::Value> groupedTile(KernelBuilder &kb, mlir::Value p
 void storeAccumulatorPair(KernelBuilder &kb, const TensorCoreGemm &g, llvm::ArrayRef<mlir::Value> ivs,
                           mlir::Value col, mlir::Value v0, mlir::Value v1, bool colsFull);
 
-/// Stores one f32 accumulator at column `col` (loop dimension g.nD) of the row `ivs` holds,
-/// through the output's initial value and the epilogue as storeAccumulatorPair; the caller
-/// keeps `col` below N.
-void storeAccumulator(KernelBuilder &kb, const TensorCoreGemm &g, llvm::ArrayRef<mlir::Value> ivs,
-                      mlir::Value col, mlir::Value v);
-
-/// The few-row form of mma_sync (tile_sizes[0] of 8 or 16, EmitMmaGemv.cpp): y = x W^T with W
-/// streamed from global memory into mma.sync fragments. `gemm` is the matched contraction, `ia`
-/// and `ib` the inputs of A (x) and B (W); `bad` starts a diagnostic.
-mlir::FailureOr<LoweredTask> emitMmaGemv(const GenericTask &t, const ScheduleKnobs &k,
-                                         const TensorCoreGemm &gemm, unsigned ia, unsigned ib,
-                                         EmitContext &ctx,
-                                         llvm::function_ref<mlir::InFlightDiagnostic()> bad);
-
 } // namespace evo
 
 #endif

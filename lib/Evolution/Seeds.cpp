@@ -258,7 +258,7 @@ void reductionSeeds(const Genome &baseline, const SeedTraits &traits, Seeds &see
 /// row with 2 16-byte loads in flight per lane was the fastest hand-written GEMV on the H200).
 /// Groups over two output dimensions (group_outputs2: nn.Linear's batch rows x a few rows of
 /// W; the probe's best at batch 8 in f32, 4 rows of W) are legal only where there are two.
-void skinnyContractionSeeds(const Genome &baseline, const SeedTraits &traits, Seeds &seeds) {
+void skinnyContractionSeeds(const Genome &baseline, Seeds &seeds) {
   // {strategy, vector width, accumulators, split, group, stream, group2}.
   const int64_t gemv[][7] = {
       {1, 8, 2, 1, 1, 1, 1},  {1, 4, 2, 1, 1, 1, 1}, {1, 8, 4, 1, 1, 0, 1},
@@ -277,20 +277,13 @@ void skinnyContractionSeeds(const Genome &baseline, const SeedTraits &traits, Se
   }
   // A few rows (nn.Linear at batch 2-16, y = x W^T): each element of W serves every row, so
   // the untiled schedules above (a warp per output) read W once per row. Tiles that span all
-  // rows read it once: on tensor cores, first the few-row form of mma_sync (BM 8 or 16, BN 16:
-  // W streamed straight into the fragments, no shared-memory ring; EmitMmaGemv.cpp), then
-  // tiles whose M tile the rows fill a fraction of (narrow N tiles for enough blocks, deep
-  // rings for enough bytes in flight) {wgmma, BM, BN, BK, stages}, and
+  // rows read it once: on tensor cores (the rows a fraction of one M tile; narrow N tiles for
+  // enough blocks, deep rings for enough bytes in flight) {wgmma, BM, BN, BK, stages}, and
   // SIMT register tiles {BM, BN, BK, TM, TN, split} with split-K, since N / BN tiles alone are
   // too few blocks.
-  // (The few-row form only where the rows are known to be few: M or N at most 16.)
-  const int64_t fewRowsTc[][5] = {{0, 8, 16, 128, 2},  {0, 16, 16, 128, 2}, {0, 8, 16, 256, 2},
-                                  {0, 8, 16, 64, 2},   {0, 32, 32, 64, 8},  {0, 32, 64, 64, 8},
-                                  {1, 64, 64, 64, 8},  {0, 32, 64, 32, 8}};
-  const bool fewKnownRows = traits.contractionMinMN > 0 && traits.contractionMinMN <= 16;
+  const int64_t fewRowsTc[][5] = {{0, 32, 32, 64, 8}, {0, 32, 64, 64, 8}, {1, 64, 64, 64, 8},
+                                  {0, 32, 64, 32, 8}};
   for (const auto &s : fewRowsTc) {
-    if (s[1] <= 16 && !fewKnownRows)
-      continue;
     Genome g = baseline;
     g.knobs.tileSizes = {s[1], s[2], s[3]};
     (s[0] ? g.knobs.wgmma : g.knobs.mmaSync) = true;
@@ -449,7 +442,7 @@ std::vector<Genome> seedGenomes(const Genome &baseline, TaskFamily family,
   case TaskFamily::Matmul:
     if (traits.outputElements > 0 && traits.outputElements <= 65536 &&
         (traits.contractionMinMN == 0 || traits.contractionMinMN <= 16))
-      skinnyContractionSeeds(baseline, traits, seeds);
+      skinnyContractionSeeds(baseline, seeds);
     if (traits.depthwiseWindow > 0 && traits.depthwiseWindow <= 512) {
       depthwiseSeeds(baseline, traits.depthwiseWindow, seeds);
       break;
