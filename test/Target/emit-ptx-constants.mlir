@@ -7,6 +7,8 @@
 // RUN: FileCheck %s --input-file=%t/two.json
 // RUN: od -An -v -tx1 %t/two.constants.bin | tr -d ' \n' | FileCheck %s --check-prefix=BYTES
 // RUN: not ls %t/elided.json %t/elided.ptx %t/elided.constants.bin
+// RUN: od -An -v -tx1 %t/res.constants.bin | tr -d ' \n' | FileCheck %s --check-prefix=RES
+// RUN: FileCheck %s --input-file=%t/res.json --check-prefix=RES-JSON
 //
 // CHECK:      "buffers": [
 // CHECK:          "name": "arg1",
@@ -62,3 +64,51 @@ func.func @elided(%x: tensor<4xf32>) -> tensor<4xf32> {
   %r = linalg.mul ins(%x, %w : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// A dense_resource weight (torch-mlir's form) with its blob: the blob's elements (after its
+// 4-byte alignment header) are the file; a bf16 one and an i64 one after it, each 256-aligned.
+// RES: {{^}}0000803f00000040000040400000804000000000000000000000000000000000{{((00){224})}}803f0040{{((00){252})}}0700000000000000f9ffffffffffffff{{$}}
+// RES-JSON: "constants": {
+// RES-JSON-NEXT: "bytes": 528,
+// RES-JSON-NEXT: "file": "res.constants.bin",
+func.func @res(%x: tensor<8xf32>, %y: tensor<2xbf16>, %z: tensor<2xi64>) -> (tensor<8xf32>, tensor<2xbf16>, tensor<2xi64>) {
+  %w = arith.constant dense_resource<res_w> : tensor<8xf32>
+  %v = arith.constant dense<[1.0, 2.0]> : tensor<2xbf16>
+  %u = arith.constant dense<[7, -7]> : tensor<2xi64>
+  %e = tensor.empty() : tensor<8xf32>
+  %r = linalg.mul ins(%x, %w : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %eb = tensor.empty() : tensor<2xbf16>
+  %rb = linalg.add ins(%y, %v : tensor<2xbf16>, tensor<2xbf16>) outs(%eb : tensor<2xbf16>) -> tensor<2xbf16>
+  %ei = tensor.empty() : tensor<2xi64>
+  %ri = linalg.add ins(%z, %u : tensor<2xi64>, tensor<2xi64>) outs(%ei : tensor<2xi64>) -> tensor<2xi64>
+  return %r, %rb, %ri : tensor<8xf32>, tensor<2xbf16>, tensor<2xi64>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      res_w: "0x040000000000803F00000040000040400000804000000000000000000000000000000000"
+    }
+  }
+#-}
+
+
+// -----
+
+// A blob whose size is not the tensor's (33 bytes for 8 x f32): refused, nothing written.
+// RUN: not ls %t/short.json %t/short.constants.bin
+func.func @short(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{evo-emit-ptx: the value of constant 'short_const0' is not available to write beside the PTX (its blob has 33 bytes, not 32)}}
+  %w = arith.constant dense_resource<short_w> : tensor<8xf32>
+  %e = tensor.empty() : tensor<8xf32>
+  %r = linalg.mul ins(%x, %w : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      short_w: "0x040000000000803F0000004000004040000080400000000000000000000000000000000000"
+    }
+  }
+#-}
