@@ -5,8 +5,9 @@
 // what it allocated: what a lowered function becomes on the host. A constant's value is the
 // memref.global its buffer names (made by evo-lower-to-gpu beside the function); it is copied
 // at every call, which keeps the host function self-contained (a runtime that loads the
-// emitted PTX uploads constants once instead: docs/runtime.md). Its arguments are the plan's inputs (memrefs, and the values of scalar
-// arguments, which gpu.launch_func passes by value) then its outputs.
+// emitted PTX uploads constants once instead: docs/runtime.md). Its arguments are the plan's
+// inputs (memrefs, and the values of scalar arguments, which gpu.launch_func passes by value)
+// then its outputs.
 //
 // A tensor map is encoded by a call to `mgpuEvoTensorMapEncodeTiled` (libevo_cuda_runtime.so,
 // runtime/CudaRuntime.cpp) with the device addresses of the map's buffer and of its source and
@@ -57,7 +58,8 @@ func::FuncOp buildHostFunction(OpBuilder &builder, Location loc, const LaunchPla
   builder.setInsertionPointToStart(entry);
 
   SmallVector<Value> bufferValues;
-  SmallVector<Value> scratch;
+  // Device buffers made here (scratch, tensor maps, copies of constants), freed at the end.
+  SmallVector<Value> allocated;
   unsigned nextArg = 0;
   // Scratch buffers use the async forms (what upstream's gpu-to-llvm lowers), joined by a
   // gpu.wait before the first launch.
@@ -87,7 +89,7 @@ func::FuncOp buildHostFunction(OpBuilder &builder, Location loc, const LaunchPla
                   .getAsyncToken();
     }
     bufferValues.push_back(alloc.getMemref());
-    scratch.push_back(alloc.getMemref());
+    allocated.push_back(alloc.getMemref());
   }
   if (token)
     gpu::WaitOp::create(builder, loc, Type(), ValueRange{token});
@@ -145,9 +147,9 @@ func::FuncOp buildHostFunction(OpBuilder &builder, Location loc, const LaunchPla
       smem = arith::ConstantIntOp::create(builder, loc, launch.dynamicSharedMemory, 32);
     gpu::LaunchFuncOp::create(builder, loc, kernel, grid, block, smem, args);
   }
-  if (!scratch.empty()) {
+  if (!allocated.empty()) {
     Value t = gpu::WaitOp::create(builder, loc, tokenType, ValueRange()).getAsyncToken();
-    for (Value s : scratch)
+    for (Value s : allocated)
       t = gpu::DeallocOp::create(builder, loc, tokenType, ValueRange{t}, s).getAsyncToken();
     gpu::WaitOp::create(builder, loc, Type(), ValueRange{t});
   }
